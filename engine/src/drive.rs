@@ -1,0 +1,202 @@
+//! The timeline driver: merges the input sources by time, steps an [`Evaluator`] through
+//! every time point of the timeline, and hands each time point's output to a [`Sink`].
+//!
+//! * The timeline runs from the first to the last time point of the input (program facts
+//!   included), unless `from`/`until` say otherwise; facts outside it are dropped. Every
+//!   time point in it is evaluated, with or without input.
+//! * A time point is evaluated as soon as every source has moved past it (or ended), so a
+//!   live stream gets each time point's output while later input is still to come.
+//! * On a malformed line the run stops; the output of every time point already evaluated
+//!   has been written and flushed, and the error is returned.
+
+use std::io::{self, Write};
+
+use crate::ir::{PredId, Program};
+use crate::reference::{Evaluator, Tuple};
+use crate::sink::Sink;
+use crate::stream::{FactReader, InputFact, SkipCounts, StreamError};
+
+/// Something that yields input facts in time order.
+pub trait FactSource {
+    fn next_fact(&mut self) -> Result<Option<InputFact>, StreamError>;
+    fn skipped(&self) -> SkipCounts {
+        SkipCounts::default()
+    }
+}
+
+impl<R: io::BufRead> FactSource for FactReader<R> {
+    fn next_fact(&mut self) -> Result<Option<InputFact>, StreamError> {
+        FactReader::next_fact(self)
+    }
+
+    fn skipped(&self) -> SkipCounts {
+        self.skipped.clone()
+    }
+}
+
+/// The facts written in the program, in time order.
+#[derive(Debug)]
+pub struct ProgramFacts(std::vec::IntoIter<InputFact>);
+
+impl ProgramFacts {
+    pub fn new(program: &Program) -> ProgramFacts {
+        let mut facts: Vec<InputFact> = program
+            .facts
+            .iter()
+            .map(|f| InputFact {
+                pred: f.pred,
+                args: f.args.clone().into_boxed_slice(),
+                time: f.time,
+            })
+            .collect();
+        facts.sort_by_key(|f| f.time);
+        ProgramFacts(facts.into_iter())
+    }
+}
+
+impl FactSource for ProgramFacts {
+    fn next_fact(&mut self) -> Result<Option<InputFact>, StreamError> {
+        Ok(self.0.next())
+    }
+}
+
+/// Bounds of the timeline; `None` means "from the input".
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Timeline {
+    pub from: Option<u64>,
+    pub until: Option<u64>,
+}
+
+/// What a run did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RunSummary {
+    pub first: Option<u64>,
+    pub last: Option<u64>,
+    pub time_points: u64,
+    pub input_facts: u64,
+    /// Facts outside the timeline.
+    pub dropped: u64,
+    pub skipped: SkipCounts,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("{0}")]
+    Stream(#[from] StreamError),
+    #[error("cannot write the output: {0}")]
+    Output(#[from] io::Error),
+}
+
+struct Driver<'a, E, W: Write> {
+    evaluator: &'a mut E,
+    sink: &'a mut Sink<W>,
+    outputs: Vec<PredId>,
+    summary: RunSummary,
+}
+
+impl<E: Evaluator, W: Write> Driver<'_, E, W> {
+    fn step(&mut self, t: u64, input: Vec<(PredId, Tuple)>) -> io::Result<()> {
+        let mut out = Vec::new();
+        self.evaluator.step(t, input, &self.outputs, &mut out);
+        self.summary.first.get_or_insert(t);
+        self.summary.last = Some(t);
+        self.summary.time_points += 1;
+        self.sink.emit(t, out)
+    }
+
+    /// Evaluates the time points `from..to` (exclusive) that have no input.
+    fn quiet(&mut self, from: u64, to: u64) -> io::Result<()> {
+        for t in from..to {
+            self.step(t, Vec::new())?;
+        }
+        Ok(())
+    }
+}
+
+/// Runs `evaluator` over the merged `sources`, writing to `sink`.
+pub fn drive<E: Evaluator, W: Write>(
+    program: &Program,
+    sources: &mut [Box<dyn FactSource + '_>],
+    timeline: Timeline,
+    evaluator: &mut E,
+    sink: &mut Sink<W>,
+) -> Result<RunSummary, RunError> {
+    let mut driver = Driver {
+        evaluator,
+        sink,
+        outputs: program.output_predicates(),
+        summary: RunSummary::default(),
+    };
+    let result = run(sources, timeline, &mut driver);
+    let mut summary = std::mem::take(&mut driver.summary);
+    for source in sources.iter() {
+        merge_skips(&mut summary.skipped, source.skipped());
+    }
+    match result {
+        Ok(()) => {
+            driver.sink.finish()?;
+            Ok(summary)
+        }
+        Err(error) => {
+            // Keep what was produced: every evaluated time point is already written.
+            let _ = driver.sink.flush();
+            Err(error)
+        }
+    }
+}
+
+fn run<E: Evaluator, W: Write>(
+    sources: &mut [Box<dyn FactSource + '_>],
+    timeline: Timeline,
+    driver: &mut Driver<'_, E, W>,
+) -> Result<(), RunError> {
+    let mut heads: Vec<Option<InputFact>> = Vec::with_capacity(sources.len());
+    for source in sources.iter_mut() {
+        heads.push(source.next_fact()?);
+    }
+    let first_input = heads.iter().flatten().map(|f| f.time).min();
+    let Some(start) = timeline.from.or(first_input).or(timeline.until.map(|_| 0)) else {
+        return Ok(());
+    };
+    let mut next_t = start;
+    let mut last_seen: Option<u64> = None;
+    loop {
+        let Some(time) = heads.iter().flatten().map(|f| f.time).min() else {
+            break;
+        };
+        if timeline.until.is_some_and(|until| time > until) {
+            break;
+        }
+        last_seen = Some(time);
+        let mut input = Vec::new();
+        for (source, head) in sources.iter_mut().zip(heads.iter_mut()) {
+            while head.as_ref().is_some_and(|f| f.time == time) {
+                if let Some(fact) = head.take() {
+                    input.push((fact.pred, fact.args));
+                }
+                *head = source.next_fact()?;
+            }
+        }
+        if time < next_t {
+            driver.summary.dropped += input.len() as u64;
+            continue;
+        }
+        driver.quiet(next_t, time)?;
+        driver.summary.input_facts += input.len() as u64;
+        driver.step(time, input)?;
+        next_t = time + 1;
+    }
+    let end = timeline.until.or(last_seen);
+    if let Some(end) = end {
+        driver.quiet(next_t, end.saturating_add(1))?;
+    }
+    Ok(())
+}
+
+fn merge_skips(total: &mut SkipCounts, more: SkipCounts) {
+    total.unknown += more.unknown;
+    for (name, (arity, count, first)) in more.wrong_arity {
+        let entry = total.wrong_arity.entry(name).or_insert((arity, 0, first));
+        entry.1 += count;
+    }
+}

@@ -1,0 +1,269 @@
+//! The rule model every later stage works on: predicates resolved to ids, variables to
+//! per-rule ids, the time term split off each atom as an offset, built-ins classified as
+//! comparisons or assignments. Every rule carries an [`Origin`], so that errors found after
+//! translation (LARS, EC) still point at the user's text.
+
+mod lower;
+
+use std::fmt;
+
+pub use lower::lower;
+
+use crate::diag::Span;
+use crate::syntax::ast::{ArithOp, CmpOp};
+use crate::value::Value;
+
+pub type PredId = usize;
+pub type VarId = usize;
+
+/// Where a rule came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// Written by the user at this span.
+    File(Span),
+    /// Produced by a translation (`by` says which, e.g. "LARS rule 3, window ⊞2♢"),
+    /// pointing at the user's text it came from when there is one.
+    Generated { by: String, span: Option<Span> },
+}
+
+impl Origin {
+    pub fn span(&self) -> Option<Span> {
+        match self {
+            Origin::File(span) => Some(*span),
+            Origin::Generated { span, .. } => *span,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Predicate {
+    pub name: String,
+    /// Number of object arguments (the time argument is not counted).
+    pub arity: usize,
+    /// Where the predicate is first mentioned.
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Term {
+    Var(VarId),
+    Const(Value),
+    /// `_`: any value (in positive atoms), or "no value at all" inside a negation.
+    Wildcard,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Atom {
+    pub pred: PredId,
+    pub args: Vec<Term>,
+    /// `k` in `T-k`: the atom is read `k` time points in the past.
+    pub offset: u32,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    Var(VarId),
+    /// The rule's time variable used as a value.
+    Time,
+    Const(Value),
+    Binary(ArithOp, Box<Expr>, Box<Expr>),
+}
+
+impl Expr {
+    pub fn vars(&self, out: &mut Vec<VarId>) {
+        match self {
+            Expr::Var(v) => out.push(*v),
+            Expr::Time | Expr::Const(_) => {}
+            Expr::Binary(_, lhs, rhs) => {
+                lhs.vars(out);
+                rhs.vars(out);
+            }
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Literal {
+    Positive(Atom),
+    Negative(Atom),
+    Compare {
+        op: CmpOp,
+        lhs: Expr,
+        rhs: Expr,
+        span: Span,
+    },
+    /// `var = expr` where nothing else binds `var`.
+    Assign {
+        var: VarId,
+        expr: Expr,
+        span: Span,
+    },
+}
+
+impl Literal {
+    pub fn span(&self) -> Span {
+        match self {
+            Literal::Positive(atom) | Literal::Negative(atom) => atom.span,
+            Literal::Compare { span, .. } | Literal::Assign { span, .. } => *span,
+        }
+    }
+
+    pub fn atom(&self) -> Option<&Atom> {
+        match self {
+            Literal::Positive(atom) | Literal::Negative(atom) => Some(atom),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rule {
+    pub head: Atom,
+    pub body: Vec<Literal>,
+    /// Variable names, indexed by [`VarId`].
+    pub vars: Vec<String>,
+    pub origin: Origin,
+}
+
+/// A ground fact given in the program.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fact {
+    pub pred: PredId,
+    pub args: Vec<Value>,
+    pub time: u64,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Program {
+    pub predicates: Vec<Predicate>,
+    pub rules: Vec<Rule>,
+    pub facts: Vec<Fact>,
+    /// Predicates named by `#output`, in order; `None` when the program has no `#output`.
+    pub outputs: Option<Vec<PredId>>,
+    /// Span of each `#output` name, for the unknown-predicate warning.
+    pub output_spans: Vec<Span>,
+}
+
+impl Program {
+    pub fn pred_id(&self, name: &str) -> Option<PredId> {
+        self.predicates.iter().position(|p| p.name == name)
+    }
+
+    pub fn pred_name(&self, pred: PredId) -> &str {
+        self.predicates.get(pred).map_or("?", |p| p.name.as_str())
+    }
+
+    /// Adds a predicate (or returns the existing id of that name).
+    pub fn intern_pred(&mut self, name: &str, arity: usize, span: Span) -> PredId {
+        self.pred_id(name).unwrap_or_else(|| {
+            self.predicates.push(Predicate {
+                name: name.to_owned(),
+                arity,
+                span,
+            });
+            self.predicates.len() - 1
+        })
+    }
+
+    /// Whether some rule has `pred` in its head.
+    pub fn is_derived(&self, pred: PredId) -> bool {
+        self.rules.iter().any(|r| r.head.pred == pred)
+    }
+
+    /// The predicates to print: `#output` if given, else every predicate a rule defines.
+    pub fn output_predicates(&self) -> Vec<PredId> {
+        match &self.outputs {
+            Some(outputs) => outputs.clone(),
+            None => (0..self.predicates.len())
+                .filter(|&p| self.is_derived(p))
+                .collect(),
+        }
+    }
+
+    /// Renders `rule` in TD syntax.
+    pub fn display_rule<'a>(&'a self, rule: &'a Rule) -> RuleDisplay<'a> {
+        RuleDisplay {
+            program: self,
+            rule,
+        }
+    }
+}
+
+/// `Display` for a rule, in TD syntax (assignments written `V := expr`).
+#[derive(Debug)]
+pub struct RuleDisplay<'a> {
+    program: &'a Program,
+    rule: &'a Rule,
+}
+
+impl RuleDisplay<'_> {
+    fn atom(&self, f: &mut fmt::Formatter<'_>, atom: &Atom) -> fmt::Result {
+        write!(f, "{}(", self.program.pred_name(atom.pred))?;
+        for arg in &atom.args {
+            match arg {
+                Term::Var(v) => write!(f, "{}, ", self.var(*v))?,
+                Term::Const(value) => write!(f, "{value}, ")?,
+                Term::Wildcard => f.write_str("_, ")?,
+            }
+        }
+        if atom.offset == 0 {
+            f.write_str("T)")
+        } else {
+            write!(f, "T-{})", atom.offset)
+        }
+    }
+
+    fn var(&self, v: VarId) -> &str {
+        self.rule.vars.get(v).map_or("?", String::as_str)
+    }
+
+    fn expr(&self, f: &mut fmt::Formatter<'_>, expr: &Expr, outer: u8, right: bool) -> fmt::Result {
+        match expr {
+            Expr::Var(v) => f.write_str(self.var(*v)),
+            Expr::Time => f.write_str("T"),
+            Expr::Const(value) => write!(f, "{value}"),
+            Expr::Binary(op, lhs, rhs) => {
+                let p = op.precedence();
+                let parens = p < outer || (right && p == outer);
+                if parens {
+                    f.write_str("(")?;
+                }
+                self.expr(f, lhs, p, false)?;
+                write!(f, " {op} ")?;
+                self.expr(f, rhs, p, true)?;
+                if parens {
+                    f.write_str(")")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl fmt::Display for RuleDisplay<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.atom(f, &self.rule.head)?;
+        for (i, literal) in self.rule.body.iter().enumerate() {
+            f.write_str(if i == 0 { " :- " } else { ", " })?;
+            match literal {
+                Literal::Positive(atom) => self.atom(f, atom)?,
+                Literal::Negative(atom) => {
+                    f.write_str("not ")?;
+                    self.atom(f, atom)?;
+                }
+                Literal::Compare { op, lhs, rhs, .. } => {
+                    self.expr(f, lhs, 0, false)?;
+                    write!(f, " {op} ")?;
+                    self.expr(f, rhs, 0, false)?;
+                }
+                Literal::Assign { var, expr, .. } => {
+                    write!(f, "{} := ", self.var(*var))?;
+                    self.expr(f, expr, 0, false)?;
+                }
+            }
+        }
+        f.write_str(".")
+    }
+}

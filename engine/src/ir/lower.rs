@@ -1,0 +1,557 @@
+//! AST → IR: resolves predicates and variables, splits off time terms, classifies
+//! built-ins, and reports the errors that need a whole rule in view (time variables,
+//! future dependencies, arities, ground facts).
+
+use hashbrown::HashMap;
+
+use super::{Atom, Expr, Fact, Literal, Origin, PredId, Program, Rule, Term, VarId};
+use crate::diag::{Diagnostic, Diagnostics, Span};
+use crate::syntax::ast;
+use crate::syntax::ast::{ArithOp, CmpOp};
+use crate::value::Value;
+
+/// Lowers a parsed program. Items with errors are left out of the result; every error is
+/// reported.
+pub fn lower(program: &ast::Program) -> (Program, Diagnostics) {
+    let mut lowering = Lowering::default();
+    for item in &program.items {
+        match item {
+            ast::Item::Rule(rule) => {
+                if let Some(rule) = lowering.rule(rule) {
+                    lowering.program.rules.push(rule);
+                }
+            }
+            ast::Item::Fact(atom) => {
+                if let Some(fact) = lowering.fact(atom) {
+                    lowering.program.facts.push(fact);
+                }
+            }
+            ast::Item::Output(names, _) => lowering.outputs.extend(names.iter().cloned()),
+        }
+    }
+    lowering.resolve_outputs();
+    (lowering.program, lowering.diagnostics)
+}
+
+#[derive(Default)]
+struct Lowering {
+    program: Program,
+    diagnostics: Diagnostics,
+    outputs: Vec<ast::Ident>,
+}
+
+/// Per-rule state: variable ids and the time variable.
+struct RuleScope<'a> {
+    time_var: &'a str,
+    vars: Vec<String>,
+    ids: HashMap<String, VarId>,
+}
+
+impl RuleScope<'_> {
+    fn var(&mut self, name: &str) -> VarId {
+        if let Some(&id) = self.ids.get(name) {
+            return id;
+        }
+        self.vars.push(name.to_owned());
+        self.ids.insert(name.to_owned(), self.vars.len() - 1);
+        self.vars.len() - 1
+    }
+}
+
+/// What the last argument of an atom says about time.
+enum TimeTerm<'a> {
+    /// `V`, `V-k` or `V+k` (signed offset: positive means the past).
+    Var(&'a ast::Ident, i128),
+    Other(Span),
+}
+
+fn time_term(atom: &ast::Atom) -> Option<TimeTerm<'_>> {
+    let last = atom.args.last()?;
+    Some(match last {
+        ast::Expr::Var(ident) => TimeTerm::Var(ident, 0),
+        ast::Expr::Binary(op @ (ArithOp::Sub | ArithOp::Add), lhs, rhs, span) => {
+            match (&**lhs, &**rhs) {
+                (ast::Expr::Var(ident), ast::Expr::Const(Value::Int(k), _)) => {
+                    let k = i128::from(*k);
+                    TimeTerm::Var(ident, if *op == ArithOp::Sub { k } else { -k })
+                }
+                _ => TimeTerm::Other(*span),
+            }
+        }
+        other => TimeTerm::Other(other.span()),
+    })
+}
+
+impl Lowering {
+    fn error(&mut self, diagnostic: Diagnostic) {
+        self.diagnostics.push(diagnostic);
+    }
+
+    /// Resolves a predicate, checking its arity (time argument included, as the user
+    /// counts) against its first use.
+    fn predicate(&mut self, ident: &ast::Ident, args: usize, span: Span) -> Option<PredId> {
+        let object_arity = args.saturating_sub(1);
+        if let Some(id) = self.program.pred_id(&ident.name) {
+            let known = &self.program.predicates[id];
+            if known.arity != object_arity {
+                let first = known.span;
+                let expected = known.arity + 1;
+                self.error(
+                    Diagnostic::error(
+                        "E007",
+                        format!(
+                            "`{}` is used with {args} argument{} here but with {expected} before",
+                            ident.name,
+                            plural(args)
+                        ),
+                    )
+                    .with_label(span, format!("{args} argument{}", plural(args)))
+                    .with_label(
+                        first,
+                        format!("first used with {expected} argument{}", plural(expected)),
+                    )
+                    .with_note("the arity of a predicate counts its time argument"),
+                );
+                return None;
+            }
+            return Some(id);
+        }
+        Some(self.program.intern_pred(&ident.name, object_arity, span))
+    }
+
+    fn fact(&mut self, atom: &ast::Atom) -> Option<Fact> {
+        let pred = self.predicate(&atom.predicate, atom.args.len(), atom.span);
+        let (time_arg, object_args) = atom.args.split_last()?;
+        let time = match time_arg {
+            ast::Expr::Const(Value::Int(t), _) if *t >= 0 => Some(*t as u64),
+            ast::Expr::Var(_) => {
+                self.error(
+                    Diagnostic::error("E010", format!("fact `{atom}` is not ground"))
+                        .with_label(time_arg.span(), "a variable in a fact")
+                        .with_help("a fact has constants only, its time last; a rule needs `:-` and a body"),
+                );
+                None
+            }
+            other => {
+                self.error(
+                    Diagnostic::error("E010", "the time of a fact must be a non-negative integer")
+                        .with_label(other.span(), format!("`{other}` is not a time point")),
+                );
+                None
+            }
+        };
+        let mut args = Vec::with_capacity(object_args.len());
+        let mut ok = true;
+        for arg in object_args {
+            match arg {
+                ast::Expr::Const(value, _) => args.push(*value),
+                other => {
+                    ok = false;
+                    self.error(
+                        Diagnostic::error("E010", format!("fact `{atom}` is not ground"))
+                            .with_label(other.span(), "facts take constants only"),
+                    );
+                }
+            }
+        }
+        Some(Fact {
+            pred: pred?,
+            args,
+            time: time?,
+            span: atom.span,
+        })
+        .filter(|_| ok)
+    }
+
+    fn rule(&mut self, rule: &ast::Rule) -> Option<Rule> {
+        let time_var = self.time_variable(rule)?;
+        let mut scope = RuleScope {
+            time_var: &time_var.name,
+            vars: Vec::new(),
+            ids: HashMap::new(),
+        };
+        let mut ok = true;
+        let head = self.atom(&rule.head, &mut scope, true);
+        ok &= head.is_some();
+        let mut body = Vec::new();
+        let mut builtins = Vec::new();
+        for literal in &rule.body {
+            match literal {
+                ast::Literal::Positive(atom) => match self.atom(atom, &mut scope, false) {
+                    Some(atom) => body.push(Literal::Positive(atom)),
+                    None => ok = false,
+                },
+                ast::Literal::Negative(atom, _) => match self.atom(atom, &mut scope, false) {
+                    Some(atom) => body.push(Literal::Negative(atom)),
+                    None => ok = false,
+                },
+                ast::Literal::Builtin(builtin) => {
+                    let lhs = self.expr(&builtin.lhs, &mut scope);
+                    let rhs = self.expr(&builtin.rhs, &mut scope);
+                    match (lhs, rhs) {
+                        (Some(lhs), Some(rhs)) => {
+                            builtins.push((builtin.op, lhs, rhs, builtin.span))
+                        }
+                        _ => ok = false,
+                    }
+                }
+            }
+        }
+        if !ok {
+            return None;
+        }
+        body.extend(classify_builtins(&body, builtins));
+        Some(Rule {
+            head: head?,
+            body,
+            vars: scope.vars,
+            origin: Origin::File(rule.span),
+        })
+    }
+
+    /// Finds the rule's time variable (the head's, else the first body atom's) and checks
+    /// that every atom uses that one variable as its last argument and nowhere else.
+    fn time_variable<'r>(&mut self, rule: &'r ast::Rule) -> Option<&'r ast::Ident> {
+        let atoms: Vec<(&ast::Atom, bool)> = std::iter::once((&rule.head, true))
+            .chain(rule.body.iter().filter_map(|l| match l {
+                ast::Literal::Positive(a) | ast::Literal::Negative(a, _) => Some((a, false)),
+                ast::Literal::Builtin(_) => None,
+            }))
+            .collect();
+        let mut time_var: Option<&ast::Ident> = None;
+        let mut ok = true;
+        for &(atom, is_head) in &atoms {
+            match time_term(atom) {
+                Some(TimeTerm::Var(ident, offset)) => {
+                    match time_var {
+                        None => time_var = Some(ident),
+                        Some(first) if first.name != ident.name => {
+                            ok = false;
+                            self.error(
+                                Diagnostic::error(
+                                    "E004",
+                                    format!(
+                                        "more than one time variable: `{}` and `{}`",
+                                        first.name, ident.name
+                                    ),
+                                )
+                                .with_label(ident.span, format!("time variable `{}`", ident.name))
+                                .with_label(first.span, format!("time variable `{}`", first.name))
+                                .with_note("a TD rule has exactly one time variable; every atom reads it at an offset `T-k`")
+                                .with_help(format!("write `{}` (or `{}-k`) here", first.name, first.name)),
+                            );
+                        }
+                        Some(_) => {}
+                    }
+                    ok &= self.check_offset(atom, ident, offset, is_head);
+                }
+                Some(TimeTerm::Other(span)) => {
+                    ok = false;
+                    let last = atom
+                        .args
+                        .last()
+                        .map(ToString::to_string)
+                        .unwrap_or_default();
+                    self.error(
+                        Diagnostic::error(
+                            "E009",
+                            format!("the last argument of `{}` must be the time variable", atom.predicate.name),
+                        )
+                        .with_label(span, format!("`{last}` is not `T` or `T-k`"))
+                        .with_note("in TD the last argument of every atom is its time: `T` or `T-k` with a constant k ≥ 0")
+                        .with_help("put the time last; use a comparison or an assignment for other arithmetic"),
+                    );
+                }
+                None => ok = false,
+            }
+        }
+        let time_var = time_var?;
+        for &(atom, _) in &atoms {
+            let object_args = atom.args.split_last().map_or(&[][..], |(_, rest)| rest);
+            for arg in object_args {
+                if let Some(span) = find_var(arg, &time_var.name) {
+                    ok = false;
+                    self.error(
+                        Diagnostic::error(
+                            "E005",
+                            format!(
+                                "time variable `{}` must be the last argument of `{}`",
+                                time_var.name, atom.predicate.name
+                            ),
+                        )
+                        .with_label(span, "used as an object argument")
+                        .with_label(time_var.span, "it is the time variable here")
+                        .with_note("the time variable may appear only as the last argument of atoms, or in comparisons and assignments")
+                        .with_help("if the time is data, copy it with an assignment: `S = T`"),
+                    );
+                }
+            }
+        }
+        ok.then_some(time_var)
+    }
+
+    fn check_offset(
+        &mut self,
+        atom: &ast::Atom,
+        var: &ast::Ident,
+        offset: i128,
+        is_head: bool,
+    ) -> bool {
+        let span = atom.args.last().map_or(atom.span, ast::Expr::span);
+        let name = &var.name;
+        if is_head && offset != 0 {
+            let diagnostic = if offset < 0 {
+                let k = -offset;
+                Diagnostic::error(
+                    "E006",
+                    format!("future dependency: the head `{}` is derived at `{name}+{k}`", atom.predicate.name),
+                )
+                .with_label(span, "derives into the future")
+                .with_note("TD programs are forward-propagating: a rule derives its head at `T` from facts at `T-k`, k ≥ 0")
+                .with_help(format!("derive the head at `{name}` and shift every body atom back by {k}"))
+            } else {
+                Diagnostic::error(
+                    "E009",
+                    format!(
+                        "the head `{}` must be derived at `{name}`, not `{name}-{offset}`",
+                        atom.predicate.name
+                    ),
+                )
+                .with_label(span, "derives into the past")
+                .with_help(format!(
+                    "derive the head at `{name}` and shift every body atom forward by {offset}"
+                ))
+            };
+            self.error(diagnostic);
+            return false;
+        }
+        if offset < 0 {
+            let k = -offset;
+            self.error(
+                Diagnostic::error(
+                    "E006",
+                    format!("future dependency: `{}` is read at `{name}+{k}`", atom.predicate.name),
+                )
+                .with_label(span, "reads the future")
+                .with_note("TD programs are forward-propagating: every body atom is read at `T-k` with k ≥ 0")
+                .with_help(format!("derive the head {k} time point{} later instead", plural(k as usize))),
+            );
+            return false;
+        }
+        if offset > i128::from(u32::MAX) {
+            self.error(
+                Diagnostic::error("E009", format!("time offset {offset} is too large"))
+                    .with_label(span, "offsets are limited to 2^32 - 1"),
+            );
+            return false;
+        }
+        true
+    }
+
+    fn atom(&mut self, atom: &ast::Atom, scope: &mut RuleScope<'_>, is_head: bool) -> Option<Atom> {
+        let pred = self.predicate(&atom.predicate, atom.args.len(), atom.span);
+        let (time_arg, object_args) = atom.args.split_last()?;
+        let offset = match time_term_of(time_arg) {
+            Some(k) => u32::try_from(k).ok()?,
+            None => return None,
+        };
+        let mut args = Vec::with_capacity(object_args.len());
+        let mut ok = true;
+        for arg in object_args {
+            match arg {
+                ast::Expr::Var(ident) if ident.name == "_" => {
+                    if is_head {
+                        ok = false;
+                        self.error(
+                            Diagnostic::error("E002", "`_` in a rule head")
+                                .with_label(ident.span, "the head needs a value here")
+                                .with_help(
+                                    "name a variable bound in the body, or write a constant",
+                                ),
+                        );
+                    }
+                    args.push(Term::Wildcard);
+                }
+                ast::Expr::Var(ident) => args.push(Term::Var(scope.var(&ident.name))),
+                ast::Expr::Const(value, _) => args.push(Term::Const(*value)),
+                ast::Expr::Binary(_, _, _, span) => {
+                    ok = false;
+                    self.error(
+                        Diagnostic::error("E011", "arithmetic in an atom argument")
+                            .with_label(*span, "compute this in an assignment")
+                            .with_help(format!("write `V = {arg}` in the body and use `V` here")),
+                    );
+                }
+            }
+        }
+        Some(Atom {
+            pred: pred?,
+            args,
+            offset,
+            span: atom.span,
+        })
+        .filter(|_| ok)
+    }
+
+    fn expr(&mut self, expr: &ast::Expr, scope: &mut RuleScope<'_>) -> Option<Expr> {
+        Some(match expr {
+            ast::Expr::Var(ident) if ident.name == "_" => {
+                self.error(
+                    Diagnostic::error("E003", "`_` in a comparison or assignment")
+                        .with_label(ident.span, "needs a named variable"),
+                );
+                return None;
+            }
+            ast::Expr::Var(ident) if ident.name == scope.time_var => Expr::Time,
+            ast::Expr::Var(ident) => Expr::Var(scope.var(&ident.name)),
+            ast::Expr::Const(value, _) => Expr::Const(*value),
+            ast::Expr::Binary(op, lhs, rhs, _) => {
+                let lhs = self.expr(lhs, scope);
+                let rhs = self.expr(rhs, scope);
+                Expr::Binary(*op, Box::new(lhs?), Box::new(rhs?))
+            }
+        })
+    }
+
+    fn resolve_outputs(&mut self) {
+        // `#output` always names at least one predicate, so none collected means none given.
+        if self.outputs.is_empty() {
+            return;
+        }
+        let mut outputs = Vec::new();
+        for ident in std::mem::take(&mut self.outputs) {
+            self.program.output_spans.push(ident.span);
+            match self.program.pred_id(&ident.name) {
+                Some(pred) => {
+                    if !outputs.contains(&pred) {
+                        outputs.push(pred);
+                    }
+                }
+                None => {
+                    let mut diagnostic = Diagnostic::warning(
+                        "W001",
+                        format!(
+                            "`#output {}`: no rule or fact mentions `{}`",
+                            ident.name, ident.name
+                        ),
+                    )
+                    .with_label(ident.span, "unknown predicate");
+                    if let Some(close) = closest(
+                        &ident.name,
+                        self.program.predicates.iter().map(|p| p.name.as_str()),
+                    ) {
+                        diagnostic = diagnostic.with_help(format!("did you mean `{close}`?"));
+                    }
+                    self.diagnostics.push(diagnostic);
+                }
+            }
+        }
+        self.program.outputs = Some(outputs);
+    }
+}
+
+/// The offset of a well-formed time term (already checked by `time_variable`).
+fn time_term_of(expr: &ast::Expr) -> Option<i128> {
+    match expr {
+        ast::Expr::Var(_) => Some(0),
+        ast::Expr::Binary(ArithOp::Sub, _, rhs, _) => match &**rhs {
+            ast::Expr::Const(Value::Int(k), _) => Some(i128::from(*k)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn find_var(expr: &ast::Expr, name: &str) -> Option<Span> {
+    match expr {
+        ast::Expr::Var(ident) if ident.name == name => Some(ident.span),
+        ast::Expr::Binary(_, lhs, rhs, _) => find_var(lhs, name).or_else(|| find_var(rhs, name)),
+        _ => None,
+    }
+}
+
+/// Decides which `=` built-ins are assignments: `V = e` (or `e = V`) where `V` is not yet
+/// bound and every variable of `e` is. Repeats so that assignments may chain in any order.
+fn classify_builtins(body: &[Literal], builtins: Vec<(CmpOp, Expr, Expr, Span)>) -> Vec<Literal> {
+    let mut bound: Vec<VarId> = Vec::new();
+    for literal in body {
+        if let Literal::Positive(atom) = literal {
+            bound.extend(atom.args.iter().filter_map(|t| match t {
+                Term::Var(v) => Some(*v),
+                _ => None,
+            }));
+        }
+    }
+    let all_bound = |expr: &Expr, bound: &[VarId]| {
+        let mut vars = Vec::new();
+        expr.vars(&mut vars);
+        vars.iter().all(|v| bound.contains(v))
+    };
+    let mut pending: Vec<Option<(CmpOp, Expr, Expr, Span)>> =
+        builtins.into_iter().map(Some).collect();
+    let mut literals = Vec::new();
+    loop {
+        let mut progress = false;
+        for slot in &mut pending {
+            let Some((CmpOp::Eq, lhs, rhs, _)) = slot.as_ref() else {
+                continue;
+            };
+            let assignment = match (lhs, rhs) {
+                (Expr::Var(v), e) if !bound.contains(v) && all_bound(e, &bound) => {
+                    Some((*v, false))
+                }
+                (e, Expr::Var(v)) if !bound.contains(v) && all_bound(e, &bound) => Some((*v, true)),
+                _ => None,
+            };
+            if let Some((var, from_rhs_var)) = assignment {
+                if let Some((_, lhs, rhs, span)) = slot.take() {
+                    let expr = if from_rhs_var { lhs } else { rhs };
+                    bound.push(var);
+                    literals.push(Literal::Assign { var, expr, span });
+                    progress = true;
+                }
+            }
+        }
+        if !progress {
+            break;
+        }
+    }
+    literals.extend(
+        pending
+            .into_iter()
+            .flatten()
+            .map(|(op, lhs, rhs, span)| Literal::Compare { op, lhs, rhs, span }),
+    );
+    literals
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// The candidate nearest to `name` by edit distance, if it is close enough to be a typo.
+pub(crate) fn closest<'a>(
+    name: &str,
+    candidates: impl Iterator<Item = &'a str>,
+) -> Option<&'a str> {
+    candidates
+        .map(|c| (edit_distance(name, c), c))
+        .filter(|&(d, c)| d > 0 && d <= 2.max(c.len() / 3))
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, c)| c)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut previous = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let substitution = previous + usize::from(ca != cb);
+            previous = row[j + 1];
+            row[j + 1] = substitution.min(row[j] + 1).min(previous + 1);
+        }
+    }
+    row[b.len()]
+}

@@ -1,0 +1,215 @@
+//! The abstract syntax tree, with byte spans. `Display` prints it back in canonical form
+//! (`stgflow check --dump ast`).
+
+use std::fmt;
+
+use crate::diag::Span;
+use crate::value::Value;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Program {
+    pub items: Vec<Item>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Item {
+    Rule(Rule),
+    /// An atom without a body: a fact of the program (it must be ground).
+    Fact(Atom),
+    /// `#output p, q.`
+    Output(Vec<Ident>, Span),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rule {
+    pub head: Atom,
+    pub body: Vec<Literal>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ident {
+    pub name: String,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Atom {
+    pub predicate: Ident,
+    /// All arguments as written; the last one is the time term.
+    pub args: Vec<Expr>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Literal {
+    Positive(Atom),
+    Negative(Atom, Span),
+    /// `lhs op rhs`: a comparison, or an assignment when `op` is `=` and one side is a
+    /// variable that nothing else binds (decided during lowering).
+    Builtin(Builtin),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Builtin {
+    pub lhs: Expr,
+    pub op: CmpOp,
+    pub rhs: Expr,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CmpOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ArithOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    Var(Ident),
+    Const(Value, Span),
+    Binary(ArithOp, Box<Expr>, Box<Expr>, Span),
+}
+
+impl Expr {
+    pub fn span(&self) -> Span {
+        match self {
+            Expr::Var(ident) => ident.span,
+            Expr::Const(_, span) | Expr::Binary(_, _, _, span) => *span,
+        }
+    }
+}
+
+impl Literal {
+    pub fn span(&self) -> Span {
+        match self {
+            Literal::Positive(atom) => atom.span,
+            Literal::Negative(_, span) => *span,
+            Literal::Builtin(builtin) => builtin.span,
+        }
+    }
+}
+
+impl fmt::Display for CmpOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            CmpOp::Eq => "=",
+            CmpOp::Ne => "!=",
+            CmpOp::Lt => "<",
+            CmpOp::Le => "<=",
+            CmpOp::Gt => ">",
+            CmpOp::Ge => ">=",
+        })
+    }
+}
+
+impl fmt::Display for ArithOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ArithOp::Add => "+",
+            ArithOp::Sub => "-",
+            ArithOp::Mul => "*",
+            ArithOp::Div => "/",
+        })
+    }
+}
+
+impl ArithOp {
+    pub fn precedence(self) -> u8 {
+        match self {
+            ArithOp::Add | ArithOp::Sub => 1,
+            ArithOp::Mul | ArithOp::Div => 2,
+        }
+    }
+}
+
+impl fmt::Display for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Expr::Var(ident) => f.write_str(&ident.name),
+            Expr::Const(value, _) => write!(f, "{value}"),
+            Expr::Binary(op, lhs, rhs, _) => {
+                write_operand(f, lhs, op.precedence(), false)?;
+                if matches!(op, ArithOp::Sub | ArithOp::Add)
+                    && matches!(**lhs, Expr::Var(_))
+                    && matches!(**rhs, Expr::Const(Value::Int(_), _))
+                {
+                    // Time terms read best unspaced: `T-1`.
+                    write!(f, "{op}")?;
+                } else {
+                    write!(f, " {op} ")?;
+                }
+                write_operand(f, rhs, op.precedence(), true)
+            }
+        }
+    }
+}
+
+fn write_operand(f: &mut fmt::Formatter<'_>, expr: &Expr, outer: u8, right: bool) -> fmt::Result {
+    let needs_parens = match expr {
+        Expr::Binary(op, ..) => op.precedence() < outer || (right && op.precedence() == outer),
+        _ => false,
+    };
+    if needs_parens {
+        write!(f, "({expr})")
+    } else {
+        write!(f, "{expr}")
+    }
+}
+
+impl fmt::Display for Atom {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}(", self.predicate.name)?;
+        for (i, arg) in self.args.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{arg}")?;
+        }
+        f.write_str(")")
+    }
+}
+
+impl fmt::Display for Literal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Literal::Positive(atom) => write!(f, "{atom}"),
+            Literal::Negative(atom, _) => write!(f, "not {atom}"),
+            Literal::Builtin(b) => write!(f, "{} {} {}", b.lhs, b.op, b.rhs),
+        }
+    }
+}
+
+impl fmt::Display for Item {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Item::Rule(rule) => {
+                write!(f, "{} :- ", rule.head)?;
+                for (i, literal) in rule.body.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{literal}")?;
+                }
+                f.write_str(".")
+            }
+            Item::Fact(atom) => write!(f, "{atom}."),
+            Item::Output(preds, _) => {
+                let names: Vec<&str> = preds.iter().map(|p| p.name.as_str()).collect();
+                write!(f, "#output {}.", names.join(", "))
+            }
+        }
+    }
+}

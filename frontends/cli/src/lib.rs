@@ -1,0 +1,436 @@
+//! The `stgflow` command line: `run` evaluates a TD program over streams, `check`
+//! validates it and prints what the compiler sees.
+//!
+//! Exit codes: 0 success, 1 an invalid program, bad input or an I/O failure (the output of
+//! every completed time point is written first), 2 a usage error.
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::time::Instant;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use stgflow_engine::drive::{FactSource, ProgramFacts, RunError, Timeline, drive};
+use stgflow_engine::reference::Reference;
+use stgflow_engine::sink::{Mode, Sink};
+use stgflow_engine::stream::{FactReader, Schema, StreamFormat};
+use stgflow_engine::{Compiled, compile_str};
+
+/// stgflow: Temporal Datalog stream reasoning.
+///
+/// Programs are Temporal Datalog (TD) rules whose last argument is the time:
+/// `safe(X, T) :- safe(X, T-1), not warning(X, T-1).` Streams are facts with the time
+/// last (`warning(d1, 7).`) or CSV lines `time,pred,arg1,…`, ordered by time.
+#[derive(Debug, Parser)]
+#[command(name = "stgflow", version, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+    #[command(flatten)]
+    verbosity: Verbosity,
+}
+
+#[derive(Debug, Args)]
+struct Verbosity {
+    /// Print a summary of the run (time points, facts, time taken) on stderr.
+    #[arg(short, long, global = true, conflicts_with = "quiet")]
+    verbose: bool,
+    /// Print errors only, no warnings.
+    #[arg(short, long, global = true)]
+    quiet: bool,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Evaluate PROGRAM over the STREAM files and print what holds.
+    ///
+    /// Example: stgflow run datasets/examples/device_safety.tdl datasets/examples/device_safety.facts
+    Run(RunArgs),
+    /// Validate PROGRAM and optionally print a stage of its compilation.
+    ///
+    /// Example: stgflow check datasets/examples/device_safety.tdl --dump strata
+    Check(CheckArgs),
+}
+
+#[derive(Debug, Args)]
+struct RunArgs {
+    /// The TD program (`.tdl`). Facts written in it are input too.
+    program: PathBuf,
+    /// Input streams, merged by time; `-` reads stdin (each time point is printed as soon
+    /// as a later one arrives). With none, only the program's own facts are input.
+    streams: Vec<String>,
+    /// Which evaluator runs the program.
+    #[arg(long, value_enum, default_value_t = EngineKind::Reference)]
+    engine: EngineKind,
+    /// How to print what holds.
+    #[arg(long, value_enum, default_value_t = OutputMode::Points)]
+    mode: OutputMode,
+    /// Predicates to print, comma-separated. Default: `#output` in the program, else
+    /// every predicate a rule defines.
+    #[arg(long, value_delimiter = ',', value_name = "PRED,…")]
+    output: Vec<String>,
+    /// Stream format; by default `.csv` files are CSV and everything else TD facts.
+    #[arg(long, value_enum)]
+    format: Option<FormatArg>,
+    /// First time point of the timeline (default: the first time in the input).
+    #[arg(long, value_name = "T")]
+    from: Option<u64>,
+    /// Last time point of the timeline (default: the last time in the input).
+    #[arg(long, value_name = "T")]
+    until: Option<u64>,
+}
+
+#[derive(Debug, Args)]
+struct CheckArgs {
+    /// The TD program.
+    program: PathBuf,
+    /// Print a stage: `ast` (as parsed), `ir` (the rule model), `strata` (incremental
+    /// stratification, temporal SCCs, forgetting horizons). Repeatable.
+    #[arg(long, value_enum)]
+    dump: Vec<Dump>,
+}
+
+/// Evaluators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum EngineKind {
+    /// The single-threaded reference evaluator (semi-naive per time point, per stratum).
+    Reference,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum OutputMode {
+    /// `trusted(a,4).` — every fact at every time point it holds.
+    Points,
+    /// `+trusted(a) @4` / `-trusted(a) @6` — when facts start and stop holding.
+    Changes,
+    /// `trusted(a) [4,6)` — maximal right-open intervals.
+    Intervals,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum FormatArg {
+    /// TD facts: `p(a, b, 7).`
+    Td,
+    /// CSV: `7,p,a,b`
+    Csv,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Dump {
+    Ast,
+    Ir,
+    Strata,
+}
+
+/// Runs the command line `args`; returns the exit code.
+pub fn run(
+    args: impl IntoIterator<Item = impl Into<OsString> + Clone>,
+    stdin: impl BufRead,
+    mut stdout: impl Write,
+    mut stderr: impl Write,
+    color: bool,
+) -> i32 {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(error) => {
+            let code = if error.use_stderr() { 2 } else { 0 };
+            let text = if color {
+                error.render().ansi().to_string()
+            } else {
+                error.render().to_string()
+            };
+            if error.use_stderr() {
+                let _ = write!(stderr, "{text}");
+            } else {
+                let _ = write!(stdout, "{text}");
+            }
+            return code;
+        }
+    };
+    let mut context = Context {
+        stderr: &mut stderr,
+        color,
+        quiet: cli.verbosity.quiet,
+        verbose: cli.verbosity.verbose,
+    };
+    let result = match cli.command {
+        Command::Run(args) => context.run(args, stdin, &mut stdout),
+        Command::Check(args) => context.check(args, &mut stdout),
+    };
+    match result {
+        Ok(()) => 0,
+        Err(Failure::Reported) => 1,
+        Err(Failure::Message(message)) => {
+            let _ = writeln!(context.stderr, "error: {message}");
+            1
+        }
+    }
+}
+
+enum Failure {
+    /// Already printed (diagnostics).
+    Reported,
+    Message(String),
+}
+
+struct Context<'a> {
+    stderr: &'a mut dyn Write,
+    color: bool,
+    quiet: bool,
+    verbose: bool,
+}
+
+impl Context<'_> {
+    fn compile(&mut self, path: &PathBuf) -> Result<Compiled, Failure> {
+        let name = path.display().to_string();
+        let bytes = std::fs::read(path)
+            .map_err(|e| Failure::Message(format!("cannot read {name}: {e}")))?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            Failure::Message(format!(
+                "{name}: invalid UTF-8 at byte {}",
+                e.utf8_error().valid_up_to()
+            ))
+        })?;
+        let compiled = compile_str(&name, &text);
+        let errors = compiled.has_errors();
+        if errors || !self.quiet {
+            let text = compiled.render_diagnostics(self.color);
+            let _ = self.stderr.write_all(text.as_bytes());
+        }
+        if errors {
+            let count = compiled.diagnostics.iter().filter(|d| d.is_error()).count();
+            let _ = writeln!(
+                self.stderr,
+                "error: {name}: {count} error{} found",
+                if count == 1 { "" } else { "s" }
+            );
+            return Err(Failure::Reported);
+        }
+        Ok(compiled)
+    }
+
+    fn check(&mut self, args: CheckArgs, stdout: &mut dyn Write) -> Result<(), Failure> {
+        let compiled = self.compile(&args.program)?;
+        let program = &compiled.program;
+        let Some(analysis) = &compiled.analysis else {
+            return Err(Failure::Reported);
+        };
+        let mut text = String::new();
+        for dump in &args.dump {
+            match dump {
+                Dump::Ast => {
+                    for item in &compiled.ast.items {
+                        let span = match item {
+                            stgflow_engine::syntax::ast::Item::Rule(rule) => rule.span,
+                            stgflow_engine::syntax::ast::Item::Fact(atom) => atom.span,
+                            stgflow_engine::syntax::ast::Item::Output(_, span) => *span,
+                        };
+                        text.push_str(&format!("{item}  % {}\n", compiled.sources.locate(span)));
+                    }
+                }
+                Dump::Ir => text.push_str(&dump_ir(&compiled)),
+                Dump::Strata => text.push_str(&analysis.dump(program)),
+            }
+        }
+        if args.dump.is_empty() {
+            text = format!(
+                "ok: {} rule{}, {} predicate{}, {} strat{}, history of {} time point{}\n",
+                program.rules.len(),
+                plural(program.rules.len()),
+                program.predicates.len(),
+                plural(program.predicates.len()),
+                analysis.strata.len(),
+                if analysis.strata.len() == 1 {
+                    "um"
+                } else {
+                    "a"
+                },
+                analysis.max_horizon,
+                plural(analysis.max_horizon as usize),
+            );
+        }
+        stdout
+            .write_all(text.as_bytes())
+            .map_err(|e| Failure::Message(format!("cannot write the output: {e}")))
+    }
+
+    fn run(
+        &mut self,
+        args: RunArgs,
+        stdin: impl BufRead,
+        stdout: &mut dyn Write,
+    ) -> Result<(), Failure> {
+        let started = Instant::now();
+        let mut compiled = self.compile(&args.program)?;
+        if !args.output.is_empty() {
+            let mut outputs = Vec::new();
+            for name in &args.output {
+                let Some(pred) = compiled.program.pred_id(name.trim()) else {
+                    return Err(Failure::Message(format!(
+                        "--output: the program has no predicate `{}`",
+                        name.trim()
+                    )));
+                };
+                outputs.push(pred);
+            }
+            compiled.program.outputs = Some(outputs);
+        }
+        let program = &compiled.program;
+        let Some(analysis) = &compiled.analysis else {
+            return Err(Failure::Reported);
+        };
+        let schema = Schema::new(program);
+        let mut sources: Vec<Box<dyn FactSource + '_>> = vec![Box::new(ProgramFacts::new(program))];
+        let mut stdin = Some(stdin);
+        let mut live = false;
+        for stream in &args.streams {
+            let format = match args.format {
+                Some(FormatArg::Td) => StreamFormat::Td,
+                Some(FormatArg::Csv) => StreamFormat::Csv,
+                None => StreamFormat::from_path(stream),
+            };
+            if stream == "-" {
+                let Some(input) = stdin.take() else {
+                    return Err(Failure::Message(
+                        "`-` (stdin) is given more than once".to_owned(),
+                    ));
+                };
+                live = true;
+                sources.push(Box::new(FactReader::new(
+                    input,
+                    "<stdin>",
+                    format,
+                    schema.clone(),
+                )));
+            } else {
+                let file = File::open(stream)
+                    .map_err(|e| Failure::Message(format!("cannot open {stream}: {e}")))?;
+                sources.push(Box::new(FactReader::new(
+                    BufReader::with_capacity(1 << 16, file),
+                    stream.clone(),
+                    format,
+                    schema.clone(),
+                )));
+            }
+        }
+        let mode = match args.mode {
+            OutputMode::Points => Mode::Points,
+            OutputMode::Changes => Mode::Changes,
+            OutputMode::Intervals => Mode::Intervals,
+        };
+        let mut sink = Sink::new(io::BufWriter::with_capacity(1 << 16, stdout), mode, program);
+        sink.flush_each = live;
+        let timeline = Timeline {
+            from: args.from,
+            until: args.until,
+        };
+        let result = match args.engine {
+            EngineKind::Reference => {
+                let mut evaluator = Reference::new(program, analysis);
+                drive(program, &mut sources, timeline, &mut evaluator, &mut sink)
+            }
+        };
+        drop(sink);
+        match result {
+            Ok(summary) => {
+                if !self.quiet {
+                    for (name, (arity, count, first)) in &summary.skipped.wrong_arity {
+                        let _ = writeln!(
+                            self.stderr,
+                            "warning[W101]: skipped {count} input fact{} of `{name}` with {arity} argument{} (first at {first}); the program uses `{name}` with {}",
+                            plural(*count as usize),
+                            plural(*arity),
+                            program
+                                .pred_id(name)
+                                .map_or(0, |p| program.predicates[p].arity + 1),
+                        );
+                    }
+                }
+                if self.verbose {
+                    let span = match (summary.first, summary.last) {
+                        (Some(first), Some(last)) => format!("[{first}, {last}]"),
+                        _ => "(empty)".to_owned(),
+                    };
+                    let _ = writeln!(
+                        self.stderr,
+                        "stgflow: {} time point{} {span}, {} input fact{}, {} of unknown predicates, {} outside the timeline, {:.3} s",
+                        summary.time_points,
+                        plural(summary.time_points as usize),
+                        summary.input_facts,
+                        plural(summary.input_facts as usize),
+                        summary.skipped.unknown,
+                        summary.dropped,
+                        started.elapsed().as_secs_f64()
+                    );
+                }
+                Ok(())
+            }
+            Err(RunError::Output(e)) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+            Err(RunError::Output(e)) => {
+                Err(Failure::Message(format!("cannot write the output: {e}")))
+            }
+            Err(RunError::Stream(e)) => {
+                let _ = writeln!(self.stderr, "{e}");
+                Err(Failure::Reported)
+            }
+        }
+    }
+}
+
+fn dump_ir(compiled: &Compiled) -> String {
+    let program = &compiled.program;
+    let mut text = String::from("% predicates: name/arity (time counted)\n");
+    for (p, predicate) in program.predicates.iter().enumerate() {
+        let kind = if program.is_derived(p) {
+            "derived"
+        } else {
+            "input"
+        };
+        text.push_str(&format!(
+            "{}/{} {kind}\n",
+            predicate.name,
+            predicate.arity + 1
+        ));
+    }
+    text.push_str("% rules (assignments written `V := expr`)\n");
+    for (r, rule) in program.rules.iter().enumerate() {
+        let location = rule
+            .origin
+            .span()
+            .map(|s| compiled.sources.locate(s))
+            .unwrap_or_default();
+        text.push_str(&format!(
+            "r{r}: {}  % {location}\n",
+            program.display_rule(rule)
+        ));
+    }
+    if !program.facts.is_empty() {
+        text.push_str("% facts\n");
+        for fact in &program.facts {
+            let mut args: Vec<String> = fact.args.iter().map(ToString::to_string).collect();
+            args.push(fact.time.to_string());
+            text.push_str(&format!(
+                "{}({}).\n",
+                program.pred_name(fact.pred),
+                args.join(", ")
+            ));
+        }
+    }
+    let outputs: Vec<&str> = program
+        .output_predicates()
+        .iter()
+        .map(|&p| program.pred_name(p))
+        .collect();
+    let source = if program.outputs.is_some() {
+        "#output"
+    } else {
+        "every derived predicate"
+    };
+    text.push_str(&format!("% output ({source}): {}\n", outputs.join(", ")));
+    text
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}

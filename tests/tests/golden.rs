@@ -1,0 +1,171 @@
+//! Golden cases: every program under `tests/cases/**` is run through the `stgflow` command
+//! line (in-process) and its output compared with the `.expected` file beside it.
+//!
+//! A case `NAME.tdl` may have beside it `NAME.facts` or `NAME.csv` (the stream),
+//! `NAME.args` (extra arguments, one line) and `NAME.expected`:
+//! * normal cases: the expected stdout, compared order-insensitively;
+//! * cases whose name contains `.fail.` or `.warn.`: `exit: N`, then `--- stdout`
+//!   (order-insensitive) and `--- stderr` (exact): the diagnostic text users see.
+//!
+//! `UPDATE_EXPECT=1 cargo test -p stgflow-tests --test golden` rewrites the expected files;
+//! review the diff before committing.
+
+use std::path::{Path, PathBuf};
+
+fn cases_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("cases")
+}
+
+fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            collect(&path, out);
+        } else if path.extension().is_some_and(|e| e == "tdl") {
+            out.push(path);
+        }
+    }
+}
+
+struct Outcome {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs the command line with `relative` paths resolved against the cases directory.
+fn run_case(program: &Path) -> Outcome {
+    let root = cases_dir();
+    let relative = |p: &Path| {
+        p.strip_prefix(&root)
+            .unwrap_or(p)
+            .to_string_lossy()
+            .into_owned()
+    };
+    let mut args = vec!["stgflow".to_owned(), "run".to_owned(), relative(program)];
+    for ext in ["facts", "csv"] {
+        let stream = beside(program, ext);
+        if stream.exists() {
+            args.push(relative(&stream));
+        }
+    }
+    if let Ok(extra) = std::fs::read_to_string(beside(program, "args")) {
+        args.extend(extra.split_whitespace().map(str::to_owned));
+    }
+    let mut stdout = Vec::new();
+    let mut stderr = Vec::new();
+    let code = stgflow_cli::run(args, std::io::empty(), &mut stdout, &mut stderr, false);
+    Outcome {
+        code,
+        stdout: String::from_utf8_lossy(&stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+    }
+}
+
+/// `NAME.ext` beside `NAME.tdl` (`Path::with_extension` would drop a `.fail` in NAME).
+fn beside(program: &Path, ext: &str) -> PathBuf {
+    let text = program.to_string_lossy();
+    PathBuf::from(format!(
+        "{}.{ext}",
+        text.strip_suffix(".tdl").unwrap_or(&text)
+    ))
+}
+
+fn sorted_lines(text: &str) -> Vec<&str> {
+    let mut lines: Vec<&str> = text.lines().filter(|l| !l.is_empty()).collect();
+    lines.sort_unstable();
+    lines
+}
+
+fn is_diagnostic_case(program: &Path) -> bool {
+    let name = program
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    name.contains(".fail.") || name.contains(".warn.")
+}
+
+fn render(program: &Path, outcome: &Outcome) -> String {
+    if is_diagnostic_case(program) {
+        let stdout: Vec<&str> = sorted_lines(&outcome.stdout);
+        let mut text = format!("exit: {}\n--- stdout\n", outcome.code);
+        for line in stdout {
+            text.push_str(line);
+            text.push('\n');
+        }
+        text.push_str("--- stderr\n");
+        text.push_str(&outcome.stderr);
+        text
+    } else {
+        outcome.stdout.clone()
+    }
+}
+
+fn matches(program: &Path, expected: &str, actual: &str) -> bool {
+    if is_diagnostic_case(program) {
+        expected.trim_end() == actual.trim_end()
+    } else {
+        sorted_lines(expected) == sorted_lines(actual)
+    }
+}
+
+#[test]
+fn golden_cases() {
+    // Paths in diagnostics are relative to the cases directory, as a user in it sees them.
+    let root = cases_dir();
+    std::env::set_current_dir(&root).unwrap_or_else(|e| panic!("cd {}: {e}", root.display()));
+    let mut programs = Vec::new();
+    collect(&root, &mut programs);
+    assert!(
+        programs.len() >= 20,
+        "too few golden cases found: {}",
+        programs.len()
+    );
+    let update = std::env::var_os("UPDATE_EXPECT").is_some();
+    let mut failures = Vec::new();
+    for program in &programs {
+        let outcome = run_case(program);
+        let actual = render(program, &outcome);
+        let expected_path = beside(program, "expected");
+        let expected = std::fs::read_to_string(&expected_path).ok();
+        let ok = expected
+            .as_deref()
+            .is_some_and(|e| matches(program, e, &actual));
+        if !is_diagnostic_case(program) && outcome.code != 0 {
+            failures.push(format!(
+                "{}: exit {}\n{}",
+                program.display(),
+                outcome.code,
+                outcome.stderr
+            ));
+            continue;
+        }
+        if is_diagnostic_case(program) && actual.contains("panicked") {
+            failures.push(format!("{}: panicked\n{actual}", program.display()));
+            continue;
+        }
+        if ok {
+            continue;
+        }
+        if update {
+            std::fs::write(&expected_path, &actual)
+                .unwrap_or_else(|e| panic!("write {}: {e}", expected_path.display()));
+        } else {
+            failures.push(format!(
+                "{}\n--- expected\n{}\n--- actual\n{actual}",
+                program.display(),
+                expected.as_deref().unwrap_or("(no .expected file)")
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} golden case(s) differ (UPDATE_EXPECT=1 to refresh):\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}
