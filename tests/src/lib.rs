@@ -1,1 +1,47 @@
-//! Shared helpers for the cross-path tests.
+//! Shared helpers for the cross-path tests: a generator of random valid TD programs and
+//! streams ([`generate`]), a naive oracle that grounds rules over the active domain
+//! ([`naive`]), and a way to run the reference evaluator on text ([`run_reference`]).
+//!
+//! The generator is the one every evaluation path (reference, dataflow with 1..n
+//! workers, processes, STG) is checked with.
+
+pub mod generate;
+pub mod naive;
+
+use std::collections::BTreeSet;
+
+use stgflow_engine::compile_str;
+use stgflow_engine::drive::{FactSource, ProgramFacts, Timeline, drive};
+use stgflow_engine::reference::Reference;
+use stgflow_engine::sink::{Mode, Sink};
+use stgflow_engine::stream::{FactReader, Schema, StreamFormat};
+
+/// Runs the reference evaluator on TD program and stream text, printing every predicate
+/// in `points` mode; returns the set of output lines.
+pub fn run_reference(
+    program_text: &str,
+    stream_text: &str,
+    timeline: Timeline,
+) -> Result<BTreeSet<String>, String> {
+    let compiled = compile_str("generated.tdl", program_text);
+    if compiled.has_errors() {
+        return Err(compiled.render_diagnostics(false));
+    }
+    let mut program = compiled.program.clone();
+    program.outputs = Some((0..program.predicates.len()).collect());
+    let analysis = compiled.analysis.as_ref().ok_or("no analysis")?;
+    let reader = FactReader::new(
+        stream_text.as_bytes(),
+        "stream",
+        StreamFormat::Td,
+        Schema::new(&program),
+    );
+    let mut sources: Vec<Box<dyn FactSource + '_>> =
+        vec![Box::new(ProgramFacts::new(&program)), Box::new(reader)];
+    let mut sink = Sink::new(Vec::new(), Mode::Points, &program);
+    let mut evaluator = Reference::new(&program, analysis);
+    drive(&program, &mut sources, timeline, &mut evaluator, &mut sink)
+        .map_err(|e| e.to_string())?;
+    let text = String::from_utf8(sink.into_inner()).map_err(|e| e.to_string())?;
+    Ok(text.lines().map(str::to_owned).collect())
+}

@@ -1,0 +1,227 @@
+//! Random valid TD programs and streams, as text.
+//!
+//! Programs are valid by construction: derived predicates come in groups; an atom read
+//! at offset 0 positively may belong to a lower group or the rule's own group (so offset-0
+//! recursion and multi-predicate SCCs occur), negatively only to a lower group; atoms read
+//! at an offset > 0 may be anything (recursion through time, negation of the past). Rules
+//! with an assignment never read their own group at offset 0, so no time point derives
+//! unboundedly many facts. Streams carry facts of input and of derived predicates.
+
+use std::fmt::Write as _;
+
+/// A tiny deterministic generator (SplitMix64), so a failing case is reproduced by its seed.
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (n > 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n.max(1) as u64) as usize
+    }
+
+    pub fn chance(&mut self, percent: usize) -> bool {
+        self.below(100) < percent
+    }
+
+    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Pred {
+    name: String,
+    /// Object arity.
+    arity: usize,
+    /// 0 for input predicates, 1.. for derived groups.
+    group: usize,
+}
+
+/// A generated program and stream.
+#[derive(Clone, Debug)]
+pub struct Case {
+    pub seed: u64,
+    pub program: String,
+    pub stream: String,
+}
+
+const CONSTANTS: [&str; 4] = ["0", "1", "2", "a"];
+/// Few values in streams, so that joins and negations meet.
+const STREAM_CONSTANTS: [&str; 3] = ["0", "1", "a"];
+const VARS: [&str; 3] = ["X", "Y", "Z"];
+
+/// Generates a program and a stream from `seed`.
+pub fn case(seed: u64) -> Case {
+    let mut rng = Rng::new(seed);
+    let mut preds = Vec::new();
+    for i in 0..2 + rng.below(2) {
+        preds.push(Pred {
+            name: format!("e{i}"),
+            arity: rng.below(3),
+            group: 0,
+        });
+    }
+    let groups = 1 + rng.below(3);
+    let mut derived = 0;
+    for group in 1..=groups {
+        for _ in 0..1 + rng.below(2) {
+            preds.push(Pred {
+                name: format!("p{derived}"),
+                arity: rng.below(3),
+                group,
+            });
+            derived += 1;
+        }
+    }
+    let mut program = String::new();
+    for head in preds.iter().filter(|p| p.group > 0) {
+        for _ in 0..1 + rng.below(2) {
+            program.push_str(&rule(&mut rng, &preds, head));
+            program.push('\n');
+        }
+    }
+    let stream = stream(&mut rng, &preds);
+    Case {
+        seed,
+        program,
+        stream,
+    }
+}
+
+fn args(terms: &[String], time: &str) -> String {
+    let mut all = terms.to_vec();
+    all.push(time.to_owned());
+    all.join(", ")
+}
+
+fn time_term(offset: usize) -> String {
+    if offset == 0 {
+        "T".to_owned()
+    } else {
+        format!("T-{offset}")
+    }
+}
+
+fn rule(rng: &mut Rng, preds: &[Pred], head: &Pred) -> String {
+    let with_assignment = rng.chance(20);
+    let mut bound: Vec<String> = Vec::new();
+    let mut body: Vec<String> = Vec::new();
+    let positives = [1, 1, 2, 2, 3][rng.below(5)];
+    for _ in 0..positives {
+        let offset = if rng.chance(50) { 0 } else { 1 + rng.below(3) };
+        let candidates: Vec<&Pred> = preds
+            .iter()
+            .filter(|p| {
+                offset > 0 || p.group < head.group || (p.group == head.group && !with_assignment)
+            })
+            .collect();
+        let pred = *rng.pick(&candidates);
+        let terms: Vec<String> = (0..pred.arity)
+            .map(|_| match rng.below(10) {
+                0 => rng.pick(&CONSTANTS).to_string(),
+                1 => "_".to_owned(),
+                _ => rng.pick(&VARS).to_string(),
+            })
+            .collect();
+        for t in &terms {
+            if VARS.contains(&t.as_str()) && !bound.contains(t) {
+                bound.push(t.clone());
+            }
+        }
+        body.push(format!(
+            "{}({})",
+            pred.name,
+            args(&terms, &time_term(offset))
+        ));
+    }
+    if with_assignment && !bound.is_empty() {
+        let source = rng.pick(&bound).clone();
+        let op = *rng.pick(&["+", "-", "*"]);
+        body.push(format!("V = {source} {op} {}", 1 + rng.below(2)));
+        bound.push("V".to_owned());
+    }
+    let negatives = [0, 0, 1, 1, 2][rng.below(5)];
+    for _ in 0..negatives {
+        let offset = if rng.chance(50) { 0 } else { 1 + rng.below(3) };
+        let candidates: Vec<&Pred> = preds
+            .iter()
+            .filter(|p| offset > 0 || p.group < head.group)
+            .collect();
+        let pred = *rng.pick(&candidates);
+        let terms: Vec<String> = (0..pred.arity)
+            .map(|_| {
+                if !bound.is_empty() && rng.chance(70) {
+                    rng.pick(&bound).clone()
+                } else if rng.chance(50) {
+                    "_".to_owned()
+                } else {
+                    rng.pick(&CONSTANTS).to_string()
+                }
+            })
+            .collect();
+        body.push(format!(
+            "not {}({})",
+            pred.name,
+            args(&terms, &time_term(offset))
+        ));
+    }
+    if !bound.is_empty() && rng.chance(30) {
+        let lhs = rng.pick(&bound).clone();
+        let rhs = if rng.chance(50) {
+            rng.pick(&bound).clone()
+        } else {
+            rng.pick(&CONSTANTS).to_string()
+        };
+        let op = *rng.pick(&["=", "!=", "<", "<=", ">", ">="]);
+        body.push(format!("{lhs} {op} {rhs}"));
+    }
+    let head_terms: Vec<String> = (0..head.arity)
+        .map(|_| {
+            if !bound.is_empty() && rng.chance(85) {
+                rng.pick(&bound).clone()
+            } else {
+                rng.pick(&CONSTANTS).to_string()
+            }
+        })
+        .collect();
+    format!(
+        "{}({}) :- {}.",
+        head.name,
+        args(&head_terms, "T"),
+        body.join(", ")
+    )
+}
+
+fn stream(rng: &mut Rng, preds: &[Pred]) -> String {
+    let mut text = String::new();
+    let start = rng.below(3);
+    let length = 2 + rng.below(10);
+    for t in start..start + length {
+        for _ in 0..1 + rng.below(6) {
+            // Mostly input predicates, sometimes facts of derived ones.
+            let pred = if rng.chance(80) {
+                let inputs: Vec<&Pred> = preds.iter().filter(|p| p.group == 0).collect();
+                *rng.pick(&inputs)
+            } else {
+                rng.pick(preds)
+            };
+            let terms: Vec<String> = (0..pred.arity)
+                .map(|_| rng.pick(&STREAM_CONSTANTS).to_string())
+                .collect();
+            let _ = writeln!(text, "{}({}).", pred.name, args(&terms, &t.to_string()));
+        }
+    }
+    text
+}
