@@ -18,14 +18,14 @@ use crate::stream::{FactReader, InputFact, SkipCounts, StreamError};
 
 /// Something that yields input facts in time order.
 pub trait FactSource {
-    fn next_fact(&mut self) -> Result<Option<InputFact>, StreamError>;
+    fn next_fact(&mut self) -> Result<Option<InputFact>, Box<StreamError>>;
     fn skipped(&self) -> SkipCounts {
         SkipCounts::default()
     }
 }
 
 impl<R: io::BufRead> FactSource for FactReader<R> {
-    fn next_fact(&mut self) -> Result<Option<InputFact>, StreamError> {
+    fn next_fact(&mut self) -> Result<Option<InputFact>, Box<StreamError>> {
         FactReader::next_fact(self)
     }
 
@@ -55,7 +55,7 @@ impl ProgramFacts {
 }
 
 impl FactSource for ProgramFacts {
-    fn next_fact(&mut self) -> Result<Option<InputFact>, StreamError> {
+    fn next_fact(&mut self) -> Result<Option<InputFact>, Box<StreamError>> {
         Ok(self.0.next())
     }
 }
@@ -82,7 +82,7 @@ pub struct RunSummary {
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
     #[error("{0}")]
-    Stream(#[from] StreamError),
+    Stream(#[from] Box<StreamError>),
     #[error("cannot write the output: {0}")]
     Output(#[from] io::Error),
 }
@@ -160,10 +160,7 @@ fn run<E: Evaluator, W: Write>(
     };
     let mut next_t = start;
     let mut last_seen: Option<u64> = None;
-    loop {
-        let Some(time) = heads.iter().flatten().map(|f| f.time).min() else {
-            break;
-        };
+    while let Some(time) = heads.iter().flatten().map(|f| f.time).min() {
         if timeline.until.is_some_and(|until| time > until) {
             break;
         }

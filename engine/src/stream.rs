@@ -149,7 +149,7 @@ impl<R: BufRead> FactReader<R> {
     }
 
     /// The next fact, `None` at the end of the input.
-    pub fn next_fact(&mut self) -> Result<Option<InputFact>, StreamError> {
+    pub fn next_fact(&mut self) -> Result<Option<InputFact>, Box<StreamError>> {
         loop {
             if let Some(fact) = self.pending.pop_front() {
                 return Ok(Some(fact));
@@ -192,12 +192,18 @@ impl<R: BufRead> FactReader<R> {
         }
     }
 
-    fn error(&self, text: &str, byte: usize, message: String, help: Option<String>) -> StreamError {
+    fn error(
+        &self,
+        text: &str,
+        byte: usize,
+        message: String,
+        help: Option<String>,
+    ) -> Box<StreamError> {
         let column = text
             .get(..byte.min(text.len()))
             .map_or(byte, |s| s.chars().count())
             + 1;
-        StreamError {
+        Box::new(StreamError {
             code: "E101",
             file: self.name.clone(),
             line: self.line,
@@ -205,7 +211,7 @@ impl<R: BufRead> FactReader<R> {
             message,
             text: text.to_owned(),
             help,
-        }
+        })
     }
 
     /// Queues a parsed fact after checking order, predicate and arity.
@@ -216,7 +222,7 @@ impl<R: BufRead> FactReader<R> {
         args: Vec<Value>,
         time: u64,
         at: usize,
-    ) -> Result<(), StreamError> {
+    ) -> Result<(), Box<StreamError>> {
         if let Some((last, last_line)) = self.last_time {
             if time < last {
                 let mut error = self.error(
@@ -252,7 +258,7 @@ impl<R: BufRead> FactReader<R> {
         Ok(())
     }
 
-    fn parse_td_line(&mut self, text: &str) -> Result<(), StreamError> {
+    fn parse_td_line(&mut self, text: &str) -> Result<(), Box<StreamError>> {
         let mut cursor = Cursor { text, pos: 0 };
         loop {
             cursor.skip_space();
@@ -315,7 +321,7 @@ impl<R: BufRead> FactReader<R> {
         }
     }
 
-    fn time_of(&self, text: &str, value: Value, at: usize) -> Result<u64, StreamError> {
+    fn time_of(&self, text: &str, value: Value, at: usize) -> Result<u64, Box<StreamError>> {
         match value {
             Value::Int(t) if t >= 0 => Ok(t as u64),
             other => Err(self.error(
@@ -327,7 +333,7 @@ impl<R: BufRead> FactReader<R> {
         }
     }
 
-    fn parse_csv_line(&mut self, text: &str) -> Result<(), StreamError> {
+    fn parse_csv_line(&mut self, text: &str) -> Result<(), Box<StreamError>> {
         let trimmed = text.trim();
         if trimmed.is_empty() || trimmed.starts_with(['#', '%']) {
             return Ok(());
@@ -509,7 +515,7 @@ mod tests {
     use super::*;
     use crate::compile_str;
 
-    fn read_all(text: &str, format: StreamFormat) -> Result<Vec<InputFact>, StreamError> {
+    fn read_all(text: &str, format: StreamFormat) -> Result<Vec<InputFact>, Box<StreamError>> {
         let compiled = compile_str("p.tdl", "q(X, Y, T) :- p(X, Y, T). r(T) :- s(T).");
         let mut reader = FactReader::new(
             text.as_bytes(),
