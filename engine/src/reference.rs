@@ -165,6 +165,13 @@ impl Reference {
                         .and_then(|time| self.relation(atom.pred, time)),
                 };
                 let Some(relation) = relation else { return };
+                // Every argument bound: one lookup instead of a scan.
+                if let Some(tuple) = bound_tuple(&atom.args, env) {
+                    if relation.contains(&tuple) {
+                        self.join(rule, position + 1, t, delta, env, out);
+                    }
+                    return;
+                }
                 let mut newly_bound: Vec<VarId> = Vec::with_capacity(atom.args.len());
                 for tuple in relation {
                     if unify(&atom.args, tuple, env, &mut newly_bound) {
@@ -371,17 +378,20 @@ fn unify(
     true
 }
 
-/// Whether some tuple of `relation` matches `args` under `env` (`_` matches anything).
-fn matches_any(args: &[Term], relation: &Relation, env: &[Option<Value>]) -> bool {
-    let lookup: Option<Tuple> = args
-        .iter()
+/// The tuple `args` denote under `env`, when every argument is bound.
+fn bound_tuple(args: &[Term], env: &[Option<Value>]) -> Option<Tuple> {
+    args.iter()
         .map(|term| match term {
             Term::Var(v) => env[*v],
             Term::Const(c) => Some(*c),
             Term::Wildcard => None,
         })
-        .collect();
-    match lookup {
+        .collect()
+}
+
+/// Whether some tuple of `relation` matches `args` under `env` (`_` matches anything).
+fn matches_any(args: &[Term], relation: &Relation, env: &[Option<Value>]) -> bool {
+    match bound_tuple(args, env) {
         Some(tuple) => relation.contains(&tuple),
         None => relation.iter().any(|tuple| {
             args.iter()

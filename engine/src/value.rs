@@ -1,67 +1,115 @@
 //! Constants: symbols (identifiers and quoted strings), integers and floats.
 //!
-//! Symbols are interned process-wide, so a [`Value`] is 16 bytes, `Copy`, and hashes in
-//! a few instructions. A quoted string and an identifier with the same text are the same
-//! symbol (`"a"` = `a`); it is printed bare when it reads as an identifier and quoted
-//! otherwise. Floats compare by their bit pattern for joins and hashing (so `1.0` and `1`
-//! are different constants) but numerically in the comparison built-ins.
+//! Symbols are interned process-wide: a [`Sym`] is a thin pointer to leaked, immutable
+//! symbol data, so a [`Value`] is 16 bytes and `Copy`, equality is a pointer comparison,
+//! and reading a symbol's text takes no lock. Each symbol carries a hash of its *text*,
+//! computed once when interned; `Hash` writes that hash, so a value hashes the same in
+//! every process (timely's exchange between processes routes by it).
+//!
+//! A quoted string and an identifier with the same text are the same symbol (`"a"` = `a`);
+//! it is printed bare when it reads as an identifier and quoted otherwise. Floats compare
+//! by their bit pattern for joins and hashing (so `1.0` and `1` are different constants)
+//! but numerically in the comparison built-ins.
+//!
+//! Interned symbols are never freed: a stream that keeps introducing new constants grows
+//! the table however short the forgetting horizon.
 
 use std::cmp::Ordering;
 use std::fmt;
+use std::hash::{Hash, Hasher};
 use std::sync::{OnceLock, RwLock};
 
 use hashbrown::HashMap;
 
-/// An interned symbol.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
-pub struct Sym(u32);
-
-#[derive(Default, Debug)]
-struct Interner {
-    ids: HashMap<&'static str, u32>,
-    names: Vec<&'static str>,
+#[derive(Debug)]
+struct SymbolData {
+    text: Box<str>,
+    hash: u64,
 }
 
-fn interner() -> &'static RwLock<Interner> {
-    static INTERNER: OnceLock<RwLock<Interner>> = OnceLock::new();
+/// An interned symbol.
+#[derive(Clone, Copy)]
+pub struct Sym(&'static SymbolData);
+
+fn interner() -> &'static RwLock<HashMap<&'static str, Sym>> {
+    static INTERNER: OnceLock<RwLock<HashMap<&'static str, Sym>>> = OnceLock::new();
     INTERNER.get_or_init(Default::default)
+}
+
+/// FNV-1a over the text: stable across processes, platforms and releases.
+fn text_hash(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 impl Sym {
     /// Interns `text`, returning the same symbol for the same text every time.
     pub fn new(text: &str) -> Sym {
-        if let Some(&id) = interner()
+        if let Some(&sym) = interner()
             .read()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .ids
             .get(text)
         {
-            return Sym(id);
+            return sym;
         }
         let mut table = interner()
             .write()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some(&id) = table.ids.get(text) {
-            return Sym(id);
+        if let Some(&sym) = table.get(text) {
+            return sym;
         }
-        let id = u32::try_from(table.names.len()).unwrap_or(u32::MAX);
-        // Interned text lives as long as the process: symbols are shared by every
-        // program, stream and worker, and are few compared with facts.
-        let stored: &'static str = Box::leak(text.to_owned().into_boxed_str());
-        table.names.push(stored);
-        table.ids.insert(stored, id);
-        Sym(id)
+        // Symbol data lives as long as the process: symbols are shared by every program,
+        // stream and worker.
+        let data: &'static SymbolData = Box::leak(Box::new(SymbolData {
+            text: text.into(),
+            hash: text_hash(text),
+        }));
+        let sym = Sym(data);
+        table.insert(&data.text, sym);
+        sym
     }
 
     /// The symbol's text.
     pub fn as_str(self) -> &'static str {
-        interner()
-            .read()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .names
-            .get(self.0 as usize)
-            .copied()
-            .unwrap_or("?")
+        &self.0.text
+    }
+}
+
+impl PartialEq for Sym {
+    fn eq(&self, other: &Sym) -> bool {
+        std::ptr::eq(self.0, other.0)
+    }
+}
+
+impl Eq for Sym {}
+
+impl Hash for Sym {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64(self.0.hash);
+    }
+}
+
+impl PartialOrd for Sym {
+    fn partial_cmp(&self, other: &Sym) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// Text order.
+impl Ord for Sym {
+    fn cmp(&self, other: &Sym) -> Ordering {
+        if self == other {
+            Ordering::Equal
+        } else {
+            self.as_str().cmp(other.as_str())
+        }
+    }
+}
+
+impl fmt::Debug for Sym {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Sym({:?})", self.as_str())
     }
 }
 
@@ -91,7 +139,7 @@ impl Value {
     pub fn compare(self, other: Value) -> Option<Ordering> {
         match (self, other) {
             (Value::Int(a), Value::Int(b)) => Some(a.cmp(&b)),
-            (Value::Sym(a), Value::Sym(b)) => Some(a.as_str().cmp(b.as_str())),
+            (Value::Sym(a), Value::Sym(b)) => Some(a.cmp(&b)),
             (a, b) => a.as_f64()?.partial_cmp(&b.as_f64()?),
         }
     }
@@ -131,8 +179,8 @@ impl PartialEq for Value {
 
 impl Eq for Value {}
 
-impl std::hash::Hash for Value {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+impl Hash for Value {
+    fn hash<H: Hasher>(&self, state: &mut H) {
         match self {
             Value::Int(i) => {
                 state.write_u8(0);
@@ -144,7 +192,7 @@ impl std::hash::Hash for Value {
             }
             Value::Sym(s) => {
                 state.write_u8(2);
-                state.write_u32(s.0);
+                s.hash(state);
             }
         }
     }
@@ -156,7 +204,7 @@ impl Ord for Value {
         match (self, other) {
             (Value::Int(a), Value::Int(b)) => a.cmp(b),
             (Value::Float(a), Value::Float(b)) => a.total_cmp(b),
-            (Value::Sym(a), Value::Sym(b)) => a.as_str().cmp(b.as_str()),
+            (Value::Sym(a), Value::Sym(b)) => a.cmp(b),
             (a, b) => a.kind_rank().cmp(&b.kind_rank()),
         }
     }
@@ -234,6 +282,19 @@ mod tests {
         assert_eq!(Value::sym("abc").to_string(), "abc");
         assert_eq!(Value::sym("Abc d").to_string(), "\"Abc d\"");
         assert_eq!(Value::sym("a\"b").to_string(), "\"a\\\"b\"");
+    }
+
+    #[test]
+    fn symbol_hashes_depend_on_the_text_only() {
+        use std::hash::BuildHasher;
+        let state =
+            std::hash::BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default();
+        assert_eq!(
+            state.hash_one(Value::sym("fluent")),
+            state.hash_one(Value::sym("fluent"))
+        );
+        assert_eq!(text_hash("a"), 0xaf63_dc4c_8601_ec8c);
+        assert!(Value::sym("b") > Value::sym("a"));
     }
 
     #[test]
