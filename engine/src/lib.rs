@@ -14,6 +14,8 @@
 //!   variable or the cycle.
 //! * [`stratify`] — the incremental stratification (Definition 14 of the STG paper),
 //!   temporal SCCs and forgetting horizons (Proposition 1).
+//! * [`eval`] — rule evaluation over hash sets (joins, semi-naive fixpoints, built-ins),
+//!   shared by the evaluators that step through time themselves.
 //! * [`reference`] — the reference evaluator: per time point, per stratum, semi-naive over
 //!   hash sets, keeping only the horizon. The oracle for every other evaluation path.
 //! * [`stream`], [`drive`], [`sink`] — input readers, the timeline driver and the output
@@ -23,6 +25,7 @@
 
 pub mod diag;
 pub mod drive;
+pub mod eval;
 pub mod ir;
 pub mod reference;
 pub mod sink;

@@ -8,8 +8,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use stgflow_engine::compile_str;
+use stgflow_engine::eval::{compare, eval};
 use stgflow_engine::ir::{Literal, PredId, Program, Rule, Term};
-use stgflow_engine::reference::{compare, eval};
 use stgflow_engine::stream::{FactReader, Schema, StreamFormat};
 use stgflow_engine::value::Value;
 

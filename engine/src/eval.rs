@@ -1,0 +1,371 @@
+//! Rule evaluation shared by every evaluator that steps through time points itself (the
+//! reference evaluator, the dataflow engine's temporal-SCC operator): body planning,
+//! nested-loop joins over hash sets with lookups for fully bound atoms, semi-naive
+//! stratum fixpoints, and the built-ins' semantics.
+
+use hashbrown::{HashMap, HashSet};
+
+use crate::ir::{Atom, Expr, Literal, PredId, Rule, Term, VarId};
+use crate::syntax::ast::{ArithOp, CmpOp};
+use crate::value::Value;
+
+/// A fact's object arguments.
+pub type Tuple = Box<[Value]>;
+
+/// The facts of one predicate at one time point.
+pub type Relation = HashSet<Tuple>;
+
+/// Where rules read facts from and write the facts they derive.
+pub trait Facts {
+    /// The facts of `pred` at `time`; `None` when there are none (or the time point does
+    /// not exist).
+    fn relation(&self, pred: PredId, time: u64) -> Option<&Relation>;
+    /// Adds a fact of `pred` at the time point being evaluated; whether it is new.
+    fn insert(&mut self, pred: PredId, tuple: Tuple) -> bool;
+}
+
+/// A rule with its body reordered so that each literal's inputs are bound when reached.
+#[derive(Clone, Debug)]
+pub struct RulePlan {
+    pub head: Atom,
+    pub body: Vec<Literal>,
+    vars: usize,
+    /// Body positions of offset-0 atoms of the rule's own stratum (semi-naive deltas).
+    recursive: Vec<usize>,
+}
+
+impl RulePlan {
+    /// Plans `rule`; `same_stratum(p)` says whether an offset-0 atom of `p` is recursive.
+    pub fn new(rule: &Rule, same_stratum: impl Fn(PredId) -> bool) -> RulePlan {
+        let body = order_body(&rule.body, rule.vars.len());
+        let recursive = body
+            .iter()
+            .enumerate()
+            .filter_map(|(i, literal)| match literal {
+                Literal::Positive(atom) if atom.offset == 0 && same_stratum(atom.pred) => Some(i),
+                _ => None,
+            })
+            .collect();
+        RulePlan {
+            head: rule.head.clone(),
+            body,
+            vars: rule.vars.len(),
+            recursive,
+        }
+    }
+
+    /// Derives the rule's head facts at `t`; `delta` replaces the relation read at one body
+    /// position (semi-naive).
+    pub fn fire(
+        &self,
+        t: u64,
+        delta: Option<(usize, &Relation)>,
+        facts: &impl Facts,
+        out: &mut Vec<Tuple>,
+    ) {
+        let mut env: Vec<Option<Value>> = vec![None; self.vars];
+        self.join(0, t, delta, facts, &mut env, out);
+    }
+
+    fn join(
+        &self,
+        position: usize,
+        t: u64,
+        delta: Option<(usize, &Relation)>,
+        facts: &impl Facts,
+        env: &mut Vec<Option<Value>>,
+        out: &mut Vec<Tuple>,
+    ) {
+        let Some(literal) = self.body.get(position) else {
+            if let Some(head) = bound_tuple(&self.head.args, env) {
+                out.push(head);
+            }
+            return;
+        };
+        let at = |atom: &Atom| {
+            t.checked_sub(u64::from(atom.offset))
+                .and_then(|time| facts.relation(atom.pred, time))
+        };
+        match literal {
+            Literal::Positive(atom) => {
+                let relation = match delta {
+                    Some((delta_at, relation)) if delta_at == position => Some(relation),
+                    _ => at(atom),
+                };
+                let Some(relation) = relation else { return };
+                // Every argument bound: one lookup instead of a scan.
+                if let Some(tuple) = bound_tuple(&atom.args, env) {
+                    if relation.contains(&tuple) {
+                        self.join(position + 1, t, delta, facts, env, out);
+                    }
+                    return;
+                }
+                let mut newly_bound: Vec<VarId> = Vec::with_capacity(atom.args.len());
+                for tuple in relation {
+                    if unify(&atom.args, tuple, env, &mut newly_bound) {
+                        self.join(position + 1, t, delta, facts, env, out);
+                    }
+                    for v in newly_bound.drain(..) {
+                        env[v] = None;
+                    }
+                }
+            }
+            Literal::Negative(atom) => {
+                if !at(atom).is_some_and(|relation| matches_any(&atom.args, relation, env)) {
+                    self.join(position + 1, t, delta, facts, env, out);
+                }
+            }
+            Literal::Compare { op, lhs, rhs, .. } => {
+                if let (Some(a), Some(b)) = (eval(lhs, env, t), eval(rhs, env, t)) {
+                    if compare(*op, a, b) {
+                        self.join(position + 1, t, delta, facts, env, out);
+                    }
+                }
+            }
+            Literal::Assign { var, expr, .. } => {
+                if let Some(value) = eval(expr, env, t) {
+                    let previous = env[*var].replace(value);
+                    self.join(position + 1, t, delta, facts, env, out);
+                    env[*var] = previous;
+                }
+            }
+        }
+    }
+}
+
+/// Evaluates the rules of one stratum at `t` to a fixpoint: one round of every rule, then,
+/// when the stratum is recursive, semi-naive rounds that join each recursive atom against
+/// the previous round's new facts.
+pub fn evaluate_stratum(
+    plans: &[RulePlan],
+    rules: &[usize],
+    recursive: bool,
+    t: u64,
+    facts: &mut impl Facts,
+) {
+    let mut derived: Vec<(PredId, Tuple)> = Vec::new();
+    let mut out = Vec::new();
+    for &r in rules {
+        let plan = &plans[r];
+        plan.fire(t, None, facts, &mut out);
+        derived.extend(out.drain(..).map(|tuple| (plan.head.pred, tuple)));
+    }
+    let mut delta = insert_new(facts, derived, recursive);
+    while !delta.is_empty() {
+        let mut derived = Vec::new();
+        for &r in rules {
+            let plan = &plans[r];
+            for &position in &plan.recursive {
+                let Literal::Positive(atom) = &plan.body[position] else {
+                    continue;
+                };
+                let Some(changed) = delta.get(&atom.pred) else {
+                    continue;
+                };
+                plan.fire(t, Some((position, changed)), facts, &mut out);
+                derived.extend(out.drain(..).map(|tuple| (plan.head.pred, tuple)));
+            }
+        }
+        delta = insert_new(facts, derived, true);
+    }
+}
+
+/// Inserts facts; returns the new ones per predicate when `track` (for the next round).
+fn insert_new(
+    facts: &mut impl Facts,
+    derived: Vec<(PredId, Tuple)>,
+    track: bool,
+) -> HashMap<PredId, Relation> {
+    let mut delta: HashMap<PredId, Relation> = HashMap::new();
+    for (pred, tuple) in derived {
+        if track {
+            if facts.insert(pred, tuple.clone()) {
+                delta.entry(pred).or_default().insert(tuple);
+            }
+        } else {
+            facts.insert(pred, tuple);
+        }
+    }
+    delta
+}
+
+/// Orders a body so that every negation, comparison and assignment comes right after the
+/// atoms that bind its inputs, and atoms sharing bound variables come early.
+fn order_body(body: &[Literal], vars: usize) -> Vec<Literal> {
+    let mut bound = vec![false; vars];
+    let mut remaining: Vec<&Literal> = body.iter().collect();
+    let mut ordered = Vec::with_capacity(body.len());
+    let inputs_bound = |literal: &Literal, bound: &[bool]| -> bool {
+        let mut needed = Vec::new();
+        match literal {
+            Literal::Negative(atom) => needed.extend(atom.args.iter().filter_map(var_of)),
+            Literal::Compare { lhs, rhs, .. } => {
+                lhs.vars(&mut needed);
+                rhs.vars(&mut needed);
+            }
+            Literal::Assign { expr, .. } => expr.vars(&mut needed),
+            Literal::Positive(_) => return true,
+        }
+        needed.iter().all(|&v| bound[v])
+    };
+    while !remaining.is_empty() {
+        let filter = remaining
+            .iter()
+            .position(|l| !matches!(l, Literal::Positive(_)) && inputs_bound(l, &bound));
+        let pick = filter.unwrap_or_else(|| {
+            // The positive atom with the most bound variables (ties: written order).
+            remaining
+                .iter()
+                .enumerate()
+                .filter(|(_, l)| matches!(l, Literal::Positive(_)))
+                .max_by_key(|(i, l)| {
+                    let bound_args = l.atom().map_or(0, |a| {
+                        a.args
+                            .iter()
+                            .filter_map(var_of)
+                            .filter(|&v| bound[v])
+                            .count()
+                    });
+                    (bound_args, std::cmp::Reverse(*i))
+                })
+                .map_or(0, |(i, _)| i)
+        });
+        let literal = remaining.remove(pick);
+        match literal {
+            Literal::Positive(atom) => atom
+                .args
+                .iter()
+                .filter_map(var_of)
+                .for_each(|v| bound[v] = true),
+            Literal::Assign { var, .. } => bound[*var] = true,
+            _ => {}
+        }
+        ordered.push(literal.clone());
+    }
+    ordered
+}
+
+fn var_of(term: &Term) -> Option<VarId> {
+    match term {
+        Term::Var(v) => Some(*v),
+        _ => None,
+    }
+}
+
+/// Matches `tuple` against `args`, binding unbound variables (recorded in `newly_bound`).
+fn unify(
+    args: &[Term],
+    tuple: &[Value],
+    env: &mut [Option<Value>],
+    newly_bound: &mut Vec<VarId>,
+) -> bool {
+    if args.len() != tuple.len() {
+        return false;
+    }
+    for (term, &value) in args.iter().zip(tuple) {
+        match term {
+            Term::Const(c) if *c != value => return false,
+            Term::Var(v) => match env[*v] {
+                Some(bound) if bound != value => return false,
+                Some(_) => {}
+                None => {
+                    env[*v] = Some(value);
+                    newly_bound.push(*v);
+                }
+            },
+            _ => {}
+        }
+    }
+    true
+}
+
+/// The tuple `args` denote under `env`, when every argument is bound.
+fn bound_tuple(args: &[Term], env: &[Option<Value>]) -> Option<Tuple> {
+    args.iter()
+        .map(|term| match term {
+            Term::Var(v) => env[*v],
+            Term::Const(c) => Some(*c),
+            Term::Wildcard => None,
+        })
+        .collect()
+}
+
+/// Whether some tuple of `relation` matches `args` under `env` (`_` matches anything).
+fn matches_any(args: &[Term], relation: &Relation, env: &[Option<Value>]) -> bool {
+    match bound_tuple(args, env) {
+        Some(tuple) => relation.contains(&tuple),
+        None => relation.iter().any(|tuple| {
+            args.iter()
+                .zip(tuple.iter())
+                .all(|(term, value)| match term {
+                    Term::Var(v) => env[*v] == Some(*value),
+                    Term::Const(c) => c == value,
+                    Term::Wildcard => true,
+                })
+        }),
+    }
+}
+
+/// Evaluates an expression; `None` when an input is unbound, not a number, or the
+/// arithmetic fails (overflow, division by zero).
+pub fn eval(expr: &Expr, env: &[Option<Value>], t: u64) -> Option<Value> {
+    match expr {
+        Expr::Var(v) => env.get(*v).copied().flatten(),
+        Expr::Time => i64::try_from(t).ok().map(Value::Int),
+        Expr::Const(value) => Some(*value),
+        Expr::Binary(op, lhs, rhs) => arith(*op, eval(lhs, env, t)?, eval(rhs, env, t)?),
+    }
+}
+
+/// `+ - * /` over numbers: integers stay integers (checked; division truncates), anything
+/// with a float is a float.
+pub fn arith(op: ArithOp, a: Value, b: Value) -> Option<Value> {
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) => match op {
+            ArithOp::Add => x.checked_add(y),
+            ArithOp::Sub => x.checked_sub(y),
+            ArithOp::Mul => x.checked_mul(y),
+            ArithOp::Div => x.checked_div(y),
+        }
+        .map(Value::Int),
+        (Value::Sym(_), _) | (_, Value::Sym(_)) => None,
+        (a, b) => {
+            let (x, y) = (to_f64(a)?, to_f64(b)?);
+            let result = match op {
+                ArithOp::Add => x + y,
+                ArithOp::Sub => x - y,
+                ArithOp::Mul => x * y,
+                ArithOp::Div => x / y,
+            };
+            result.is_finite().then_some(Value::Float(result))
+        }
+    }
+}
+
+fn to_f64(value: Value) -> Option<f64> {
+    match value {
+        Value::Int(i) => Some(i as f64),
+        Value::Float(f) => Some(f),
+        Value::Sym(_) => None,
+    }
+}
+
+/// The comparison built-ins: numeric across ints and floats, text order between symbols;
+/// values of different kinds are unequal and unordered.
+pub fn compare(op: CmpOp, a: Value, b: Value) -> bool {
+    use std::cmp::Ordering::{Equal, Greater, Less};
+    if let (Value::Sym(x), Value::Sym(y)) = (a, b) {
+        if matches!(op, CmpOp::Eq | CmpOp::Ne) {
+            return (x == y) == (op == CmpOp::Eq);
+        }
+    }
+    let ordering = a.compare(b);
+    match op {
+        CmpOp::Eq => ordering == Some(Equal),
+        CmpOp::Ne => ordering != Some(Equal),
+        CmpOp::Lt => ordering == Some(Less),
+        CmpOp::Le => matches!(ordering, Some(Less | Equal)),
+        CmpOp::Gt => ordering == Some(Greater),
+        CmpOp::Ge => matches!(ordering, Some(Greater | Equal)),
+    }
+}
