@@ -85,6 +85,28 @@ pub enum RunError {
     Stream(#[from] Box<StreamError>),
     #[error("cannot write the output: {0}")]
     Output(#[from] io::Error),
+    #[error("{0}")]
+    Cluster(String),
+}
+
+/// What the timeline driver hands completed time points to.
+pub trait TimePoints {
+    /// Time point `t` is complete; these input facts hold at it.
+    fn complete(&mut self, t: u64, input: Vec<(PredId, Tuple)>) -> Result<(), RunError>;
+    /// The time points `from..to` (exclusive) are complete and have no input.
+    fn quiet(&mut self, from: u64, to: u64) -> Result<(), RunError> {
+        for t in from..to {
+            self.complete(t, Vec::new())?;
+        }
+        Ok(())
+    }
+}
+
+/// Counts of what the driver fed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Fed {
+    pub input_facts: u64,
+    pub dropped: u64,
 }
 
 struct Driver<'a, E, W: Write> {
@@ -94,22 +116,14 @@ struct Driver<'a, E, W: Write> {
     summary: RunSummary,
 }
 
-impl<E: Evaluator, W: Write> Driver<'_, E, W> {
-    fn step(&mut self, t: u64, input: Vec<(PredId, Tuple)>) -> io::Result<()> {
+impl<E: Evaluator, W: Write> TimePoints for Driver<'_, E, W> {
+    fn complete(&mut self, t: u64, input: Vec<(PredId, Tuple)>) -> Result<(), RunError> {
         let mut out = Vec::new();
         self.evaluator.step(t, input, &self.outputs, &mut out);
         self.summary.first.get_or_insert(t);
         self.summary.last = Some(t);
         self.summary.time_points += 1;
-        self.sink.emit(t, out)
-    }
-
-    /// Evaluates the time points `from..to` (exclusive) that have no input.
-    fn quiet(&mut self, from: u64, to: u64) -> io::Result<()> {
-        for t in from..to {
-            self.step(t, Vec::new())?;
-        }
-        Ok(())
+        Ok(self.sink.emit(t, out)?)
     }
 }
 
@@ -127,13 +141,13 @@ pub fn drive<E: Evaluator, W: Write>(
         outputs: program.output_predicates(),
         summary: RunSummary::default(),
     };
-    let result = run(sources, timeline, &mut driver);
+    let result = feed(sources, timeline, &mut driver);
     let mut summary = std::mem::take(&mut driver.summary);
-    for source in sources.iter() {
-        merge_skips(&mut summary.skipped, source.skipped());
-    }
     match result {
-        Ok(()) => {
+        Ok(fed) => {
+            summary.input_facts = fed.input_facts;
+            summary.dropped = fed.dropped;
+            summary.skipped = skipped(sources);
             driver.sink.finish()?;
             Ok(summary)
         }
@@ -145,18 +159,30 @@ pub fn drive<E: Evaluator, W: Write>(
     }
 }
 
-fn run<E: Evaluator, W: Write>(
+/// What the sources skipped (unknown predicates, wrong arities), added up.
+pub fn skipped(sources: &[Box<dyn FactSource + '_>]) -> SkipCounts {
+    let mut total = SkipCounts::default();
+    for source in sources {
+        merge_skips(&mut total, source.skipped());
+    }
+    total
+}
+
+/// Merges `sources` by time and hands every time point of the timeline, in order, to
+/// `consumer` as soon as it is complete.
+pub fn feed(
     sources: &mut [Box<dyn FactSource + '_>],
     timeline: Timeline,
-    driver: &mut Driver<'_, E, W>,
-) -> Result<(), RunError> {
+    consumer: &mut impl TimePoints,
+) -> Result<Fed, RunError> {
+    let mut fed = Fed::default();
     let mut heads: Vec<Option<InputFact>> = Vec::with_capacity(sources.len());
     for source in sources.iter_mut() {
         heads.push(source.next_fact()?);
     }
     let first_input = heads.iter().flatten().map(|f| f.time).min();
     let Some(start) = timeline.from.or(first_input).or(timeline.until.map(|_| 0)) else {
-        return Ok(());
+        return Ok(fed);
     };
     let mut next_t = start;
     let mut last_seen: Option<u64> = None;
@@ -175,19 +201,22 @@ fn run<E: Evaluator, W: Write>(
             }
         }
         if time < next_t {
-            driver.summary.dropped += input.len() as u64;
+            fed.dropped += input.len() as u64;
             continue;
         }
-        driver.quiet(next_t, time)?;
-        driver.summary.input_facts += input.len() as u64;
-        driver.step(time, input)?;
+        if next_t < time {
+            consumer.quiet(next_t, time)?;
+        }
+        fed.input_facts += input.len() as u64;
+        consumer.complete(time, input)?;
         next_t = time + 1;
     }
-    let end = timeline.until.or(last_seen);
-    if let Some(end) = end {
-        driver.quiet(next_t, end.saturating_add(1))?;
+    if let Some(end) = timeline.until.or(last_seen) {
+        if next_t <= end {
+            consumer.quiet(next_t, end.saturating_add(1))?;
+        }
     }
-    Ok(())
+    Ok(fed)
 }
 
 fn merge_skips(total: &mut SkipCounts, more: SkipCounts) {

@@ -35,10 +35,8 @@ pub struct Sink<W: Write> {
     names: Vec<String>,
     /// Rank of each predicate by name, for sorting.
     rank: Vec<usize>,
-    /// Facts holding at the previous time point (changes), sorted.
-    previous: Vec<(PredId, Tuple)>,
-    /// Start of the current interval of each holding fact (intervals).
-    open: HashMap<(PredId, Tuple), u64>,
+    /// Every fact holding at the last time point, with the start of its interval.
+    holding: HashMap<(PredId, Tuple), u64>,
     last_time: Option<u64>,
     /// Flush after every time point (live streams).
     pub flush_each: bool,
@@ -59,8 +57,7 @@ impl<W: Write> Sink<W> {
             mode,
             names,
             rank,
-            previous: Vec::new(),
-            open: HashMap::new(),
+            holding: HashMap::new(),
             last_time: None,
             flush_each: false,
             line: String::new(),
@@ -91,69 +88,82 @@ impl<W: Write> Sink<W> {
 
     /// Records the facts that hold at `t` (any order, no duplicates). Time points must
     /// come in increasing order.
-    pub fn emit(&mut self, t: u64, mut facts: Vec<(PredId, Tuple)>) -> io::Result<()> {
+    pub fn emit(&mut self, t: u64, facts: Vec<(PredId, Tuple)>) -> io::Result<()> {
+        let mut now: HashMap<(PredId, Tuple), ()> = facts.into_iter().map(|f| (f, ())).collect();
+        let mut changes: Vec<((PredId, Tuple), isize)> = Vec::new();
+        for fact in self.holding.keys() {
+            if now.remove(fact).is_none() {
+                changes.push((fact.clone(), -1));
+            }
+        }
+        changes.extend(now.into_keys().map(|fact| (fact, 1)));
+        self.emit_changes(t, changes)
+    }
+
+    /// Records what changed at `t`: +1 for a fact that starts to hold, −1 for one that
+    /// stops. Time points must come in increasing order; every time point of the timeline
+    /// must be given, with or without changes.
+    pub fn emit_changes(
+        &mut self,
+        t: u64,
+        mut changes: Vec<((PredId, Tuple), isize)>,
+    ) -> io::Result<()> {
         use std::fmt::Write as _;
-        facts.sort_unstable_by(|a, b| self.order(a, b));
+        changes.sort_unstable_by(|a, b| self.order(&a.0, &b.0).then(b.1.cmp(&a.1)));
         self.line.clear();
+        let mut closed: Vec<((PredId, Tuple), u64)> = Vec::new();
+        for (fact, diff) in changes {
+            if diff > 0 {
+                let mut started = false;
+                self.holding.entry(fact.clone()).or_insert_with(|| {
+                    started = true;
+                    t
+                });
+                if !started || self.mode != Mode::Changes {
+                    continue;
+                }
+                self.line.push('+');
+            } else {
+                let Some(start) = self.holding.remove(&fact) else {
+                    continue;
+                };
+                match self.mode {
+                    Mode::Changes => self.line.push('-'),
+                    Mode::Intervals => {
+                        closed.push((fact, start));
+                        continue;
+                    }
+                    Mode::Points => continue,
+                }
+            }
+            self.write_atom(fact.0, &fact.1, false);
+            if !fact.1.is_empty() {
+                self.line.push(')');
+            }
+            let _ = writeln!(self.line, " @{t}");
+        }
         match self.mode {
             Mode::Points => {
-                for (pred, args) in &facts {
-                    self.write_atom(*pred, args, true);
-                    if !args.is_empty() {
-                        self.line.push(',');
+                let mut facts: Vec<&(PredId, Tuple)> = self.holding.keys().collect();
+                facts.sort_unstable_by(|a, b| self.order(a, b));
+                let mut line = std::mem::take(&mut self.line);
+                for (pred, args) in facts {
+                    line.push_str(&self.names[*pred]);
+                    line.push('(');
+                    for value in args.iter() {
+                        let _ = write!(line, "{value},");
                     }
-                    let _ = writeln!(self.line, "{t}).");
+                    let _ = writeln!(line, "{t}).");
                 }
-            }
-            Mode::Changes => {
-                let previous = std::mem::take(&mut self.previous);
-                let (mut i, mut j) = (0, 0);
-                while i < previous.len() || j < facts.len() {
-                    let ordering = match (previous.get(i), facts.get(j)) {
-                        (Some(a), Some(b)) => self.order(a, b),
-                        (Some(_), None) => Ordering::Less,
-                        _ => Ordering::Greater,
-                    };
-                    let (sign, (pred, args)) = match ordering {
-                        Ordering::Equal => {
-                            i += 1;
-                            j += 1;
-                            continue;
-                        }
-                        Ordering::Less => {
-                            i += 1;
-                            ('-', &previous[i - 1])
-                        }
-                        Ordering::Greater => {
-                            j += 1;
-                            ('+', &facts[j - 1])
-                        }
-                    };
-                    self.line.push(sign);
-                    self.write_atom(*pred, args, false);
-                    if !args.is_empty() {
-                        self.line.push(')');
-                    }
-                    let _ = writeln!(self.line, " @{t}");
-                }
-                self.previous = facts;
+                self.line = line;
             }
             Mode::Intervals => {
-                let mut holding: HashMap<(PredId, Tuple), u64> =
-                    HashMap::with_capacity(facts.len());
-                for fact in facts {
-                    let start = self.open.remove(&fact).unwrap_or(t);
-                    holding.insert(fact, start);
-                }
-                let mut closed: Vec<((PredId, Tuple), u64)> =
-                    std::mem::replace(&mut self.open, holding)
-                        .into_iter()
-                        .collect();
                 closed.sort_unstable_by(|a, b| a.1.cmp(&b.1).then_with(|| self.order(&a.0, &b.0)));
                 for ((pred, args), start) in &closed {
                     self.write_interval(*pred, args, *start, t);
                 }
             }
+            Mode::Changes => {}
         }
         self.last_time = Some(t);
         self.out.write_all(self.line.as_bytes())?;
@@ -178,7 +188,7 @@ impl<W: Write> Sink<W> {
             if let Some(last) = self.last_time {
                 self.line.clear();
                 let mut open: Vec<((PredId, Tuple), u64)> =
-                    std::mem::take(&mut self.open).into_iter().collect();
+                    std::mem::take(&mut self.holding).into_iter().collect();
                 open.sort_unstable_by(|a, b| a.1.cmp(&b.1).then_with(|| self.order(&a.0, &b.0)));
                 for ((pred, args), start) in &open {
                     self.write_interval(*pred, args, *start, last + 1);

@@ -113,8 +113,22 @@ impl fmt::Debug for Sym {
     }
 }
 
+/// Symbols travel between processes as their text and are interned on arrival.
+impl serde::Serialize for Sym {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Sym {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Sym, D::Error> {
+        let text = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+        Ok(Sym::new(&text))
+    }
+}
+
 /// A constant.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 pub enum Value {
     Int(i64),
     Float(f64),

@@ -1,6 +1,7 @@
 //! Shared helpers for the cross-path tests: a generator of random valid TD programs and
 //! streams ([`generate`]), a naive oracle that grounds rules over the active domain
-//! ([`naive`]), and a way to run the reference evaluator on text ([`run_reference`]).
+//! ([`naive`]), and [`run`], which takes program and stream text through any evaluation
+//! path.
 //!
 //! The generator is the one every evaluation path (reference, dataflow with 1..n
 //! workers, processes, STG) is checked with.
@@ -13,8 +14,21 @@ use std::collections::BTreeSet;
 use stgflow_engine::compile_str;
 use stgflow_engine::drive::{FactSource, ProgramFacts, Timeline, drive};
 use stgflow_engine::reference::Reference;
+use stgflow_engine::runtime;
 use stgflow_engine::sink::{Mode, Sink};
 use stgflow_engine::stream::{FactReader, Schema, StreamFormat};
+
+/// Which evaluation path [`run`] takes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Engine {
+    Reference,
+    /// The dataflow engine in this process with this many worker threads, windows lowered
+    /// or not.
+    Dataflow {
+        workers: usize,
+        lower_windows: bool,
+    },
+}
 
 /// Runs the reference evaluator on TD program and stream text, printing every predicate
 /// in `points` mode; returns the set of output lines.
@@ -22,6 +36,17 @@ pub fn run_reference(
     program_text: &str,
     stream_text: &str,
     timeline: Timeline,
+) -> Result<BTreeSet<String>, String> {
+    run(program_text, stream_text, timeline, &Engine::Reference)
+}
+
+/// Runs `engine` on TD program and stream text, printing every predicate in `points`
+/// mode; returns the set of output lines.
+pub fn run(
+    program_text: &str,
+    stream_text: &str,
+    timeline: Timeline,
+    engine: &Engine,
 ) -> Result<BTreeSet<String>, String> {
     let compiled = compile_str("generated.tdl", program_text);
     if compiled.has_errors() {
@@ -39,9 +64,35 @@ pub fn run_reference(
     let mut sources: Vec<Box<dyn FactSource + '_>> =
         vec![Box::new(ProgramFacts::new(&program)), Box::new(reader)];
     let mut sink = Sink::new(Vec::new(), Mode::Points, &program);
-    let mut evaluator = Reference::new(&program, analysis);
-    drive(&program, &mut sources, timeline, &mut evaluator, &mut sink)
-        .map_err(|e| e.to_string())?;
+    match engine {
+        Engine::Reference => {
+            let mut evaluator = Reference::new(&program, analysis);
+            drive(&program, &mut sources, timeline, &mut evaluator, &mut sink)
+                .map_err(|e| e.to_string())?;
+        }
+        Engine::Dataflow {
+            workers,
+            lower_windows,
+        } => {
+            let options = runtime::Options {
+                cluster: runtime::Cluster {
+                    workers: *workers,
+                    ..runtime::Cluster::default()
+                },
+                lower_windows: *lower_windows,
+                ..runtime::Options::default()
+            };
+            runtime::run(
+                &program,
+                analysis,
+                &mut sources,
+                timeline,
+                &options,
+                &mut sink,
+            )
+            .map_err(|e| e.to_string())?;
+        }
+    }
     let text = String::from_utf8(sink.into_inner()).map_err(|e| e.to_string())?;
     Ok(text.lines().map(str::to_owned).collect())
 }

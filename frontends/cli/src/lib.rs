@@ -13,6 +13,7 @@ use std::time::Instant;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use stgflow_engine::drive::{FactSource, ProgramFacts, RunError, Timeline, drive};
 use stgflow_engine::reference::Reference;
+use stgflow_engine::runtime;
 use stgflow_engine::sink::{Mode, Sink};
 use stgflow_engine::stream::{FactReader, Schema, StreamFormat};
 use stgflow_engine::{Compiled, compile_str};
@@ -54,6 +55,7 @@ enum Command {
 }
 
 #[derive(Debug, Args)]
+#[command(disable_help_flag = true)]
 struct RunArgs {
     /// The TD program (`.tdl`). Facts written in it are input too.
     program: PathBuf,
@@ -61,8 +63,30 @@ struct RunArgs {
     /// as a later one arrives). With none, only the program's own facts are input.
     streams: Vec<String>,
     /// Which evaluator runs the program.
-    #[arg(long, value_enum, default_value_t = EngineKind::Reference)]
+    #[arg(long, value_enum, default_value_t = EngineKind::Dataflow)]
     engine: EngineKind,
+    /// Worker threads per process (dataflow engine).
+    #[arg(short = 'w', long, default_value_t = 1, value_name = "N")]
+    workers: usize,
+    /// Number of processes in a timely cluster (dataflow engine); start one per process
+    /// with the same arguments and its own `-p`.
+    #[arg(short = 'n', long, default_value_t = 1, value_name = "N")]
+    processes: usize,
+    /// This process's index in the cluster, from 0; process 0 reads the input and
+    /// prints the output.
+    #[arg(short = 'p', long, default_value_t = 0, value_name = "I")]
+    process: usize,
+    /// File with one `host:port` per line, one line per process (default: 127.0.0.1
+    /// from port 2101 up).
+    #[arg(short = 'h', long, value_name = "FILE")]
+    hostfile: Option<PathBuf>,
+    /// Run LARS-style window definitions (♢/□) as literal rules instead of the delay
+    /// operators (for checking that both agree).
+    #[arg(long)]
+    no_window_lowering: bool,
+    /// Print help.
+    #[arg(long, action = clap::ArgAction::Help)]
+    help: Option<bool>,
     /// How to print what holds.
     #[arg(long, value_enum, default_value_t = OutputMode::Points)]
     mode: OutputMode,
@@ -94,6 +118,8 @@ struct CheckArgs {
 /// Evaluators.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum EngineKind {
+    /// The parallel engine on timely/differential dataflow (`-w`, `-n/-p/-h`).
+    Dataflow,
     /// The single-threaded reference evaluator (semi-naive per time point, per stratum).
     Reference,
 }
@@ -330,6 +356,27 @@ impl Context<'_> {
                 let mut evaluator = Reference::new(program, analysis);
                 drive(program, &mut sources, timeline, &mut evaluator, &mut sink)
             }
+            EngineKind::Dataflow => {
+                let options = runtime::Options {
+                    cluster: runtime::Cluster {
+                        workers: args.workers,
+                        processes: args.processes,
+                        process: args.process,
+                        hostfile: args.hostfile.clone(),
+                    },
+                    lower_windows: !args.no_window_lowering,
+                    live,
+                    ..runtime::Options::default()
+                };
+                runtime::run(
+                    program,
+                    analysis,
+                    &mut sources,
+                    timeline,
+                    &options,
+                    &mut sink,
+                )
+            }
         };
         drop(sink);
         match result {
@@ -374,6 +421,7 @@ impl Context<'_> {
                 let _ = writeln!(self.stderr, "{e}");
                 Err(Failure::Reported)
             }
+            Err(RunError::Cluster(message)) => Err(Failure::Message(message)),
         }
     }
 }

@@ -1,0 +1,350 @@
+//! The dataflow plan: which rules run as differential operators, which run in the
+//! time-stepping operator, and which predicates are windows.
+//!
+//! The program's predicates are grouped into the SCCs of the *full* dependency graph
+//! (every offset), in topological order, so that every edge between components goes
+//! forward, at any offset (a delay). Each component is one of:
+//!
+//! * **Window** — a predicate defined exactly as LARS's ⊞d♢ p (d+1 rules
+//!   `q(X, T) :- p(X, T-i)`, i = 0..d) or ⊞d□ p (one rule `q(X, T) :- p(X, T), …,
+//!   p(X, T-d)`): lowered to an O(1)-per-change delay operator (DESIGN §4) instead of d+1
+//!   delayed copies or a (d+1)-way join.
+//! * **Dataflow** — rules with no recursion through time: rendered as joins, antijoins,
+//!   maps and filters over differential collections; `iterate` when the component recurses
+//!   at offset 0.
+//! * **Stepper** — a temporal SCC (a cycle through an offset > 0, such as EC inertia), or
+//!   rules that use the time as a value: evaluated per time point, in time order, by a
+//!   dedicated operator (see `render::stepper`). When every rule of the component shares a
+//!   variable that sits at one fixed argument position of each predicate it reads or
+//!   defines, that position is the component's *key*: facts are sharded by it across
+//!   workers and only keys whose inputs changed recently are re-evaluated.
+
+use hashbrown::{HashMap, HashSet};
+
+use crate::ir::{Expr, Literal, PredId, Program, Rule, Term};
+use crate::stratify::{Analysis, edges, ordered_sccs};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Window {
+    /// ⊞d♢: p held somewhere in [T−d, T].
+    Diamond(u32),
+    /// ⊞d□: p held at every point of [T−d, T].
+    Box(u32),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StepperPlan {
+    pub preds: Vec<PredId>,
+    pub rules: Vec<usize>,
+    /// The component's rules per offset-0 stratum, in evaluation order, and whether the
+    /// stratum recurses at offset 0.
+    pub strata: Vec<(Vec<usize>, bool)>,
+    /// Predicates defined outside the component that its rules read.
+    pub reads: Vec<PredId>,
+    /// The key position of every predicate the component reads or defines, when sharded.
+    pub key: Option<HashMap<PredId, usize>>,
+    /// The largest offset of any body atom: how many past time points a key keeps.
+    pub horizon: u32,
+    /// A rule reads the time as a value, so results change every time point.
+    pub uses_time: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Component {
+    Window {
+        pred: PredId,
+        source: PredId,
+        window: Window,
+    },
+    Dataflow {
+        preds: Vec<PredId>,
+        rules: Vec<usize>,
+        recursive: bool,
+    },
+    Stepper(StepperPlan),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    pub components: Vec<Component>,
+}
+
+/// Plans `program`; `lower_windows` turns the window detection on.
+pub fn plan(program: &Program, analysis: &Analysis, lower_windows: bool) -> Plan {
+    let n = program.predicates.len();
+    let all_edges = edges(program);
+    let sccs = ordered_sccs(n, all_edges.iter().map(|e| (e.from, e.to)));
+    let mut components = Vec::new();
+    for scc in sccs {
+        let rules: Vec<usize> = (0..program.rules.len())
+            .filter(|&r| scc.contains(&program.rules[r].head.pred))
+            .collect();
+        if rules.is_empty() {
+            continue;
+        }
+        let temporal = all_edges
+            .iter()
+            .any(|e| e.offset > 0 && scc.contains(&e.from) && scc.contains(&e.to));
+        let uses_time = rules.iter().any(|&r| rule_uses_time(&program.rules[r]));
+        if temporal || uses_time {
+            components.push(Component::Stepper(stepper(
+                program, analysis, scc, rules, uses_time,
+            )));
+            continue;
+        }
+        if lower_windows && scc.len() == 1 {
+            if let Some((source, window)) = window_shape(program, &rules) {
+                components.push(Component::Window {
+                    pred: scc[0],
+                    source,
+                    window,
+                });
+                continue;
+            }
+        }
+        let recursive = all_edges
+            .iter()
+            .any(|e| e.offset == 0 && scc.contains(&e.from) && scc.contains(&e.to));
+        components.push(Component::Dataflow {
+            preds: scc,
+            rules,
+            recursive,
+        });
+    }
+    Plan { components }
+}
+
+fn rule_uses_time(rule: &Rule) -> bool {
+    fn uses(expr: &Expr) -> bool {
+        match expr {
+            Expr::Time => true,
+            Expr::Var(_) | Expr::Const(_) => false,
+            Expr::Binary(_, lhs, rhs) => uses(lhs) || uses(rhs),
+        }
+    }
+    rule.body.iter().any(|literal| match literal {
+        Literal::Compare { lhs, rhs, .. } => uses(lhs) || uses(rhs),
+        Literal::Assign { expr, .. } => uses(expr),
+        _ => false,
+    })
+}
+
+fn stepper(
+    program: &Program,
+    analysis: &Analysis,
+    preds: Vec<PredId>,
+    rules: Vec<usize>,
+    uses_time: bool,
+) -> StepperPlan {
+    let internal: HashSet<PredId> = preds.iter().copied().collect();
+    let strata = analysis
+        .strata
+        .iter()
+        .filter(|s| s.preds.iter().any(|p| internal.contains(p)))
+        .map(|s| (s.rules.clone(), s.recursive))
+        .collect();
+    let mut reads: Vec<PredId> = Vec::new();
+    let mut horizon = 0;
+    for &r in &rules {
+        for atom in program.rules[r].body.iter().filter_map(Literal::atom) {
+            horizon = horizon.max(atom.offset);
+            if !internal.contains(&atom.pred) && !reads.contains(&atom.pred) {
+                reads.push(atom.pred);
+            }
+        }
+    }
+    let key = find_key(program, &rules);
+    StepperPlan {
+        preds,
+        rules,
+        strata,
+        reads,
+        key,
+        horizon,
+        uses_time,
+    }
+}
+
+/// A key position per predicate such that every rule's head and body atoms all carry one
+/// shared variable at those positions; `None` when there is none.
+fn find_key(program: &Program, rules: &[usize]) -> Option<HashMap<PredId, usize>> {
+    let first = program.rules.get(*rules.first()?)?.head.pred;
+    'candidate: for start in 0..program.predicates[first].arity {
+        let mut positions: HashMap<PredId, usize> = HashMap::from([(first, start)]);
+        let mut settled: HashSet<usize> = HashSet::new();
+        while settled.len() < rules.len() {
+            let mut progress = false;
+            for &r in rules {
+                let rule = &program.rules[r];
+                let Some(&head_position) = positions.get(&rule.head.pred) else {
+                    continue;
+                };
+                if !settled.insert(r) {
+                    continue;
+                }
+                progress = true;
+                let Some(Term::Var(key)) = rule.head.args.get(head_position) else {
+                    continue 'candidate;
+                };
+                for atom in rule.body.iter().filter_map(Literal::atom) {
+                    let Some(position) = atom.args.iter().position(|t| *t == Term::Var(*key))
+                    else {
+                        continue 'candidate;
+                    };
+                    match positions.get(&atom.pred) {
+                        Some(&known) if known != position => continue 'candidate,
+                        Some(_) => {}
+                        None => {
+                            positions.insert(atom.pred, position);
+                        }
+                    }
+                }
+            }
+            if !progress {
+                // Rules whose head never got a position: the key does not reach them.
+                continue 'candidate;
+            }
+        }
+        return Some(positions);
+    }
+    None
+}
+
+/// Recognises ⊞d♢ p and ⊞d□ p definitions.
+fn window_shape(program: &Program, rules: &[usize]) -> Option<(PredId, Window)> {
+    let head_args = &program.rules[rules[0]].head.args;
+    let distinct_vars = {
+        let mut seen = HashSet::new();
+        head_args
+            .iter()
+            .all(|t| matches!(t, Term::Var(v) if seen.insert(*v)))
+    };
+    if !distinct_vars {
+        return None;
+    }
+    let single_atoms: Option<Vec<(PredId, u32)>> = rules
+        .iter()
+        .map(|&r| {
+            let rule = &program.rules[r];
+            match rule.body.as_slice() {
+                [Literal::Positive(atom)]
+                    if rule.head.args == *head_args && atom.args == *head_args =>
+                {
+                    Some((atom.pred, atom.offset))
+                }
+                _ => None,
+            }
+        })
+        .collect();
+    if let Some(atoms) = single_atoms {
+        let source = atoms[0].0;
+        let mut offsets: Vec<u32> = atoms.iter().map(|&(_, k)| k).collect();
+        offsets.sort_unstable();
+        let d = u32::try_from(offsets.len()).ok()?.checked_sub(1)?;
+        let head = program.rules[rules[0]].head.pred;
+        if source != head
+            && atoms.iter().all(|&(p, _)| p == source)
+            && offsets.iter().copied().eq(0..=d)
+        {
+            return Some((source, Window::Diamond(d)));
+        }
+        return None;
+    }
+    let [r] = rules else { return None };
+    let rule = &program.rules[*r];
+    if rule.head.args != *head_args {
+        return None;
+    }
+    let mut source = None;
+    let mut offsets = Vec::new();
+    for literal in &rule.body {
+        let Literal::Positive(atom) = literal else {
+            return None;
+        };
+        if atom.args != *head_args
+            || source.is_some_and(|s| s != atom.pred)
+            || atom.pred == rule.head.pred
+        {
+            return None;
+        }
+        source = Some(atom.pred);
+        offsets.push(atom.offset);
+    }
+    offsets.sort_unstable();
+    let d = u32::try_from(offsets.len()).ok()?.checked_sub(1)?;
+    (d > 0 && offsets.iter().copied().eq(0..=d)).then_some((source?, Window::Box(d)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compile_str;
+
+    fn plan_of(text: &str) -> (Program, Plan) {
+        let compiled = compile_str("t.tdl", text);
+        assert!(
+            !compiled.has_errors(),
+            "{}",
+            compiled.render_diagnostics(false)
+        );
+        let analysis = compiled
+            .analysis
+            .as_ref()
+            .map(|a| plan(&compiled.program, a, true));
+        (
+            compiled.program,
+            analysis.unwrap_or(Plan { components: vec![] }),
+        )
+    }
+
+    #[test]
+    fn inertia_is_a_stepper_sharded_by_the_fluent() {
+        let (program, plan) = plan_of(
+            "holds(F, V, T) :- init(F, V, T-1).\n\
+             holds(F, V, T) :- holds(F, V, T-1), not term(F, V, T-1).\n",
+        );
+        let [Component::Stepper(stepper)] = plan.components.as_slice() else {
+            panic!("{plan:?}")
+        };
+        let key = stepper.key.clone().unwrap_or_default();
+        assert_eq!(key.get(&program.pred_id("holds").unwrap_or(99)), Some(&0));
+        assert_eq!(key.get(&program.pred_id("term").unwrap_or(99)), Some(&0));
+        assert_eq!(stepper.horizon, 1);
+    }
+
+    #[test]
+    fn a_negation_without_the_key_is_unsharded() {
+        let (_, plan) = plan_of("s(X, T) :- s(X, T-1), not alarm(T-1).\ns(X, T) :- r(X, T).\n");
+        let [Component::Stepper(stepper)] = plan.components.as_slice() else {
+            panic!("{plan:?}")
+        };
+        assert_eq!(stepper.key, None);
+    }
+
+    #[test]
+    fn windows_are_recognised() {
+        let (_, plan) = plan_of(
+            "q(A, B, T) :- p(A, B, T).\nq(A, B, T) :- p(A, B, T-1).\nq(A, B, T) :- p(A, B, T-2).\n",
+        );
+        assert!(matches!(
+            plan.components.as_slice(),
+            [Component::Window {
+                window: Window::Diamond(2),
+                ..
+            }]
+        ));
+        let (_, plan) = plan_of("b(A, T) :- p(A, T), p(A, T-1), p(A, T-2), p(A, T-3).\n");
+        assert!(matches!(
+            plan.components.as_slice(),
+            [Component::Window {
+                window: Window::Box(3),
+                ..
+            }]
+        ));
+        let (_, plan) = plan_of("q(A, T) :- p(A, T).\nq(A, T) :- p(A, T-2).\n");
+        assert!(matches!(
+            plan.components.as_slice(),
+            [Component::Dataflow { .. }]
+        ));
+    }
+}

@@ -1,0 +1,405 @@
+//! Renders a [`Plan`] into a timely dataflow over differential collections.
+//!
+//! * **Time is the timely timestamp.** A fact holding on [a, b) is two updates: +1 at a,
+//!   −1 at b. Every predicate's collection is kept 0/1 (`distinct`).
+//! * **Offsets are delays.** A body atom `p(X, T-k)` reads p's collection delayed by k.
+//! * **Components are scopes.** Each component is rendered in its own region; a component
+//!   that recurses at offset 0 runs in `iterate` (one `Variable` per predicate).
+//! * **Negation is an antijoin** against the negated atom's projection, made 0/1 with
+//!   `distinct`: antijoin multiplies by the right side's counts, so that side must be 0/1.
+//! * **Windows** use the delay operators of [`window`]; **temporal SCCs** the time-stepping
+//!   operator of [`stepper`].
+//! * Arrangements are keyed by the join variables, so differential's exchange shards
+//!   objects over workers.
+
+pub mod stepper;
+pub mod window;
+
+use differential_dataflow::lattice::Lattice;
+use differential_dataflow::operators::iterate::Variable;
+use differential_dataflow::{AsCollection, VecCollection};
+use timely::dataflow::Scope;
+use timely::order::Product;
+use timely::progress::Timestamp;
+
+use crate::eval::{RulePlan, arith, compare};
+use crate::ir::{Atom, Expr, Literal, PredId, Program, Rule, Term, VarId};
+use crate::plan::{Component, Plan};
+use crate::value::Value;
+
+/// A fact's object arguments, as differential data.
+pub type Row = Vec<Value>;
+
+/// A collection of rows of one predicate.
+pub type Coll<'s, T> = VecCollection<'s, T, Row, isize>;
+
+/// A collection of facts tagged with their predicate.
+pub type Facts<'s, T> = VecCollection<'s, T, (u32, Row), isize>;
+
+/// Builds the dataflow for `program` over the tagged `input` facts; returns the facts of
+/// `outputs`, tagged, as 0/1 collections.
+pub fn render<'s>(
+    program: &Program,
+    plan: &Plan,
+    input: Facts<'s, u64>,
+    outputs: &[PredId],
+) -> Facts<'s, u64> {
+    let scope = input.scope();
+    let n = program.predicates.len();
+    let mut inputs: Vec<Option<Coll<'s, u64>>> = vec![None; n];
+    let streams = split_by_predicate(input, n);
+    for (p, stream) in streams.into_iter().enumerate() {
+        inputs[p] = Some(stream);
+    }
+    let empty = || -> Coll<'s, u64> {
+        VecCollection::<'s, u64, Row, isize>::new(
+            timely::dataflow::operators::vec::ToStream::to_stream(
+                Vec::<(Row, u64, isize)>::new(),
+                scope,
+            ),
+        )
+    };
+    // Every predicate holds its input facts until a component defines it further.
+    let mut holds: Vec<Option<Coll<'s, u64>>> = vec![None; n];
+    for p in 0..n {
+        if !program.is_derived(p) {
+            holds[p] = inputs[p].clone().map(|c| c.distinct());
+        }
+    }
+    let unit = unit(scope);
+    for component in &plan.components {
+        match component {
+            Component::Window {
+                pred,
+                source,
+                window,
+            } => {
+                let source = holds[*source].clone().unwrap_or_else(empty);
+                let lowered = scope.region_named("Window", |region| {
+                    window::lower(source.enter_region(region), *window).leave_region(scope)
+                });
+                let own = inputs[*pred].clone().unwrap_or_else(empty);
+                holds[*pred] = Some(lowered.concat(own).distinct());
+            }
+            Component::Dataflow {
+                preds,
+                rules,
+                recursive,
+            } => {
+                let results = scope.region_named("Stratum", |region| {
+                    let read = |atom: &Atom| -> Coll<'_, u64> {
+                        let c = holds[atom.pred].clone().unwrap_or_else(empty);
+                        let c = if atom.offset > 0 {
+                            let k = u64::from(atom.offset);
+                            c.delay(move |t| t + k)
+                        } else {
+                            c
+                        };
+                        c.enter_region(region)
+                    };
+                    let unit_in = unit.clone().enter_region(region);
+                    let own_input =
+                        |p: PredId| inputs[p].clone().unwrap_or_else(empty).enter_region(region);
+                    let out: Vec<(PredId, Coll<'_, u64>)> = if *recursive {
+                        render_recursive(program, preds, rules, &read, &own_input, unit_in)
+                    } else {
+                        preds
+                            .iter()
+                            .map(|&p| {
+                                let mut parts = vec![own_input(p)];
+                                for &r in rules.iter().filter(|&&r| program.rules[r].head.pred == p)
+                                {
+                                    parts.push(render_rule(
+                                        &program.rules[r],
+                                        &|a: &Atom| read(a),
+                                        unit_in.clone(),
+                                    ));
+                                }
+                                (p, concat_all(parts).distinct())
+                            })
+                            .collect()
+                    };
+                    out.into_iter()
+                        .map(|(p, c)| (p, c.leave_region(scope)))
+                        .collect::<Vec<_>>()
+                });
+                for (p, c) in results {
+                    holds[p] = Some(c);
+                }
+            }
+            Component::Stepper(stepper_plan) => {
+                let mut tagged = Vec::new();
+                for &q in &stepper_plan.reads {
+                    let c = holds[q].clone().unwrap_or_else(empty);
+                    tagged.push(c.map(move |row| (q as u32, row)));
+                }
+                for &p in &stepper_plan.preds {
+                    if let Some(c) = inputs[p].clone() {
+                        let channel = stepper::input_channel(p);
+                        tagged.push(c.distinct().map(move |row| (channel, row)));
+                    }
+                }
+                let source: Facts<'s, u64> = concat_all(tagged);
+                let out = stepper::render(program, stepper_plan, source);
+                for &p in &stepper_plan.preds {
+                    let tag = p as u32;
+                    holds[p] = Some(
+                        out.clone()
+                            .filter(move |(q, _)| *q == tag)
+                            .map(|(_, row)| row),
+                    );
+                }
+            }
+        }
+    }
+    let parts: Vec<Facts<'s, u64>> = outputs
+        .iter()
+        .map(|&p| {
+            let tag = p as u32;
+            holds[p]
+                .clone()
+                .unwrap_or_else(empty)
+                .map(move |row| (tag, row))
+        })
+        .collect();
+    concat_all(parts)
+}
+
+/// One collection per predicate out of the tagged input.
+fn split_by_predicate<'s>(input: Facts<'s, u64>, n: usize) -> Vec<Coll<'s, u64>> {
+    use timely::dataflow::operators::vec::Partition;
+    let parts = u64::try_from(n.max(1)).unwrap_or(1);
+    input
+        .inner
+        .partition(parts, |((p, row), t, r)| (u64::from(p), (row, t, r)))
+        .into_iter()
+        .map(|stream| stream.as_collection())
+        .collect()
+}
+
+/// A single empty row that holds from time 0 on: the start of rules without a positive
+/// atom.
+fn unit<'s>(scope: Scope<'s, u64>) -> Coll<'s, u64> {
+    use timely::dataflow::operators::vec::ToStream;
+    vec![(Row::new(), 0u64, 1isize)]
+        .to_stream(scope)
+        .as_collection()
+}
+
+fn concat_all<'s, T: Timestamp + Lattice, D: differential_dataflow::Data>(
+    mut parts: Vec<VecCollection<'s, T, D, isize>>,
+) -> VecCollection<'s, T, D, isize> {
+    let first = parts.remove(0);
+    first.concatenate(parts)
+}
+
+/// A component that recurses at offset 0: one variable per predicate, iterated to a
+/// fixpoint at each time.
+fn render_recursive<'s>(
+    program: &Program,
+    preds: &[PredId],
+    rules: &[usize],
+    read: &dyn Fn(&Atom) -> Coll<'s, u64>,
+    own_input: &dyn Fn(PredId) -> Coll<'s, u64>,
+    unit: Coll<'s, u64>,
+) -> Vec<(PredId, Coll<'s, u64>)> {
+    let outer = unit.scope();
+    outer.iterative::<u64, _, _>(|inner| {
+        let step = Product::new(Default::default(), 1);
+        let mut variables = Vec::new();
+        let mut current: Vec<(PredId, Coll<'_, Product<u64, u64>>)> = Vec::new();
+        for &p in preds {
+            let (variable, collection) = Variable::new(inner, step);
+            variables.push((p, variable));
+            current.push((p, collection));
+        }
+        let unit_inner = unit.enter(inner);
+        let lookup = |atom: &Atom| -> Coll<'_, Product<u64, u64>> {
+            if atom.offset == 0 {
+                if let Some((_, c)) = current.iter().find(|(p, _)| *p == atom.pred) {
+                    return c.clone();
+                }
+            }
+            read(atom).enter(inner)
+        };
+        let mut results = Vec::new();
+        for (p, variable) in variables {
+            let mut parts = vec![own_input(p).enter(inner)];
+            for &r in rules.iter().filter(|&&r| program.rules[r].head.pred == p) {
+                parts.push(render_rule(&program.rules[r], &lookup, unit_inner.clone()));
+            }
+            let result = concat_all(parts).distinct();
+            variable.set(result.clone());
+            results.push((p, result.leave(outer)));
+        }
+        results
+    })
+}
+
+/// Renders one rule: joins its positive atoms on shared variables, filters by negations
+/// (antijoins), comparisons and assignments, and projects the head.
+fn render_rule<'s, T: Timestamp + Lattice>(
+    rule: &Rule,
+    source: &dyn Fn(&Atom) -> Coll<'s, T>,
+    unit: Coll<'s, T>,
+) -> Coll<'s, T> {
+    let plan = RulePlan::new(rule, |_| false);
+    let vars = rule.vars.len();
+    let mut bound = vec![false; vars];
+    let mut env: Option<Coll<'s, T>> = None;
+    for literal in &plan.body {
+        match literal {
+            Literal::Positive(atom) => {
+                let matcher = AtomMatcher::new(atom, &bound);
+                env = Some(match env.take() {
+                    None => {
+                        let m = matcher.clone();
+                        source(atom).flat_map(move |row| m.bind(&row, vec![Value::Int(0); vars]))
+                    }
+                    Some(env) => {
+                        let (m1, m2, m3) = (matcher.clone(), matcher.clone(), matcher.clone());
+                        let left = env.map(move |e| (m1.env_key(&e), e));
+                        let right = source(atom)
+                            .flat_map(move |row| m2.matches(&row).then(|| (m2.row_key(&row), row)));
+                        left.join_map(right, move |_key, e, row| {
+                            m3.bind(row, e.clone()).unwrap_or_default()
+                        })
+                    }
+                });
+                for v in atom.args.iter().filter_map(var_of) {
+                    bound[v] = true;
+                }
+            }
+            Literal::Negative(atom) => {
+                let matcher = AtomMatcher::new(atom, &bound);
+                let current = env
+                    .take()
+                    .unwrap_or_else(|| unit.clone().map(move |_| vec![Value::Int(0); vars]));
+                let (m1, m2) = (matcher.clone(), matcher);
+                let keyed = current.map(move |e| (m1.env_key(&e), e));
+                let blocked = source(atom)
+                    .flat_map(move |row| m2.matches(&row).then(|| m2.row_key(&row)))
+                    .distinct();
+                env = Some(keyed.antijoin(blocked).map(|(_, e)| e));
+            }
+            Literal::Compare { op, lhs, rhs, .. } => {
+                let current = env
+                    .take()
+                    .unwrap_or_else(|| unit.clone().map(move |_| vec![Value::Int(0); vars]));
+                let (op, lhs, rhs) = (*op, lhs.clone(), rhs.clone());
+                env = Some(
+                    current.filter(move |e| match (eval_row(&lhs, e), eval_row(&rhs, e)) {
+                        (Some(a), Some(b)) => compare(op, a, b),
+                        _ => false,
+                    }),
+                );
+            }
+            Literal::Assign { var, expr, .. } => {
+                let current = env
+                    .take()
+                    .unwrap_or_else(|| unit.clone().map(move |_| vec![Value::Int(0); vars]));
+                let (var, expr) = (*var, expr.clone());
+                env = Some(current.flat_map(move |mut e| {
+                    let value = eval_row(&expr, &e)?;
+                    e[var] = value;
+                    Some(e)
+                }));
+                bound[var] = true;
+            }
+        }
+    }
+    let env = env.unwrap_or_else(|| unit.map(move |_| vec![Value::Int(0); vars]));
+    let head: Vec<Term> = rule.head.args.clone();
+    env.map(move |e| {
+        head.iter()
+            .map(|term| match term {
+                Term::Var(v) => e[*v],
+                Term::Const(c) => *c,
+                Term::Wildcard => Value::Int(0),
+            })
+            .collect()
+    })
+}
+
+fn var_of(term: &Term) -> Option<VarId> {
+    match term {
+        Term::Var(v) => Some(*v),
+        _ => None,
+    }
+}
+
+/// How an atom's rows meet the bindings so far: which positions are keys (variables bound
+/// before the atom), which must equal a constant or an earlier position, which bind.
+#[derive(Clone, Debug)]
+struct AtomMatcher {
+    /// (position, variable) of variables bound before this atom: the join key.
+    key: Vec<(usize, VarId)>,
+    /// (position, constant).
+    constants: Vec<(usize, Value)>,
+    /// (position, earlier position) for variables repeated within the atom.
+    repeats: Vec<(usize, usize)>,
+    /// (position, variable) bound by this atom.
+    binds: Vec<(usize, VarId)>,
+}
+
+impl AtomMatcher {
+    fn new(atom: &Atom, bound: &[bool]) -> AtomMatcher {
+        let mut matcher = AtomMatcher {
+            key: Vec::new(),
+            constants: Vec::new(),
+            repeats: Vec::new(),
+            binds: Vec::new(),
+        };
+        for (position, term) in atom.args.iter().enumerate() {
+            match term {
+                Term::Const(c) => matcher.constants.push((position, *c)),
+                Term::Wildcard => {}
+                Term::Var(v) if bound[*v] => matcher.key.push((position, *v)),
+                Term::Var(v) => match matcher.binds.iter().find(|(_, w)| w == v) {
+                    Some(&(first, _)) => matcher.repeats.push((position, first)),
+                    None => matcher.binds.push((position, *v)),
+                },
+            }
+        }
+        matcher
+    }
+
+    fn matches(&self, row: &[Value]) -> bool {
+        self.constants.iter().all(|&(i, c)| row.get(i) == Some(&c))
+            && self.repeats.iter().all(|&(i, j)| row.get(i) == row.get(j))
+    }
+
+    fn row_key(&self, row: &[Value]) -> Row {
+        self.key
+            .iter()
+            .filter_map(|&(i, _)| row.get(i).copied())
+            .collect()
+    }
+
+    fn env_key(&self, env: &[Value]) -> Row {
+        self.key.iter().map(|&(_, v)| env[v]).collect()
+    }
+
+    /// Binds the atom's new variables from `row` into `env` (after checking the row, and
+    /// the key when there is no join).
+    fn bind(&self, row: &[Value], mut env: Row) -> Option<Row> {
+        if !self.matches(row) {
+            return None;
+        }
+        for &(i, v) in &self.binds {
+            env[v] = *row.get(i)?;
+        }
+        Some(env)
+    }
+}
+
+/// Evaluates an expression whose variables are bound in `env` (the time variable is never
+/// used here: rules that read it run in the stepper).
+fn eval_row(expr: &Expr, env: &[Value]) -> Option<Value> {
+    match expr {
+        Expr::Var(v) => env.get(*v).copied(),
+        Expr::Time => None,
+        Expr::Const(c) => Some(*c),
+        Expr::Binary(op, lhs, rhs) => arith(*op, eval_row(lhs, env)?, eval_row(rhs, env)?),
+    }
+}

@@ -1,0 +1,380 @@
+//! The time-stepping operator for temporal SCCs (recursion through time, e.g. EC inertia
+//! `holds(F, T) :- holds(F, T-1), not term(F, T-1)`) and for rules that read the time as a
+//! value.
+//!
+//! A differential `Variable` with a step of one time point would serialise the whole
+//! dataflow on time (measured in DESIGN §3 at 15–45 µs per time point). Instead this
+//! operator buffers its input until the frontier passes a time point, then evaluates the
+//! component's rules for that time point with [`crate::eval`] — per stratum, semi-naive —
+//! and emits the differences against the previous time point.
+//!
+//! **Delta-driven.** State is kept per *key* (the value at the component's key position,
+//! see [`crate::plan`]); only keys whose input changed, or that changed within the last
+//! `horizon` time points, are evaluated. A key that has been unchanged for `horizon` time
+//! points is quiescent: its next time points would repeat the last one, so it is not
+//! touched until its input changes again, and only its last time point is kept. Keys with
+//! no facts at all are dropped. Rules that read the time as a value change every time
+//! point, so their keys stay active while they hold anything.
+//!
+//! **Sharding.** With a key, input is exchanged by the key's hash and every worker runs
+//! the operator for its keys. Without one, everything goes to worker 0.
+//!
+//! **Pitfall.** The operator keeps a capability at the input frontier and downgrades it as
+//! the frontier advances; it outputs at time t only once t is complete. Times that no key
+//! needs are skipped.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+
+use differential_dataflow::AsCollection;
+use hashbrown::{HashMap, HashSet};
+use timely::container::CapacityContainerBuilder;
+use timely::dataflow::channels::pact::Exchange;
+use timely::dataflow::operators::generic::Operator;
+
+use super::{Facts, Row};
+use crate::eval::{Facts as FactStore, Relation, RulePlan, Tuple, evaluate_stratum};
+use crate::ir::{PredId, Program};
+use crate::plan::StepperPlan;
+use crate::value::Value;
+
+/// Tags of input facts of the component's own predicates carry this bit.
+const INPUT_BIT: u32 = 1 << 31;
+
+/// The tag under which input facts of an internal predicate `p` enter the operator.
+pub fn input_channel(p: PredId) -> u32 {
+    INPUT_BIT | p as u32
+}
+
+type Update = ((u32, Row), u64, isize);
+
+/// Buffered input: per time point, tagged facts with their differences.
+type Stash = BTreeMap<u64, Vec<((u32, Row), isize)>>;
+
+/// Renders the operator for `plan` over its tagged `source`; returns its predicates'
+/// facts, tagged, as differences over time.
+pub fn render<'s>(program: &Program, plan: &StepperPlan, source: Facts<'s, u64>) -> Facts<'s, u64> {
+    let n = program.predicates.len();
+    let key_positions: Option<Vec<Option<usize>>> = plan.key.as_ref().map(|key| {
+        let mut positions = vec![None; n];
+        for (&p, &i) in key {
+            positions[p] = Some(i);
+        }
+        positions
+    });
+    let route_positions = key_positions.clone();
+    let mut state = State::new(program, plan, key_positions);
+    source
+        .inner
+        .unary_frontier::<CapacityContainerBuilder<Vec<Update>>, _, _, _>(
+            Exchange::new(move |((tag, row), _, _): &Update| {
+                route(route_positions.as_deref(), *tag, row)
+            }),
+            "Stepper",
+            move |capability, _info| {
+                let mut capability = Some(capability);
+                move |(input, frontier), output| {
+                    input.for_each(|_, data| {
+                        for ((tag, row), time, diff) in data.drain(..) {
+                            state
+                                .stash
+                                .entry(time)
+                                .or_default()
+                                .push(((tag, row), diff));
+                        }
+                    });
+                    let limit = frontier.frontier().first().copied();
+                    let mut out: Vec<Update> = Vec::new();
+                    while let Some(t) = state.next_time(limit) {
+                        state.process(t, &mut out);
+                        if let Some(cap) = capability.as_ref() {
+                            if !out.is_empty() {
+                                let at = cap.delayed(&t);
+                                output.session(&at).give_iterator(out.drain(..));
+                            }
+                        }
+                        out.clear();
+                    }
+                    match limit {
+                        Some(f) => {
+                            if let Some(cap) = capability.as_mut() {
+                                if *cap.time() < f {
+                                    cap.downgrade(&f);
+                                }
+                            }
+                        }
+                        None => capability = None,
+                    }
+                }
+            },
+        )
+        .as_collection()
+}
+
+/// The worker a fact goes to: the hash of its key value, or worker 0 without a key.
+fn route(positions: Option<&[Option<usize>]>, tag: u32, row: &Row) -> u64 {
+    let pred = (tag & !INPUT_BIT) as usize;
+    match positions
+        .and_then(|p| p.get(pred).copied().flatten())
+        .and_then(|i| row.get(i))
+    {
+        Some(value) => BuildHasherDefault::<DefaultHasher>::default().hash_one(value),
+        None => 0,
+    }
+}
+
+struct KeyState {
+    /// The last time points of this key, oldest first; the last is `last_time`.
+    slots: VecDeque<Vec<Relation>>,
+    last_time: u64,
+    last_change: u64,
+    /// Accumulated input counts per local predicate.
+    inputs: Vec<HashMap<Tuple, isize>>,
+}
+
+struct State {
+    plans: Vec<RulePlan>,
+    strata: Vec<(Vec<usize>, bool)>,
+    local_of: Vec<Option<usize>>,
+    locals: usize,
+    /// (predicate, local index) of the component's own predicates.
+    internal: Vec<(PredId, usize)>,
+    key_positions: Option<Vec<Option<usize>>>,
+    horizon: u64,
+    uses_time: bool,
+    keys: HashMap<Value, KeyState>,
+    active: HashSet<Value>,
+    stash: Stash,
+    last_processed: Option<u64>,
+}
+
+impl State {
+    fn new(
+        program: &Program,
+        plan: &StepperPlan,
+        key_positions: Option<Vec<Option<usize>>>,
+    ) -> State {
+        let n = program.predicates.len();
+        let mut local_of = vec![None; n];
+        let mut locals = 0;
+        for &p in plan.preds.iter().chain(&plan.reads) {
+            local_of[p] = Some(locals);
+            locals += 1;
+        }
+        let internal = plan
+            .preds
+            .iter()
+            .filter_map(|&p| Some((p, local_of[p]?)))
+            .collect();
+        // Plans are indexed by position in `plan.rules`; strata refer to program rule ids.
+        let index_of = |r: usize| plan.rules.iter().position(|&x| x == r);
+        let plans = plan
+            .rules
+            .iter()
+            .map(|&r| {
+                let rule = &program.rules[r];
+                let stratum = plan.strata.iter().position(|(rules, _)| rules.contains(&r));
+                let same = |p: PredId| {
+                    plan.strata.iter().position(|(rules, _)| {
+                        rules.iter().any(|&q| program.rules[q].head.pred == p)
+                    }) == stratum
+                };
+                RulePlan::new(rule, same)
+            })
+            .collect();
+        let strata = plan
+            .strata
+            .iter()
+            .map(|(rules, recursive)| {
+                (
+                    rules.iter().filter_map(|&r| index_of(r)).collect(),
+                    *recursive,
+                )
+            })
+            .collect();
+        State {
+            plans,
+            strata,
+            local_of,
+            locals,
+            internal,
+            key_positions,
+            horizon: u64::from(plan.horizon),
+            uses_time: plan.uses_time,
+            keys: HashMap::new(),
+            active: HashSet::new(),
+            stash: BTreeMap::new(),
+            last_processed: None,
+        }
+    }
+
+    /// The next time point to evaluate below `limit` (the input frontier; `None` once the
+    /// input is closed, when only buffered input is still processed).
+    fn next_time(&self, limit: Option<u64>) -> Option<u64> {
+        let stashed = self.stash.keys().next().copied();
+        let active = (!self.active.is_empty()).then(|| self.last_processed.map_or(0, |t| t + 1));
+        let active = if limit.is_none() { None } else { active };
+        let next = match (stashed, active) {
+            (Some(a), Some(b)) => a.min(b),
+            (a, b) => a.or(b)?,
+        };
+        match limit {
+            Some(f) if next >= f => None,
+            _ => Some(next),
+        }
+    }
+
+    fn key_of(&self, tag: u32, row: &[Value]) -> Value {
+        let pred = (tag & !INPUT_BIT) as usize;
+        self.key_positions
+            .as_ref()
+            .and_then(|p| p.get(pred).copied().flatten())
+            .and_then(|i| row.get(i).copied())
+            .unwrap_or(Value::Int(0))
+    }
+
+    fn process(&mut self, t: u64, out: &mut Vec<Update>) {
+        let mut dirty: HashSet<Value> = HashSet::new();
+        for ((tag, row), diff) in self.stash.remove(&t).unwrap_or_default() {
+            let Some(local) = self
+                .local_of
+                .get((tag & !INPUT_BIT) as usize)
+                .copied()
+                .flatten()
+            else {
+                continue;
+            };
+            let key = self.key_of(tag, &row);
+            let locals = self.locals;
+            let state = self.keys.entry(key).or_insert_with(|| KeyState {
+                slots: VecDeque::new(),
+                last_time: 0,
+                last_change: t,
+                inputs: vec![HashMap::new(); locals],
+            });
+            let count = state.inputs[local]
+                .entry(row.into_boxed_slice())
+                .or_insert(0);
+            *count += diff;
+            if *count == 0 {
+                state.inputs[local].retain(|_, c| *c != 0);
+            }
+            dirty.insert(key);
+        }
+        let mut keys: Vec<Value> = dirty.iter().copied().collect();
+        keys.extend(self.active.iter().filter(|k| !dirty.contains(*k)).copied());
+        for key in keys {
+            let stay = self.evaluate(key, t, dirty.contains(&key), out);
+            if stay {
+                self.active.insert(key);
+            } else {
+                self.active.remove(&key);
+            }
+        }
+        self.last_processed = Some(t);
+    }
+
+    /// Evaluates one key at `t`; returns whether it stays active.
+    fn evaluate(&mut self, key: Value, t: u64, input_changed: bool, out: &mut Vec<Update>) -> bool {
+        let Some(state) = self.keys.get_mut(&key) else {
+            return false;
+        };
+        // The horizon's time points, and at least the previous one to diff against.
+        let keep = usize::try_from(self.horizon.max(1)).unwrap_or(usize::MAX);
+        if let Some(last) = state.slots.back().cloned() {
+            if state.last_time + 1 < t {
+                // The key was quiescent: the missing time points repeat its last one.
+                let gap = (t - 1 - state.last_time).min(self.horizon);
+                for _ in 0..gap {
+                    state.slots.push_back(last.clone());
+                }
+            }
+        }
+        // After filling a gap the last slot is t − 1; a key seen for the first time has none.
+        let had_previous = !state.slots.is_empty();
+        while state.slots.len() > keep {
+            state.slots.pop_front();
+        }
+        let slot: Vec<Relation> = state
+            .inputs
+            .iter()
+            .map(|counts| {
+                counts
+                    .iter()
+                    .filter(|(_, c)| **c > 0)
+                    .map(|(row, _)| row.clone())
+                    .collect()
+            })
+            .collect();
+        state.slots.push_back(slot);
+        state.last_time = t;
+        let mut view = KeyView {
+            slots: &mut state.slots,
+            last_time: t,
+            local_of: &self.local_of,
+        };
+        for (rules, recursive) in &self.strata {
+            evaluate_stratum(&self.plans, rules, *recursive, t, &mut view);
+        }
+        let len = state.slots.len();
+        let empty = Relation::new();
+        let mut changed = input_changed;
+        for &(pred, local) in &self.internal {
+            let now = &state.slots[len - 1][local];
+            let before = if had_previous && len >= 2 {
+                &state.slots[len - 2][local]
+            } else {
+                &empty
+            };
+            for fact in now.difference(before) {
+                out.push(((pred as u32, fact.to_vec()), t, 1));
+                changed = true;
+            }
+            for fact in before.difference(now) {
+                out.push(((pred as u32, fact.to_vec()), t, -1));
+                changed = true;
+            }
+        }
+        if changed {
+            state.last_change = t;
+        }
+        let holds_anything = state.slots[len - 1].iter().any(|r| !r.is_empty());
+        if (self.uses_time && holds_anything) || t - state.last_change < self.horizon {
+            return true;
+        }
+        // Quiescent: keep only the last time point, or nothing when it is empty.
+        while state.slots.len() > 1 {
+            state.slots.pop_front();
+        }
+        if !holds_anything && state.inputs.iter().all(HashMap::is_empty) {
+            self.keys.remove(&key);
+        }
+        false
+    }
+}
+
+/// A key's time points as a fact store for [`evaluate_stratum`].
+struct KeyView<'a> {
+    slots: &'a mut VecDeque<Vec<Relation>>,
+    last_time: u64,
+    local_of: &'a [Option<usize>],
+}
+
+impl FactStore for KeyView<'_> {
+    fn relation(&self, pred: PredId, time: u64) -> Option<&Relation> {
+        let local = self.local_of.get(pred).copied().flatten()?;
+        let back = usize::try_from(self.last_time.checked_sub(time)?).ok()?;
+        let index = self.slots.len().checked_sub(1 + back)?;
+        self.slots.get(index)?.get(local)
+    }
+
+    fn insert(&mut self, pred: PredId, tuple: Tuple) -> bool {
+        let Some(local) = self.local_of.get(pred).copied().flatten() else {
+            return false;
+        };
+        self.slots
+            .back_mut()
+            .and_then(|slot| slot.get_mut(local))
+            .is_some_and(|relation| relation.insert(tuple))
+    }
+}

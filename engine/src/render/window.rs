@@ -1,0 +1,43 @@
+//! Window operators: ⊞d♢ and ⊞d□ in O(1) work per change of the windowed predicate
+//! (DESIGN §4), instead of d+1 delayed copies (♢) or a (d+1)-way join (□).
+//!
+//! The input must be **consolidated and 0/1**: a fact holding on [a, b) is exactly +1 at a
+//! and −1 at b. The predicates' collections are `distinct` outputs, so they are.
+//!
+//! * ♢d p holds at t when p held somewhere in [t−d, t]: on [a, b+d). Delaying only the
+//!   retractions by d gives that; overlapping intervals then count 2, so `distinct`.
+//! * □d p holds at t when p held at every point of [t−d, t]: on [a+d, b) when b > a+d.
+//!   Delaying only the insertions by d gives that — but when b ≤ a+d the −1 at b comes
+//!   before the +1 at a+d and the count goes negative in between. `distinct` would turn
+//!   that −1 into a fact; `threshold(count > 0)` is the right closure.
+//!
+//! Both clip at the start of the timeline as the literal rules do: time points before the
+//! first one hold nothing.
+
+use differential_dataflow::AsCollection;
+use timely::dataflow::operators::vec::Map;
+
+use super::Coll;
+use crate::plan::Window;
+
+/// Lowers a window over the 0/1 collection `source`.
+pub fn lower<'s>(source: Coll<'s, u64>, window: Window) -> Coll<'s, u64> {
+    match window {
+        Window::Diamond(d) => {
+            let d = u64::from(d);
+            source
+                .inner
+                .map(move |(row, t, r)| if r < 0 { (row, t + d, r) } else { (row, t, r) })
+                .as_collection()
+                .distinct()
+        }
+        Window::Box(d) => {
+            let d = u64::from(d);
+            source
+                .inner
+                .map(move |(row, t, r)| if r > 0 { (row, t + d, r) } else { (row, t, r) })
+                .as_collection()
+                .threshold(|_, count| isize::from(*count > 0))
+        }
+    }
+}

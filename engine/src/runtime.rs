@@ -1,0 +1,459 @@
+//! Runs a program on timely workers: `-w` threads, `-n/-p/-h` processes.
+//!
+//! * The calling thread reads and merges the input ([`crate::drive::feed`]), turns each
+//!   time point's facts into *changes* against the previous time point (a fact that keeps
+//!   holding costs nothing), and sends them in batches to worker 0 over a bounded channel,
+//!   so only a bounded number of time points is in flight. Worker 0 enters them in its
+//!   input session; differential's exchange shards them from there.
+//! * Worker 0 advances the input to the end of each batch and steps until the output
+//!   probe passes it; every output update before that time is then final. The output is
+//!   exchanged to worker 0, which sends it back; the calling thread consolidates it per
+//!   time point and writes it to the [`Sink`] in time order.
+//! * A live stream (`-`) sends each time point as soon as it is complete and waits for its
+//!   output, so each time point is printed before the next line is read.
+//! * Every other worker has no input of its own: it closes its input session at once and
+//!   steps (parking when idle) until the dataflow is done. In a cluster only process 0
+//!   reads the input and writes the output.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
+use differential_dataflow::input::InputSession;
+use hashbrown::{HashMap, HashSet};
+use timely::dataflow::ProbeHandle;
+use timely::dataflow::operators::{Exchange, Inspect, Probe};
+
+use crate::drive::{FactSource, RunError, RunSummary, TimePoints, Timeline, feed, skipped};
+use crate::eval::Tuple;
+use crate::ir::{PredId, Program};
+use crate::plan::{Plan, plan};
+use crate::render::{Row, render};
+use crate::sink::Sink;
+use crate::stratify::Analysis;
+
+type Update = ((u32, Row), u64, isize);
+
+/// Where the workers run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cluster {
+    /// Worker threads per process (`-w`).
+    pub workers: usize,
+    /// Processes (`-n`).
+    pub processes: usize,
+    /// This process's index (`-p`).
+    pub process: usize,
+    /// One `host:port` per line, a line per process (`-h`); default: 127.0.0.1 from port
+    /// 2101 up.
+    pub hostfile: Option<PathBuf>,
+}
+
+impl Default for Cluster {
+    fn default() -> Cluster {
+        Cluster {
+            workers: 1,
+            processes: 1,
+            process: 0,
+            hostfile: None,
+        }
+    }
+}
+
+impl Cluster {
+    fn config(&self) -> Result<timely::Config, RunError> {
+        let threads = self.workers.max(1);
+        let communication = if self.processes > 1 {
+            let addresses = match &self.hostfile {
+                Some(path) => {
+                    let text = std::fs::read_to_string(path).map_err(|e| {
+                        RunError::Cluster(format!("cannot read hostfile {}: {e}", path.display()))
+                    })?;
+                    let addresses: Vec<String> = text
+                        .lines()
+                        .map(str::trim)
+                        .filter(|l| !l.is_empty())
+                        .map(str::to_owned)
+                        .collect();
+                    if addresses.len() < self.processes {
+                        return Err(RunError::Cluster(format!(
+                            "hostfile {} lists {} address(es) for {} processes",
+                            path.display(),
+                            addresses.len(),
+                            self.processes
+                        )));
+                    }
+                    addresses
+                }
+                None => (0..self.processes)
+                    .map(|i| format!("127.0.0.1:{}", 2101 + i))
+                    .collect(),
+            };
+            if self.process >= self.processes {
+                return Err(RunError::Cluster(format!(
+                    "process index {} is not below {}",
+                    self.process, self.processes
+                )));
+            }
+            timely::CommunicationConfig::Cluster {
+                threads,
+                process: self.process,
+                addresses,
+                report: false,
+                zerocopy: false,
+            }
+        } else if threads > 1 {
+            timely::CommunicationConfig::Process(threads)
+        } else {
+            timely::CommunicationConfig::Thread
+        };
+        Ok(timely::Config {
+            communication,
+            worker: timely::WorkerConfig::default(),
+        })
+    }
+}
+
+/// How to run the dataflow.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Options {
+    pub cluster: Cluster,
+    /// Lower ♢/□ window definitions to delay operators.
+    pub lower_windows: bool,
+    /// Send each time point on its own and print its output before reading on.
+    pub live: bool,
+    /// Most time points per batch in replay.
+    pub batch_points: u64,
+    /// Most input changes per batch in replay.
+    pub batch_updates: usize,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            cluster: Cluster::default(),
+            lower_windows: true,
+            live: false,
+            batch_points: 4096,
+            batch_updates: 1 << 16,
+        }
+    }
+}
+
+enum ToWorker {
+    Feed {
+        updates: Vec<Update>,
+        advance_to: u64,
+    },
+    Finish {
+        advance_to: u64,
+    },
+}
+
+enum FromWorker {
+    Output { upto: u64, updates: Vec<Update> },
+    Done,
+}
+
+/// Runs `program` over `sources` on timely workers, writing what holds to `sink`.
+pub fn run<W: Write>(
+    program: &Program,
+    analysis: &Analysis,
+    sources: &mut [Box<dyn FactSource + '_>],
+    timeline: Timeline,
+    options: &Options,
+    sink: &mut Sink<W>,
+) -> Result<RunSummary, RunError> {
+    let plan = Arc::new(plan(program, analysis, options.lower_windows));
+    let program_arc = Arc::new(program.clone());
+    let outputs = Arc::new(program.output_predicates());
+    let (to_worker, from_main) = bounded::<ToWorker>(4);
+    let (to_main, from_worker) = unbounded::<FromWorker>();
+    let config = options.cluster.config()?;
+    let guards = timely::execute(config, {
+        let (program, plan, outputs) = (program_arc.clone(), plan.clone(), outputs.clone());
+        move |worker| work(worker, &program, &plan, &outputs, &from_main, &to_main)
+    })
+    .map_err(RunError::Cluster)?;
+    if options.cluster.process != 0 {
+        drop(to_worker);
+        return join(guards).map(|()| RunSummary::default());
+    }
+    let mut feeder = Feeder {
+        to_worker: Some(to_worker),
+        from_worker,
+        sink,
+        live: options.live,
+        batch_points: options.batch_points.max(1),
+        batch_updates: options.batch_updates.max(1),
+        previous: HashSet::new(),
+        batch: Vec::new(),
+        batch_start: None,
+        advance_to: 0,
+        next_emit: None,
+        first: None,
+        pending: BTreeMap::new(),
+        summary: RunSummary::default(),
+    };
+    let result = feed(sources, timeline, &mut feeder).and_then(|fed| feeder.finish().map(|()| fed));
+    let finished = match result {
+        Ok(fed) => {
+            let mut summary = std::mem::take(&mut feeder.summary);
+            summary.input_facts = fed.input_facts;
+            summary.dropped = fed.dropped;
+            summary.skipped = skipped(sources);
+            feeder.sink.finish()?;
+            Ok(summary)
+        }
+        Err(error) => {
+            // Keep what was produced, then let the workers finish.
+            let _ = feeder.finish();
+            let _ = feeder.sink.flush();
+            Err(error)
+        }
+    };
+    drop(feeder);
+    join(guards)?;
+    finished
+}
+
+fn join(guards: timely::communication::initialize::WorkerGuards<()>) -> Result<(), RunError> {
+    for result in guards.join() {
+        result.map_err(|e| RunError::Cluster(format!("a worker failed: {e}")))?;
+    }
+    Ok(())
+}
+
+/// One worker: builds the dataflow; worker 0 also feeds it and reports its output.
+fn work(
+    worker: &mut timely::worker::Worker,
+    program: &Program,
+    plan: &Plan,
+    outputs: &[PredId],
+    from_main: &Receiver<ToWorker>,
+    to_main: &Sender<FromWorker>,
+) {
+    let probe = ProbeHandle::new();
+    let captured: Rc<RefCell<Vec<Update>>> = Rc::new(RefCell::new(Vec::new()));
+    let mut input: InputSession<u64, (u32, Row), isize> = InputSession::new();
+    worker.dataflow::<u64, _, _>(|scope| {
+        let facts = input.to_collection(scope);
+        let out = render(program, plan, facts, outputs);
+        let sink = captured.clone();
+        out.inner
+            .exchange(|_| 0)
+            .inspect_core(move |event| {
+                if let Ok((_, data)) = event {
+                    sink.borrow_mut().extend(data.iter().cloned());
+                }
+            })
+            .probe_with(&probe);
+    });
+    if worker.index() != 0 {
+        drop(input);
+        return;
+    }
+    while let Ok(message) = from_main.recv() {
+        let (updates, advance_to, last) = match message {
+            ToWorker::Feed {
+                updates,
+                advance_to,
+            } => (updates, advance_to, false),
+            ToWorker::Finish { advance_to } => (Vec::new(), advance_to, true),
+        };
+        for (data, time, diff) in updates {
+            if time >= *input.time() {
+                input.update_at(data, time, diff);
+            }
+        }
+        if advance_to > *input.time() {
+            input.advance_to(advance_to);
+        }
+        input.flush();
+        while probe.less_than(input.time()) {
+            worker.step_or_park(None);
+        }
+        let ready: Vec<Update> = {
+            let mut all = captured.borrow_mut();
+            let (ready, later): (Vec<Update>, Vec<Update>) =
+                all.drain(..).partition(|(_, t, _)| *t < advance_to);
+            *all = later;
+            ready
+        };
+        if to_main
+            .send(FromWorker::Output {
+                upto: advance_to,
+                updates: ready,
+            })
+            .is_err()
+            || last
+        {
+            break;
+        }
+    }
+    drop(input);
+    let _ = to_main.send(FromWorker::Done);
+}
+
+/// The calling thread's side: input changes out, output back in.
+struct Feeder<'a, W: Write> {
+    to_worker: Option<Sender<ToWorker>>,
+    from_worker: Receiver<FromWorker>,
+    sink: &'a mut Sink<W>,
+    live: bool,
+    batch_points: u64,
+    batch_updates: usize,
+    /// The input facts of the last time point fed.
+    previous: HashSet<(PredId, Tuple)>,
+    batch: Vec<Update>,
+    batch_start: Option<u64>,
+    /// Every time point below this has been fed.
+    advance_to: u64,
+    /// The next time point to write; `None` before the first.
+    next_emit: Option<u64>,
+    /// The first time point of the timeline.
+    first: Option<u64>,
+    pending: BTreeMap<u64, HashMap<(PredId, Tuple), isize>>,
+    summary: RunSummary,
+}
+
+impl<W: Write> Feeder<'_, W> {
+    fn retract_previous(&mut self, at: u64) {
+        for (pred, tuple) in self.previous.drain() {
+            self.batch.push(((pred as u32, tuple.into_vec()), at, -1));
+        }
+    }
+
+    fn fed_through(&mut self, t: u64) -> Result<(), RunError> {
+        let start = *self.next_emit.get_or_insert(self.batch_start.unwrap_or(t));
+        self.first.get_or_insert(start);
+        self.advance_to = t + 1;
+        let points = self.advance_to - self.batch_start.unwrap_or(t);
+        if self.live || points >= self.batch_points || self.batch.len() >= self.batch_updates {
+            self.send_batch()?;
+        }
+        Ok(())
+    }
+
+    fn send_batch(&mut self) -> Result<(), RunError> {
+        let updates = std::mem::take(&mut self.batch);
+        self.batch_start = None;
+        let Some(channel) = &self.to_worker else {
+            return Ok(());
+        };
+        if channel
+            .send(ToWorker::Feed {
+                updates,
+                advance_to: self.advance_to,
+            })
+            .is_err()
+        {
+            return Err(RunError::Cluster("worker 0 stopped".to_owned()));
+        }
+        if self.live {
+            self.wait_for(self.advance_to)?;
+        } else {
+            while let Ok(message) = self.from_worker.try_recv() {
+                self.receive(message)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Receives output until everything before `upto` is written.
+    fn wait_for(&mut self, upto: u64) -> Result<(), RunError> {
+        while self.next_emit.is_some_and(|next| next < upto) {
+            match self.from_worker.recv() {
+                Ok(FromWorker::Done) | Err(_) => {
+                    return Err(RunError::Cluster("worker 0 stopped".to_owned()));
+                }
+                Ok(message) => self.receive(message)?,
+            }
+        }
+        Ok(())
+    }
+
+    fn receive(&mut self, message: FromWorker) -> Result<(), RunError> {
+        let FromWorker::Output { upto, updates } = message else {
+            return Ok(());
+        };
+        for ((pred, row), time, diff) in updates {
+            // Collections may hold facts from before the timeline (the unit row of rules
+            // without a positive atom starts at 0): they take effect at its first point.
+            let time = time.max(self.first.unwrap_or(time));
+            *self
+                .pending
+                .entry(time)
+                .or_default()
+                .entry((pred as usize, row.into_boxed_slice()))
+                .or_insert(0) += diff;
+        }
+        let Some(mut next) = self.next_emit else {
+            return Ok(());
+        };
+        let end = upto.min(self.advance_to);
+        while next < end {
+            let changes: Vec<((PredId, Tuple), isize)> = self
+                .pending
+                .remove(&next)
+                .map(|facts| facts.into_iter().filter(|(_, d)| *d != 0).collect())
+                .unwrap_or_default();
+            self.sink.emit_changes(next, changes)?;
+            self.summary.first.get_or_insert(next);
+            self.summary.last = Some(next);
+            self.summary.time_points += 1;
+            next += 1;
+        }
+        self.next_emit = Some(next);
+        Ok(())
+    }
+
+    /// Flushes the last batch, closes the input and writes the remaining output.
+    fn finish(&mut self) -> Result<(), RunError> {
+        if !self.batch.is_empty() || self.batch_start.is_some() {
+            let live = std::mem::replace(&mut self.live, false);
+            let sent = self.send_batch();
+            self.live = live;
+            sent?;
+        }
+        let Some(channel) = self.to_worker.take() else {
+            return Ok(());
+        };
+        let _ = channel.send(ToWorker::Finish {
+            advance_to: self.advance_to,
+        });
+        loop {
+            match self.from_worker.recv() {
+                Ok(FromWorker::Done) | Err(_) => return Ok(()),
+                Ok(message) => self.receive(message)?,
+            }
+        }
+    }
+}
+
+impl<W: Write> TimePoints for Feeder<'_, W> {
+    fn complete(&mut self, t: u64, input: Vec<(PredId, Tuple)>) -> Result<(), RunError> {
+        self.batch_start.get_or_insert(t);
+        let now: HashSet<(PredId, Tuple)> = input.into_iter().collect();
+        for fact in self.previous.difference(&now) {
+            self.batch.push(((fact.0 as u32, fact.1.to_vec()), t, -1));
+        }
+        for fact in now.difference(&self.previous) {
+            self.batch.push(((fact.0 as u32, fact.1.to_vec()), t, 1));
+        }
+        self.previous = now;
+        self.fed_through(t)
+    }
+
+    fn quiet(&mut self, from: u64, to: u64) -> Result<(), RunError> {
+        if from >= to {
+            return Ok(());
+        }
+        self.batch_start.get_or_insert(from);
+        self.retract_previous(from);
+        self.fed_through(to - 1)
+    }
+}
