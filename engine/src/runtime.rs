@@ -50,6 +50,8 @@ pub struct Cluster {
     /// One `host:port` per line, a line per process (`-h`); default: 127.0.0.1 from port
     /// 2101 up.
     pub hostfile: Option<PathBuf>,
+    /// How long a process waits for the others to connect.
+    pub connect_timeout: std::time::Duration,
 }
 
 impl Default for Cluster {
@@ -59,62 +61,189 @@ impl Default for Cluster {
             processes: 1,
             process: 0,
             hostfile: None,
+            connect_timeout: std::time::Duration::from_secs(30),
         }
     }
 }
 
 impl Cluster {
-    fn config(&self) -> Result<timely::Config, RunError> {
+    /// The addresses of the processes: the hostfile's lines, or 127.0.0.1 from port 2101.
+    fn addresses(&self) -> Result<Vec<String>, RunError> {
+        let Some(path) = &self.hostfile else {
+            return Ok((0..self.processes)
+                .map(|i| format!("127.0.0.1:{}", 2101 + i))
+                .collect());
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            RunError::Cluster(format!("cannot read hostfile {}: {e}", path.display()))
+        })?;
+        let addresses: Vec<String> = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(str::to_owned)
+            .collect();
+        if addresses.len() < self.processes {
+            return Err(RunError::Cluster(format!(
+                "hostfile {} lists {} address(es) for {} processes",
+                path.display(),
+                addresses.len(),
+                self.processes
+            )));
+        }
+        Ok(addresses)
+    }
+
+    /// Starts the workers of this process running `func`.
+    fn execute<F>(&self, func: F) -> Result<timely::communication::WorkerGuards<()>, RunError>
+    where
+        F: Fn(&mut timely::worker::Worker) + Send + Sync + 'static,
+    {
         let threads = self.workers.max(1);
-        let communication = if self.processes > 1 {
-            let addresses = match &self.hostfile {
-                Some(path) => {
-                    let text = std::fs::read_to_string(path).map_err(|e| {
-                        RunError::Cluster(format!("cannot read hostfile {}: {e}", path.display()))
-                    })?;
-                    let addresses: Vec<String> = text
-                        .lines()
-                        .map(str::trim)
-                        .filter(|l| !l.is_empty())
-                        .map(str::to_owned)
-                        .collect();
-                    if addresses.len() < self.processes {
+        if self.processes <= 1 {
+            let communication = if threads > 1 {
+                timely::CommunicationConfig::Process(threads)
+            } else {
+                timely::CommunicationConfig::Thread
+            };
+            let config = timely::Config {
+                communication,
+                worker: timely::WorkerConfig::default(),
+            };
+            return timely::execute(config, func).map_err(RunError::Cluster);
+        }
+        if self.process >= self.processes {
+            return Err(RunError::Cluster(format!(
+                "process index {} is not below the number of processes {}",
+                self.process, self.processes
+            )));
+        }
+        let addresses = self.addresses()?;
+        let sockets = connect(
+            &addresses[..self.processes],
+            self.process,
+            self.connect_timeout,
+        )?;
+        use timely::communication::allocator::zero_copy::initialize::initialize_networking_from_sockets;
+        use timely::communication::allocator::{AllocatorBuilder, ProcessBuilder};
+        let hooks = timely::communication::Hooks::default();
+        let local =
+            ProcessBuilder::new_typed_vector(threads, hooks.refill.clone(), hooks.spill.clone());
+        let (builders, guard) =
+            initialize_networking_from_sockets(local, sockets, self.process, threads, hooks)
+                .map_err(|e| {
+                    RunError::Cluster(format!("cannot start the cluster's networking: {e}"))
+                })?;
+        let builders = builders.into_iter().map(AllocatorBuilder::Tcp).collect();
+        timely::execute::execute_from(
+            builders,
+            Box::new(guard),
+            timely::WorkerConfig::default(),
+            func,
+        )
+        .map_err(RunError::Cluster)
+    }
+}
+
+/// Connects this process to every other: it dials the processes before it and accepts the
+/// ones after it, each announcing its index. Timely's own setup prints progress to stdout
+/// and retries forever; this one is quiet and gives up after `timeout` with a message
+/// naming the process it waited for.
+fn connect(
+    addresses: &[String],
+    me: usize,
+    timeout: std::time::Duration,
+) -> Result<Vec<Option<std::net::TcpStream>>, RunError> {
+    use std::io::{Read, Write};
+    use std::net::{TcpListener, TcpStream};
+    let deadline = std::time::Instant::now() + timeout;
+    let listener = if me + 1 < addresses.len() {
+        let listener = TcpListener::bind(&addresses[me]).map_err(|e| {
+            RunError::Cluster(format!(
+                "process {me} cannot listen on {}: {e}",
+                addresses[me]
+            ))
+        })?;
+        listener
+            .set_nonblocking(true)
+            .map_err(|e| RunError::Cluster(format!("process {me}: {e}")))?;
+        Some(listener)
+    } else {
+        None
+    };
+    let mut sockets: Vec<Option<TcpStream>> = (0..addresses.len()).map(|_| None).collect();
+    for (index, address) in addresses.iter().enumerate().take(me) {
+        let stream = loop {
+            match TcpStream::connect(address) {
+                Ok(stream) => break stream,
+                Err(e) if std::time::Instant::now() > deadline => {
+                    return Err(RunError::Cluster(format!(
+                        "process {me} cannot connect to process {index} at {address} within {} s: {e}",
+                        timeout.as_secs()
+                    )));
+                }
+                Err(_) => std::thread::sleep(std::time::Duration::from_millis(50)),
+            }
+        };
+        let mut stream = stream;
+        stream
+            .set_nodelay(true)
+            .and_then(|()| stream.write_all(&(me as u64).to_le_bytes()))
+            .map_err(|e| {
+                RunError::Cluster(format!(
+                    "process {me} lost process {index} at {address}: {e}"
+                ))
+            })?;
+        sockets[index] = Some(stream);
+    }
+    if let Some(listener) = listener {
+        while sockets
+            .iter()
+            .enumerate()
+            .skip(me + 1)
+            .any(|(_, s)| s.is_none())
+        {
+            match listener.accept() {
+                Ok((mut stream, _)) => {
+                    let mut index = [0u8; 8];
+                    stream
+                        .set_nonblocking(false)
+                        .and_then(|()| stream.set_nodelay(true))
+                        .and_then(|()| stream.read_exact(&mut index))
+                        .map_err(|e| {
+                            RunError::Cluster(format!(
+                                "process {me}: a peer failed to announce itself: {e}"
+                            ))
+                        })?;
+                    let index = usize::try_from(u64::from_le_bytes(index)).unwrap_or(usize::MAX);
+                    match sockets.get_mut(index) {
+                        Some(slot) if index > me && slot.is_none() => *slot = Some(stream),
+                        _ => {
+                            return Err(RunError::Cluster(format!(
+                                "process {me}: unexpected peer index {index}"
+                            )));
+                        }
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    if std::time::Instant::now() > deadline {
+                        let missing: Vec<String> = (me + 1..addresses.len())
+                            .filter(|&i| sockets[i].is_none())
+                            .map(|i| format!("{i} ({})", addresses[i]))
+                            .collect();
                         return Err(RunError::Cluster(format!(
-                            "hostfile {} lists {} address(es) for {} processes",
-                            path.display(),
-                            addresses.len(),
-                            self.processes
+                            "process {me} waited {} s for process(es) {} to connect",
+                            timeout.as_secs(),
+                            missing.join(", ")
                         )));
                     }
-                    addresses
+                    std::thread::sleep(std::time::Duration::from_millis(20));
                 }
-                None => (0..self.processes)
-                    .map(|i| format!("127.0.0.1:{}", 2101 + i))
-                    .collect(),
-            };
-            if self.process >= self.processes {
-                return Err(RunError::Cluster(format!(
-                    "process index {} is not below {}",
-                    self.process, self.processes
-                )));
+                Err(e) => return Err(RunError::Cluster(format!("process {me}: {e}"))),
             }
-            timely::CommunicationConfig::Cluster {
-                threads,
-                process: self.process,
-                addresses,
-                report: false,
-                zerocopy: false,
-            }
-        } else if threads > 1 {
-            timely::CommunicationConfig::Process(threads)
-        } else {
-            timely::CommunicationConfig::Thread
-        };
-        Ok(timely::Config {
-            communication,
-            worker: timely::WorkerConfig::default(),
-        })
+        }
     }
+    Ok(sockets)
 }
 
 /// How to run the dataflow.
@@ -172,12 +301,10 @@ pub fn run<W: Write>(
     let outputs = Arc::new(program.output_predicates());
     let (to_worker, from_main) = bounded::<ToWorker>(4);
     let (to_main, from_worker) = unbounded::<FromWorker>();
-    let config = options.cluster.config()?;
-    let guards = timely::execute(config, {
+    let guards = options.cluster.execute({
         let (program, plan, outputs) = (program_arc.clone(), plan.clone(), outputs.clone());
         move |worker| work(worker, &program, &plan, &outputs, &from_main, &to_main)
-    })
-    .map_err(RunError::Cluster)?;
+    })?;
     if options.cluster.process != 0 {
         drop(to_worker);
         return join(guards).map(|()| RunSummary::default());
@@ -220,7 +347,7 @@ pub fn run<W: Write>(
     finished
 }
 
-fn join(guards: timely::communication::initialize::WorkerGuards<()>) -> Result<(), RunError> {
+fn join(guards: timely::communication::WorkerGuards<()>) -> Result<(), RunError> {
     for result in guards.join() {
         result.map_err(|e| RunError::Cluster(format!("a worker failed: {e}")))?;
     }

@@ -124,10 +124,12 @@ fn route(positions: Option<&[Option<usize>]>, tag: u32, row: &Row) -> u64 {
 }
 
 struct KeyState {
-    /// The last time points of this key, oldest first; the last is `last_time`.
+    /// The last time points of this key, oldest first; the last is the latest evaluated
+    /// (while active, the previous time point).
     slots: VecDeque<Vec<Relation>>,
-    last_time: u64,
     last_change: u64,
+    /// Unchanged for `horizon` time points: `slots` holds one slot standing for all of them.
+    quiescent: bool,
     /// Accumulated input counts per local predicate.
     inputs: Vec<HashMap<Tuple, isize>>,
 }
@@ -248,8 +250,8 @@ impl State {
             let locals = self.locals;
             let state = self.keys.entry(key).or_insert_with(|| KeyState {
                 slots: VecDeque::new(),
-                last_time: 0,
                 last_change: t,
+                quiescent: false,
                 inputs: vec![HashMap::new(); locals],
             });
             let count = state.inputs[local]
@@ -281,16 +283,17 @@ impl State {
         };
         // The horizon's time points, and at least the previous one to diff against.
         let keep = usize::try_from(self.horizon.max(1)).unwrap_or(usize::MAX);
-        if let Some(last) = state.slots.back().cloned() {
-            if state.last_time + 1 < t {
-                // The key was quiescent: the missing time points repeat its last one.
-                let gap = (t - 1 - state.last_time).min(self.horizon);
-                for _ in 0..gap {
-                    state.slots.push_back(last.clone());
+        if state.quiescent {
+            // Nothing changed since the key went quiet, so each of the last `keep` time
+            // points repeats its one kept slot.
+            if let Some(last) = state.slots.back().cloned() {
+                while state.slots.len() < keep {
+                    state.slots.push_front(last.clone());
                 }
             }
+            state.quiescent = false;
         }
-        // After filling a gap the last slot is t − 1; a key seen for the first time has none.
+        // The last slot is t − 1; a key seen for the first time has none.
         let had_previous = !state.slots.is_empty();
         while state.slots.len() > keep {
             state.slots.pop_front();
@@ -307,7 +310,6 @@ impl State {
             })
             .collect();
         state.slots.push_back(slot);
-        state.last_time = t;
         let mut view = KeyView {
             slots: &mut state.slots,
             last_time: t,
@@ -342,10 +344,12 @@ impl State {
         if (self.uses_time && holds_anything) || t - state.last_change < self.horizon {
             return true;
         }
-        // Quiescent: keep only the last time point, or nothing when it is empty.
+        // Quiescent: the last `horizon` time points are equal; keep one of them, or
+        // nothing when it is empty.
         while state.slots.len() > 1 {
             state.slots.pop_front();
         }
+        state.quiescent = true;
         if !holds_anything && state.inputs.iter().all(HashMap::is_empty) {
             self.keys.remove(&key);
         }

@@ -80,6 +80,9 @@ struct RunArgs {
     /// from port 2101 up).
     #[arg(short = 'h', long, value_name = "FILE")]
     hostfile: Option<PathBuf>,
+    /// Seconds a cluster process waits for the others to connect before giving up.
+    #[arg(long, default_value_t = 30, value_name = "SECS")]
+    connect_timeout: u64,
     /// Run LARS-style window definitions (♢/□) as literal rules instead of the delay
     /// operators (for checking that both agree).
     #[arg(long)]
@@ -363,6 +366,7 @@ impl Context<'_> {
                         processes: args.processes,
                         process: args.process,
                         hostfile: args.hostfile.clone(),
+                        connect_timeout: std::time::Duration::from_secs(args.connect_timeout),
                     },
                     lower_windows: !args.no_window_lowering,
                     live,

@@ -254,3 +254,120 @@ fn tempdir() -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
     dir
 }
+
+/// Two processes of a timely cluster on loopback compute the same output as the reference
+/// evaluator; process 1 prints nothing.
+#[test]
+fn two_processes_on_loopback_equal_the_reference() {
+    let ports: Vec<u16> = (0..2)
+        .map(|_| {
+            std::net::TcpListener::bind("127.0.0.1:0")
+                .and_then(|l| l.local_addr())
+                .map(|a| a.port())
+                .unwrap_or_else(|e| panic!("{e}"))
+        })
+        .collect();
+    let dir = tempdir();
+    let hostfile = dir.join("hosts");
+    std::fs::write(
+        &hostfile,
+        format!("127.0.0.1:{}\n127.0.0.1:{}\n", ports[0], ports[1]),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let args = [
+        "run",
+        "datasets/examples/device_safety.tdl",
+        "datasets/examples/device_safety.facts",
+        "--mode",
+        "intervals",
+    ];
+    let spawn = |index: usize| {
+        stgflow()
+            .args(args)
+            .args(["-w", "2", "-n", "2", "-p", &index.to_string(), "-h"])
+            .arg(&hostfile)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    let mut children = vec![spawn(0), spawn(1)];
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while children
+        .iter_mut()
+        .any(|c| c.try_wait().ok().flatten().is_none())
+    {
+        if std::time::Instant::now() > deadline {
+            for child in &mut children {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+            panic!("the cluster did not finish within 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let outputs: Vec<std::process::Output> = children
+        .into_iter()
+        .map(|c| c.wait_with_output().unwrap_or_else(|e| panic!("{e}")))
+        .collect();
+    for output in &outputs {
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let reference = stgflow()
+        .args(args)
+        .args(["--engine", "reference"])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let expected = String::from_utf8_lossy(&reference.stdout).into_owned();
+    assert!(expected.contains("trusted(d1) [4,7)"), "{expected}");
+    assert_eq!(
+        sorted(&String::from_utf8_lossy(&outputs[0].stdout)),
+        sorted(&expected)
+    );
+    assert!(
+        outputs[1].stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&outputs[1].stdout)
+    );
+}
+
+/// A process whose peer never comes gives up with a clear message, within a bounded time.
+#[test]
+fn a_missing_cluster_peer_is_a_clear_error() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempdir();
+    let hostfile = dir.join("hosts");
+    // Process 1 dials process 0, which is never started.
+    std::fs::write(
+        &hostfile,
+        format!("127.0.0.1:{port}\n127.0.0.1:{}\n", port.wrapping_add(1)),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let started = std::time::Instant::now();
+    let output = stgflow()
+        .args([
+            "run",
+            "datasets/examples/device_safety.tdl",
+            "-n",
+            "2",
+            "-p",
+            "1",
+            "--connect-timeout",
+            "2",
+            "-h",
+        ])
+        .arg(&hostfile)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("cannot connect to process 0"), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(30));
+}
