@@ -150,6 +150,81 @@ pub fn one_per_point(config: &OnePerPoint, out: impl Write) -> Result<Summary, G
     writer.finish()
 }
 
+/// Laser's micro-benchmark stream: `atoms_per_point` new, unique atoms `p(N,N,T).` at
+/// every time point (N counts up over the whole stream, so no atom repeats), for the
+/// window programs `q(A,B) :- ⊞n ♢ p(A,B)` and friends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UniqueAtoms {
+    pub atoms_per_point: u64,
+    pub time_points: u64,
+    pub start: u64,
+}
+
+/// Writes the unique-atoms stream to `out`.
+pub fn unique_atoms(config: &UniqueAtoms, out: impl Write) -> Result<Summary, GenerateError> {
+    let Some(last) = last_time(config.start, config.time_points)? else {
+        return FactWriter::new(out).finish();
+    };
+    let mut writer = FactWriter::new(out);
+    let mut n: u64 = 0;
+    for time in config.start..=last {
+        for _ in 0..config.atoms_per_point {
+            writer.buffer.extend_from_slice(b"p(");
+            push_decimal(&mut writer.buffer, n);
+            writer.buffer.push(b',');
+            push_decimal(&mut writer.buffer, n);
+            writer.buffer.push(b',');
+            writer.end_fact(time)?;
+            n += 1;
+        }
+    }
+    writer.finish()
+}
+
+/// Event Calculus inertia: `events_per_point` events `init(fF,vV,T).` per time point, each
+/// setting a random fluent of `fluents` to one of `values` values, for
+/// `datasets/examples/inertia.tdl`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Inertia {
+    pub fluents: u64,
+    pub values: u64,
+    pub events_per_point: u64,
+    pub time_points: u64,
+    pub start: u64,
+    pub seed: u64,
+}
+
+/// Writes the inertia stream to `out`.
+pub fn inertia(config: &Inertia, out: impl Write) -> Result<Summary, GenerateError> {
+    let Some(last) = last_time(config.start, config.time_points)? else {
+        return FactWriter::new(out).finish();
+    };
+    let mut writer = FactWriter::new(out);
+    let mut rng = SplitMix64::new(config.seed);
+    let fluents = config.fluents.max(1);
+    let values = config.values.max(1);
+    let mut events: Vec<(u64, u64)> = Vec::with_capacity(config.events_per_point as usize);
+    for time in config.start..=last {
+        events.clear();
+        for _ in 0..config.events_per_point {
+            events.push((rng.next_u64() % fluents, rng.next_u64() % values));
+        }
+        // One event per fluent and time point: a fluent set to two values at once is
+        // not an inertia workload.
+        events.sort_unstable_by_key(|&(f, _)| f);
+        events.dedup_by_key(|&mut (f, _)| f);
+        for &(fluent, value) in &events {
+            writer.buffer.extend_from_slice(b"init(f");
+            push_decimal(&mut writer.buffer, fluent);
+            writer.buffer.extend_from_slice(b",v");
+            push_decimal(&mut writer.buffer, value);
+            writer.buffer.push(b',');
+            writer.end_fact(time)?;
+        }
+    }
+    writer.finish()
+}
+
 fn probability(name: &'static str, value: f64) -> Result<f64, GenerateError> {
     if (0.0..=1.0).contains(&value) {
         Ok(value)

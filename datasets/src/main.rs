@@ -11,7 +11,8 @@ use std::time::Instant;
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use stgflow_datasets::{
-    DeviceFleet, GenerateError, OnePerPoint, Summary, device_fleet, one_per_point,
+    DeviceFleet, GenerateError, Inertia, OnePerPoint, Summary, UniqueAtoms, device_fleet, inertia,
+    one_per_point, unique_atoms,
 };
 
 #[global_allocator]
@@ -47,6 +48,42 @@ enum Command {
     ///
     /// Example: stgflow-datasets one-per-point --time-points 1000000
     OnePerPoint(OnePerPointArgs),
+    /// `p(N,N,T).`: --atoms-per-point new unique atoms per time point (Laser's
+    /// micro-benchmark streams).
+    ///
+    /// Example: stgflow-datasets unique-atoms --atoms-per-point 1000 --time-points 10000
+    UniqueAtoms(UniqueAtomsArgs),
+    /// `init(fF,vV,T).`: --events-per-point events on random fluents (EC inertia).
+    ///
+    /// Example: stgflow-datasets inertia --fluents 100000 --events-per-point 10 --time-points 1000000
+    Inertia(InertiaArgs),
+}
+
+#[derive(Debug, Args)]
+struct UniqueAtomsArgs {
+    /// New atoms per time point.
+    #[arg(long, default_value_t = 1000, value_name = "R")]
+    atoms_per_point: u64,
+    #[command(flatten)]
+    time: TimeArgs,
+}
+
+#[derive(Debug, Args)]
+struct InertiaArgs {
+    /// Number of fluents, named f0, f1, ….
+    #[arg(long, default_value_t = 100_000, value_name = "N")]
+    fluents: u64,
+    /// Number of values per fluent, named v0, v1, ….
+    #[arg(long, default_value_t = 3, value_name = "V")]
+    values: u64,
+    /// Events per time point.
+    #[arg(long, default_value_t = 10, value_name = "E")]
+    events_per_point: u64,
+    #[command(flatten)]
+    time: TimeArgs,
+    /// Random seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
 }
 
 #[derive(Debug, Args)]
@@ -139,6 +176,25 @@ fn write_stream(command: &Command, out: impl Write) -> Result<Summary, GenerateE
             };
             device_fleet(&config, out)
         }
+        Command::UniqueAtoms(args) => unique_atoms(
+            &UniqueAtoms {
+                atoms_per_point: args.atoms_per_point,
+                time_points: args.time.time_points,
+                start: args.time.start,
+            },
+            out,
+        ),
+        Command::Inertia(args) => inertia(
+            &Inertia {
+                fluents: args.fluents,
+                values: args.values,
+                events_per_point: args.events_per_point,
+                time_points: args.time.time_points,
+                start: args.time.start,
+                seed: args.seed,
+            },
+            out,
+        ),
         Command::OnePerPoint(args) => {
             let config = OnePerPoint {
                 time_points: args.time.time_points,

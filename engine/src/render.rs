@@ -14,6 +14,7 @@
 
 pub mod stepper;
 pub mod window;
+pub mod zero_one;
 
 use differential_dataflow::lattice::Lattice;
 use differential_dataflow::operators::iterate::Variable;
@@ -35,6 +36,40 @@ pub type Coll<'s, T> = VecCollection<'s, T, Row, isize>;
 
 /// A collection of facts tagged with their predicate.
 pub type Facts<'s, T> = VecCollection<'s, T, (u32, Row), isize>;
+
+/// Timestamps the rules are rendered at, with the cheapest way to make a collection 0/1:
+/// [`zero_one::zero_one`] for the totally ordered time points, `distinct` inside
+/// `iterate`.
+pub trait Time: Timestamp + Lattice {
+    fn zero_one<
+        's,
+        D: differential_dataflow::ExchangeData + differential_dataflow::Hashable + std::hash::Hash,
+    >(
+        collection: VecCollection<'s, Self, D, isize>,
+    ) -> VecCollection<'s, Self, D, isize>;
+}
+
+impl Time for u64 {
+    fn zero_one<
+        's,
+        D: differential_dataflow::ExchangeData + differential_dataflow::Hashable + std::hash::Hash,
+    >(
+        collection: VecCollection<'s, u64, D, isize>,
+    ) -> VecCollection<'s, u64, D, isize> {
+        zero_one::zero_one(collection)
+    }
+}
+
+impl Time for Product<u64, u64> {
+    fn zero_one<
+        's,
+        D: differential_dataflow::ExchangeData + differential_dataflow::Hashable + std::hash::Hash,
+    >(
+        collection: VecCollection<'s, Product<u64, u64>, D, isize>,
+    ) -> VecCollection<'s, Product<u64, u64>, D, isize> {
+        collection.distinct()
+    }
+}
 
 /// Builds the dataflow for `program` over the tagged `input` facts; returns the facts of
 /// `outputs`, tagged, as 0/1 collections.
@@ -59,11 +94,12 @@ pub fn render<'s>(
             ),
         )
     };
-    // Every predicate holds its input facts until a component defines it further.
+    // Input-only predicates hold their input facts. The runtime feeds each fact as +1
+    // when it starts to hold and −1 when it stops, so these are 0/1 already.
     let mut holds: Vec<Option<Coll<'s, u64>>> = vec![None; n];
     for p in 0..n {
         if !program.is_derived(p) {
-            holds[p] = inputs[p].clone().map(|c| c.distinct());
+            holds[p] = inputs[p].clone();
         }
     }
     let unit = unit(scope);
@@ -79,7 +115,7 @@ pub fn render<'s>(
                     window::lower(source.enter_region(region), *window).leave_region(scope)
                 });
                 let own = inputs[*pred].clone().unwrap_or_else(empty);
-                holds[*pred] = Some(lowered.concat(own).distinct());
+                holds[*pred] = Some(u64::zero_one(lowered.concat(own)));
             }
             Component::Dataflow {
                 preds,
@@ -115,7 +151,7 @@ pub fn render<'s>(
                                         unit_in.clone(),
                                     ));
                                 }
-                                (p, concat_all(parts).distinct())
+                                (p, u64::zero_one(concat_all(parts)))
                             })
                             .collect()
                     };
@@ -136,7 +172,7 @@ pub fn render<'s>(
                 for &p in &stepper_plan.preds {
                     if let Some(c) = inputs[p].clone() {
                         let channel = stepper::input_channel(p);
-                        tagged.push(c.distinct().map(move |row| (channel, row)));
+                        tagged.push(c.map(move |row| (channel, row)));
                     }
                 }
                 let source: Facts<'s, u64> = concat_all(tagged);
@@ -238,7 +274,7 @@ fn render_recursive<'s>(
 
 /// Renders one rule: joins its positive atoms on shared variables, filters by negations
 /// (antijoins), comparisons and assignments, and projects the head.
-fn render_rule<'s, T: Timestamp + Lattice>(
+fn render_rule<'s, T: Time>(
     rule: &Rule,
     source: &dyn Fn(&Atom) -> Coll<'s, T>,
     unit: Coll<'s, T>,
@@ -277,9 +313,9 @@ fn render_rule<'s, T: Timestamp + Lattice>(
                     .unwrap_or_else(|| unit.clone().map(move |_| vec![Value::Int(0); vars]));
                 let (m1, m2) = (matcher.clone(), matcher);
                 let keyed = current.map(move |e| (m1.env_key(&e), e));
-                let blocked = source(atom)
-                    .flat_map(move |row| m2.matches(&row).then(|| m2.row_key(&row)))
-                    .distinct();
+                let blocked = T::zero_one(
+                    source(atom).flat_map(move |row| m2.matches(&row).then(|| m2.row_key(&row))),
+                );
                 env = Some(keyed.antijoin(blocked).map(|(_, e)| e));
             }
             Literal::Compare { op, lhs, rhs, .. } => {

@@ -72,7 +72,6 @@ impl<W: Write> Sink<W> {
 
     /// Writes `pred(args` (no closing parenthesis) into the line buffer.
     fn write_atom(&mut self, pred: PredId, args: &[Value], close_empty: bool) {
-        use std::fmt::Write as _;
         self.line.push_str(&self.names[pred]);
         if args.is_empty() && !close_empty {
             return;
@@ -82,7 +81,7 @@ impl<W: Write> Sink<W> {
             if i > 0 {
                 self.line.push(',');
             }
-            let _ = write!(self.line, "{value}");
+            push_value(&mut self.line, *value);
         }
     }
 
@@ -108,7 +107,6 @@ impl<W: Write> Sink<W> {
         t: u64,
         mut changes: Vec<((PredId, Tuple), isize)>,
     ) -> io::Result<()> {
-        use std::fmt::Write as _;
         changes.sort_unstable_by(|a, b| self.order(&a.0, &b.0).then(b.1.cmp(&a.1)));
         self.line.clear();
         let mut closed: Vec<((PredId, Tuple), u64)> = Vec::new();
@@ -140,7 +138,9 @@ impl<W: Write> Sink<W> {
             if !fact.1.is_empty() {
                 self.line.push(')');
             }
-            let _ = writeln!(self.line, " @{t}");
+            self.line.push_str(" @");
+            push_u64(&mut self.line, t);
+            self.line.push('\n');
         }
         match self.mode {
             Mode::Points => {
@@ -151,9 +151,11 @@ impl<W: Write> Sink<W> {
                     line.push_str(&self.names[*pred]);
                     line.push('(');
                     for value in args.iter() {
-                        let _ = write!(line, "{value},");
+                        push_value(&mut line, *value);
+                        line.push(',');
                     }
-                    let _ = writeln!(line, "{t}).");
+                    push_u64(&mut line, t);
+                    line.push_str(").\n");
                 }
                 self.line = line;
             }
@@ -206,5 +208,37 @@ impl<W: Write> Sink<W> {
 
     pub fn into_inner(self) -> W {
         self.out
+    }
+}
+
+/// Appends a value as `Display` writes it, with integers formatted without `fmt`.
+fn push_value(line: &mut String, value: Value) {
+    match value {
+        Value::Int(i) => {
+            if i < 0 {
+                line.push('-');
+            }
+            push_u64(line, i.unsigned_abs());
+        }
+        other => {
+            use std::fmt::Write as _;
+            let _ = write!(line, "{other}");
+        }
+    }
+}
+
+fn push_u64(line: &mut String, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &d in &digits[at..] {
+        line.push(char::from(d));
     }
 }

@@ -9,7 +9,9 @@
 //! * □d p holds at t when p held at every point of [t−d, t]: on [a+d, b) when b > a+d.
 //!   Delaying only the insertions by d gives that — but when b ≤ a+d the −1 at b comes
 //!   before the +1 at a+d and the count goes negative in between. `distinct` would turn
-//!   that −1 into a fact; `threshold(count > 0)` is the right closure.
+//!   that −1 into a fact; `threshold(count > 0)` is the right closure. Both closures are
+//!   [`super::zero_one`], which counts over totally ordered time points and keeps only
+//!   positive counts.
 //!
 //! Both clip at the start of the timeline as the literal rules do: time points before the
 //! first one hold nothing.
@@ -25,19 +27,20 @@ pub fn lower<'s>(source: Coll<'s, u64>, window: Window) -> Coll<'s, u64> {
     match window {
         Window::Diamond(d) => {
             let d = u64::from(d);
-            source
+            let delayed = source
                 .inner
                 .map(move |(row, t, r)| if r < 0 { (row, t + d, r) } else { (row, t, r) })
-                .as_collection()
-                .distinct()
+                .as_collection();
+            super::zero_one::zero_one(delayed)
         }
         Window::Box(d) => {
             let d = u64::from(d);
-            source
+            let delayed = source
                 .inner
                 .map(move |(row, t, r)| if r > 0 { (row, t + d, r) } else { (row, t, r) })
-                .as_collection()
-                .threshold(|_, count| isize::from(*count > 0))
+                .as_collection();
+            // Positive counts only: see the module doc on why not `distinct`.
+            super::zero_one::zero_one(delayed)
         }
     }
 }

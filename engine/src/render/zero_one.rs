@@ -1,0 +1,97 @@
+//! `zero_one`: makes a collection over totally ordered time points 0/1 — a record is
+//! present (count 1) exactly while its accumulated count is positive.
+//!
+//! Differential's `distinct_total` does this with an arrangement: batches are sorted,
+//! merged and their histories replayed, which measured ~1 µs per update here. Over time
+//! points, which are totally ordered, a hash map of the current counts suffices: buffer
+//! the updates until the frontier passes a time point, apply that time point's net
+//! changes in time order, and emit +1 when a count becomes positive and −1 when it stops
+//! being positive. The map holds only records whose count is not zero, so memory follows
+//! what holds now, not the stream.
+//!
+//! Records are exchanged by hash, so each record's count lives on one worker. Positive,
+//! not non-zero: a collection whose count dips below zero (the □ window's insertions are
+//! delayed past their retractions) reads as absent there, as `threshold(count > 0)` would.
+
+use std::collections::BTreeMap;
+use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher, Hash};
+
+use differential_dataflow::{AsCollection, ExchangeData, VecCollection};
+use hashbrown::HashMap;
+use timely::container::CapacityContainerBuilder;
+use timely::dataflow::channels::pact::Exchange;
+use timely::dataflow::operators::generic::Operator;
+
+/// The 0/1 version of `collection` (see the module doc).
+pub fn zero_one<'s, D>(
+    collection: VecCollection<'s, u64, D, isize>,
+) -> VecCollection<'s, u64, D, isize>
+where
+    D: ExchangeData + Hash + Eq,
+{
+    let mut stash: BTreeMap<u64, Vec<(D, isize)>> = BTreeMap::new();
+    let mut counts: HashMap<D, isize> = HashMap::new();
+    collection
+        .inner
+        .unary_frontier::<CapacityContainerBuilder<Vec<(D, u64, isize)>>, _, _, _>(
+            Exchange::new(|(data, _, _): &(D, u64, isize)| {
+                BuildHasherDefault::<DefaultHasher>::default().hash_one(data)
+            }),
+            "ZeroOne",
+            move |capability, _info| {
+                let mut capability = Some(capability);
+                move |(input, frontier), output| {
+                    input.for_each(|_, data| {
+                        for (record, time, diff) in data.drain(..) {
+                            stash.entry(time).or_default().push((record, diff));
+                        }
+                    });
+                    let limit = frontier.frontier().first().copied();
+                    while let Some(entry) = stash.first_entry() {
+                        let time = *entry.key();
+                        if limit.is_some_and(|f| time >= f) {
+                            break;
+                        }
+                        let updates = entry.remove();
+                        let Some(cap) = capability.as_ref() else {
+                            continue;
+                        };
+                        let mut net: HashMap<D, isize> = HashMap::with_capacity(updates.len());
+                        for (record, diff) in updates {
+                            *net.entry(record).or_insert(0) += diff;
+                        }
+                        let at = cap.delayed(&time);
+                        let mut session = output.session(&at);
+                        for (record, diff) in net {
+                            if diff == 0 {
+                                continue;
+                            }
+                            let count = counts.entry(record.clone()).or_insert(0);
+                            let before = *count > 0;
+                            *count += diff;
+                            let after = *count > 0;
+                            if *count == 0 {
+                                counts.remove(&record);
+                            }
+                            match (before, after) {
+                                (false, true) => session.give((record, time, 1)),
+                                (true, false) => session.give((record, time, -1)),
+                                _ => {}
+                            }
+                        }
+                    }
+                    match limit {
+                        Some(f) => {
+                            if let Some(cap) = capability.as_mut() {
+                                if *cap.time() < f {
+                                    cap.downgrade(&f);
+                                }
+                            }
+                        }
+                        None => capability = None,
+                    }
+                }
+            },
+        )
+        .as_collection()
+}
