@@ -74,10 +74,11 @@ pub fn plan(program: &Program, analysis: &Analysis, lower_windows: bool) -> Plan
     let n = program.predicates.len();
     let all_edges = edges(program);
     let sccs = ordered_sccs(n, all_edges.iter().map(|e| (e.from, e.to)));
+    let redundant = redundant_rules(program);
     let mut components = Vec::new();
     for scc in sccs {
         let rules: Vec<usize> = (0..program.rules.len())
-            .filter(|&r| scc.contains(&program.rules[r].head.pred))
+            .filter(|&r| scc.contains(&program.rules[r].head.pred) && !redundant.contains(&r))
             .collect();
         if rules.is_empty() {
             continue;
@@ -114,6 +115,55 @@ pub fn plan(program: &Program, analysis: &Analysis, lower_windows: bool) -> Plan
     Plan { components }
 }
 
+/// Rules another rule makes redundant (the MIN DATALOG step, syntactically): same head
+/// and a body that contains every literal of the other rule's body, written with the same
+/// variable names. Whatever such a rule derives, the smaller one derives too: its extra
+/// literals only restrict. Of two identical rules the later one goes.
+pub fn redundant_rules(program: &Program) -> HashSet<usize> {
+    let shapes: Vec<(String, HashSet<String>)> = program
+        .rules
+        .iter()
+        .map(|rule| {
+            let text = program.display_rule(rule).to_string();
+            let (head, body) = text.split_once(" :- ").unwrap_or((text.as_str(), ""));
+            let body = body.trim_end_matches('.');
+            // Literals are separated by ", " outside parentheses.
+            let mut literals = HashSet::new();
+            let (mut depth, mut start) = (0usize, 0usize);
+            for (i, c) in body.char_indices() {
+                match c {
+                    '(' => depth += 1,
+                    ')' => depth = depth.saturating_sub(1),
+                    ',' if depth == 0 => {
+                        literals.insert(body[start..i].trim().to_owned());
+                        start = i + 1;
+                    }
+                    _ => {}
+                }
+            }
+            if !body.is_empty() {
+                literals.insert(body[start..].trim().to_owned());
+            }
+            (head.to_owned(), literals)
+        })
+        .collect();
+    let mut redundant = HashSet::new();
+    for (a, (head_a, body_a)) in shapes.iter().enumerate() {
+        for (b, (head_b, body_b)) in shapes.iter().enumerate() {
+            if a == b || head_a != head_b || redundant.contains(&b) || !body_b.is_subset(body_a) {
+                continue;
+            }
+            // Identical bodies: keep the first of the two.
+            if body_a.len() == body_b.len() && a < b {
+                continue;
+            }
+            redundant.insert(a);
+            break;
+        }
+    }
+    redundant
+}
+
 fn rule_uses_time(rule: &Rule) -> bool {
     fn uses(expr: &Expr) -> bool {
         match expr {
@@ -141,7 +191,7 @@ fn stepper(
         .strata
         .iter()
         .filter(|s| s.preds.iter().any(|p| internal.contains(p)))
-        .map(|s| (s.rules.clone(), s.recursive))
+        .map(|s| (s.rules.iter().copied().filter(|r| rules.contains(r)).collect(), s.recursive))
         .collect();
     let mut reads: Vec<PredId> = Vec::new();
     let mut horizon = 0;
@@ -319,6 +369,16 @@ mod tests {
             panic!("{plan:?}")
         };
         assert_eq!(stepper.key, None);
+    }
+
+    #[test]
+    fn rules_with_a_larger_body_than_another_are_dropped() {
+        let compiled = compile_str(
+            "t.tdl",
+            "q(X, T) :- p(X, T).\nq(X, T) :- p(X, T), r(X, T-1).\nq(X, T) :- p(X, T).\ns(X, T) :- p(X, T), r(X, T).\n",
+        );
+        let redundant = redundant_rules(&compiled.program);
+        assert_eq!(redundant, HashSet::from([1, 2]));
     }
 
     #[test]

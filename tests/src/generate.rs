@@ -92,6 +92,13 @@ pub fn case(seed: u64) -> Case {
             program.push('\n');
         }
     }
+    // Sometimes a rule twice: the planner must drop one copy without changing anything.
+    if rng.chance(15) {
+        let rules: Vec<&str> = program.lines().collect();
+        let copy = rng.pick(&rules).to_string();
+        program.push_str(&copy);
+        program.push('\n');
+    }
     let stream = stream(&mut rng, &preds);
     Case {
         seed,
