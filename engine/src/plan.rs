@@ -191,7 +191,16 @@ fn stepper(
         .strata
         .iter()
         .filter(|s| s.preds.iter().any(|p| internal.contains(p)))
-        .map(|s| (s.rules.iter().copied().filter(|r| rules.contains(r)).collect(), s.recursive))
+        .map(|s| {
+            (
+                s.rules
+                    .iter()
+                    .copied()
+                    .filter(|r| rules.contains(r))
+                    .collect(),
+                s.recursive,
+            )
+        })
         .collect();
     let mut reads: Vec<PredId> = Vec::new();
     let mut horizon = 0;

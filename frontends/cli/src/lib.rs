@@ -6,7 +6,7 @@
 
 use std::ffi::OsString;
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Write};
+use std::io::{self, BufRead, BufReader, IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -343,6 +343,34 @@ impl Context<'_> {
                 )));
             }
         }
+        // A progress line on stderr for batch replay on a terminal.
+        let bar = (!live
+            && !self.quiet
+            && std::io::stderr().is_terminal()
+            && !args.streams.is_empty())
+        .then(|| {
+            let bar = indicatif::ProgressBar::new_spinner();
+            bar.set_style(
+                indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}")
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+            );
+            bar.enable_steady_tick(std::time::Duration::from_millis(200));
+            bar
+        });
+        if let Some(bar) = &bar {
+            let facts = std::rc::Rc::new(std::cell::Cell::new(0));
+            sources = sources
+                .into_iter()
+                .map(|inner| -> Box<dyn FactSource + '_> {
+                    Box::new(Progress {
+                        inner,
+                        bar: bar.clone(),
+                        facts: facts.clone(),
+                        started: Instant::now(),
+                    })
+                })
+                .collect();
+        }
         let mode = match args.mode {
             OutputMode::Points => Mode::Points,
             OutputMode::Changes => Mode::Changes,
@@ -383,6 +411,9 @@ impl Context<'_> {
             }
         };
         drop(sink);
+        if let Some(bar) = bar {
+            bar.finish_and_clear();
+        }
         match result {
             Ok(summary) => {
                 if !self.quiet {
@@ -427,6 +458,41 @@ impl Context<'_> {
             }
             Err(RunError::Cluster(message)) => Err(Failure::Message(message)),
         }
+    }
+}
+
+/// A source that reports its progress on a terminal progress line (batch replay only).
+struct Progress<'a> {
+    inner: Box<dyn FactSource + 'a>,
+    bar: indicatif::ProgressBar,
+    /// Facts read from all sources together.
+    facts: std::rc::Rc<std::cell::Cell<u64>>,
+    started: Instant,
+}
+
+impl FactSource for Progress<'_> {
+    fn next_fact(
+        &mut self,
+    ) -> Result<Option<stgflow_engine::stream::InputFact>, Box<stgflow_engine::stream::StreamError>>
+    {
+        let fact = self.inner.next_fact()?;
+        if let Some(fact) = &fact {
+            let facts = self.facts.get() + 1;
+            self.facts.set(facts);
+            if facts % 65_536 == 0 {
+                let rate = facts as f64 / self.started.elapsed().as_secs_f64().max(1e-9);
+                self.bar.set_message(format!(
+                    "time point {}, {facts} facts, {:.2} M facts/s",
+                    fact.time,
+                    rate / 1e6
+                ));
+            }
+        }
+        Ok(fact)
+    }
+
+    fn skipped(&self) -> stgflow_engine::stream::SkipCounts {
+        self.inner.skipped()
     }
 }
 
