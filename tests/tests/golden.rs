@@ -1,6 +1,9 @@
 //! Golden cases: every program under `tests/cases/**` is run through the `stgflow` command
 //! line (in-process) and its output compared with the `.expected` file beside it.
 //!
+//! Every case without `.fail.`/`.warn.` also runs with `--engine reference`, which must
+//! print the same as the default dataflow engine.
+//!
 //! A case `NAME.tdl` may have beside it `NAME.facts` or `NAME.csv` (the stream),
 //! `NAME.args` (extra arguments, one line) and `NAME.expected`:
 //! * normal cases: the expected stdout, compared order-insensitively;
@@ -37,8 +40,9 @@ struct Outcome {
     stderr: String,
 }
 
-/// Runs the command line with `relative` paths resolved against the cases directory.
-fn run_case(program: &Path) -> Outcome {
+/// Runs the command line with `relative` paths resolved against the cases directory,
+/// with `extra` arguments appended.
+fn run_case(program: &Path, extra: &[&str]) -> Outcome {
     let root = cases_dir();
     let relative = |p: &Path| {
         p.strip_prefix(&root)
@@ -56,6 +60,7 @@ fn run_case(program: &Path) -> Outcome {
     if let Ok(extra) = std::fs::read_to_string(beside(program, "args")) {
         args.extend(extra.split_whitespace().map(str::to_owned));
     }
+    args.extend(extra.iter().map(|a| (*a).to_owned()));
     let mut stdout = Vec::new();
     let mut stderr = Vec::new();
     let code = stgflow_cli::run(args, std::io::empty(), &mut stdout, &mut stderr, false);
@@ -128,7 +133,20 @@ fn golden_cases() {
     let update = std::env::var_os("UPDATE_EXPECT").is_some();
     let mut failures = Vec::new();
     for program in &programs {
-        let outcome = run_case(program);
+        let outcome = run_case(program, &[]);
+        // Every engine must print the same: the reference evaluator too.
+        if !is_diagnostic_case(program) {
+            let reference = run_case(program, &["--engine", "reference"]);
+            if sorted_lines(&reference.stdout) != sorted_lines(&outcome.stdout) {
+                failures.push(format!(
+                    "{}: the reference evaluator and the dataflow engine differ\n--- reference\n{}\n--- dataflow\n{}",
+                    program.display(),
+                    reference.stdout,
+                    outcome.stdout
+                ));
+                continue;
+            }
+        }
         let actual = render(program, &outcome);
         let expected_path = beside(program, "expected");
         let expected = std::fs::read_to_string(&expected_path).ok();
