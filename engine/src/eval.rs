@@ -94,8 +94,8 @@ impl RulePlan {
                 };
                 let Some(relation) = relation else { return };
                 // Every argument bound: one lookup instead of a scan.
-                if let Some(tuple) = bound_tuple(&atom.args, env) {
-                    if relation.contains(&tuple) {
+                if let Some(found) = with_bound(&atom.args, env, |tuple| relation.contains(tuple)) {
+                    if found {
                         self.join(position + 1, t, delta, facts, env, out);
                     }
                     return;
@@ -290,10 +290,31 @@ fn bound_tuple(args: &[Term], env: &[Option<Value>]) -> Option<Tuple> {
         .collect()
 }
 
+/// Calls `f` with the tuple `args` denote under `env`, when every argument is bound,
+/// without allocating for up to 8 arguments (lookups on the hot path).
+fn with_bound<R>(args: &[Term], env: &[Option<Value>], f: impl FnOnce(&[Value]) -> R) -> Option<R> {
+    const INLINE: usize = 8;
+    let value = |term: &Term| match term {
+        Term::Var(v) => env[*v],
+        Term::Const(c) => Some(*c),
+        Term::Wildcard => None,
+    };
+    if args.len() <= INLINE {
+        let mut buffer = [Value::Int(0); INLINE];
+        for (slot, term) in buffer.iter_mut().zip(args) {
+            *slot = value(term)?;
+        }
+        Some(f(&buffer[..args.len()]))
+    } else {
+        let tuple: Vec<Value> = args.iter().map(value).collect::<Option<_>>()?;
+        Some(f(&tuple))
+    }
+}
+
 /// Whether some tuple of `relation` matches `args` under `env` (`_` matches anything).
 fn matches_any(args: &[Term], relation: &Relation, env: &[Option<Value>]) -> bool {
-    match bound_tuple(args, env) {
-        Some(tuple) => relation.contains(&tuple),
+    match with_bound(args, env, |tuple| relation.contains(tuple)) {
+        Some(found) => found,
         None => relation.iter().any(|tuple| {
             args.iter()
                 .zip(tuple.iter())

@@ -295,20 +295,21 @@ impl State {
         }
         // The last slot is t − 1; a key seen for the first time has none.
         let had_previous = !state.slots.is_empty();
+        let mut recycled = None;
         while state.slots.len() > keep {
-            state.slots.pop_front();
+            recycled = state.slots.pop_front();
         }
-        let slot: Vec<Relation> = state
-            .inputs
-            .iter()
-            .map(|counts| {
+        // Reuse the dropped slot's tables for the new time point.
+        let mut slot = recycled.unwrap_or_else(|| vec![Relation::new(); state.inputs.len()]);
+        for (relation, counts) in slot.iter_mut().zip(&state.inputs) {
+            relation.clear();
+            relation.extend(
                 counts
                     .iter()
                     .filter(|(_, c)| **c > 0)
-                    .map(|(row, _)| row.clone())
-                    .collect()
-            })
-            .collect();
+                    .map(|(row, _)| row.clone()),
+            );
+        }
         state.slots.push_back(slot);
         let mut view = KeyView {
             slots: &mut state.slots,
