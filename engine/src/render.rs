@@ -201,6 +201,24 @@ pub fn render<'s>(
     concat_all(parts)
 }
 
+/// Moves an operator's capability up to its input frontier `limit` (the earliest time it
+/// may still output at), or drops it once the input is closed (`None`).
+fn follow_frontier(
+    capability: &mut Option<timely::dataflow::operators::Capability<u64>>,
+    limit: Option<u64>,
+) {
+    match limit {
+        Some(f) => {
+            if let Some(cap) = capability.as_mut() {
+                if *cap.time() < f {
+                    cap.downgrade(&f);
+                }
+            }
+        }
+        None => *capability = None,
+    }
+}
+
 /// One collection per predicate out of the tagged input.
 fn split_by_predicate<'s>(input: Facts<'s, u64>, n: usize) -> Vec<Coll<'s, u64>> {
     use timely::dataflow::operators::vec::Partition;

@@ -95,16 +95,7 @@ pub fn render<'s>(program: &Program, plan: &StepperPlan, source: Facts<'s, u64>)
                         }
                         out.clear();
                     }
-                    match limit {
-                        Some(f) => {
-                            if let Some(cap) = capability.as_mut() {
-                                if *cap.time() < f {
-                                    cap.downgrade(&f);
-                                }
-                            }
-                        }
-                        None => capability = None,
-                    }
+                    super::follow_frontier(&mut capability, limit);
                 }
             },
         )

@@ -80,16 +80,7 @@ where
                             }
                         }
                     }
-                    match limit {
-                        Some(f) => {
-                            if let Some(cap) = capability.as_mut() {
-                                if *cap.time() < f {
-                                    cap.downgrade(&f);
-                                }
-                            }
-                        }
-                        None => capability = None,
-                    }
+                    super::follow_frontier(&mut capability, limit);
                 }
             },
         )
