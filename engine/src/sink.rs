@@ -238,7 +238,6 @@ fn push_u64(line: &mut String, mut n: u64) {
             break;
         }
     }
-    for &d in &digits[at..] {
-        line.push(char::from(d));
-    }
+    // ASCII digits: always valid UTF-8.
+    line.push_str(std::str::from_utf8(&digits[at..]).unwrap_or_default());
 }
