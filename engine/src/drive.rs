@@ -79,6 +79,22 @@ pub struct RunSummary {
     pub skipped: SkipCounts,
 }
 
+impl RunSummary {
+    /// Counts one written time point.
+    pub fn time_point(&mut self, t: u64) {
+        self.first.get_or_insert(t);
+        self.last = Some(t);
+        self.time_points += 1;
+    }
+
+    /// Adds what the driver fed and what the sources skipped.
+    pub fn add_input(&mut self, fed: Fed, sources: &[Box<dyn FactSource + '_>]) {
+        self.input_facts = fed.input_facts;
+        self.dropped = fed.dropped;
+        self.skipped = skipped(sources);
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
     #[error("{0}")]
@@ -120,9 +136,7 @@ impl<E: Evaluator, W: Write> TimePoints for Driver<'_, E, W> {
     fn complete(&mut self, t: u64, input: Vec<(PredId, Tuple)>) -> Result<(), RunError> {
         let mut out = Vec::new();
         self.evaluator.step(t, input, &self.outputs, &mut out);
-        self.summary.first.get_or_insert(t);
-        self.summary.last = Some(t);
-        self.summary.time_points += 1;
+        self.summary.time_point(t);
         Ok(self.sink.emit(t, out)?)
     }
 }
@@ -145,9 +159,7 @@ pub fn drive<E: Evaluator, W: Write>(
     let mut summary = std::mem::take(&mut driver.summary);
     match result {
         Ok(fed) => {
-            summary.input_facts = fed.input_facts;
-            summary.dropped = fed.dropped;
-            summary.skipped = skipped(sources);
+            summary.add_input(fed, sources);
             driver.sink.finish()?;
             Ok(summary)
         }

@@ -28,7 +28,7 @@ use hashbrown::{HashMap, HashSet};
 use timely::dataflow::ProbeHandle;
 use timely::dataflow::operators::{Exchange, Inspect, Probe};
 
-use crate::drive::{FactSource, RunError, RunSummary, TimePoints, Timeline, feed, skipped};
+use crate::drive::{FactSource, RunError, RunSummary, TimePoints, Timeline, feed};
 use crate::eval::Tuple;
 use crate::ir::{PredId, Program};
 use crate::plan::{Plan, plan};
@@ -329,9 +329,7 @@ pub fn run<W: Write>(
     let finished = match result {
         Ok(fed) => {
             let mut summary = std::mem::take(&mut feeder.summary);
-            summary.input_facts = fed.input_facts;
-            summary.dropped = fed.dropped;
-            summary.skipped = skipped(sources);
+            summary.add_input(fed, sources);
             feeder.sink.finish()?;
             Ok(summary)
         }
@@ -529,9 +527,7 @@ impl<W: Write> Feeder<'_, W> {
                 .map(|facts| facts.into_iter().filter(|(_, d)| *d != 0).collect())
                 .unwrap_or_default();
             self.sink.emit_changes(next, changes)?;
-            self.summary.first.get_or_insert(next);
-            self.summary.last = Some(next);
-            self.summary.time_points += 1;
+            self.summary.time_point(next);
             next += 1;
         }
         self.next_emit = Some(next);
