@@ -2,8 +2,9 @@
 //! every time point of the timeline, and hands each time point's output to a [`Sink`].
 //!
 //! * The timeline runs from the first to the last time point of the input (program facts
-//!   included), unless `from`/`until` say otherwise; facts outside it are dropped. Every
-//!   time point in it is evaluated, with or without input.
+//!   included), unless `from`/`until` say otherwise or a source declares one (a Laser
+//!   stream's `#timeline`; explicit bounds win); facts outside it are dropped. Every time
+//!   point in it is evaluated, with or without input.
 //! * A time point is evaluated as soon as every source has moved past it (or ended), so a
 //!   live stream gets each time point's output while later input is still to come.
 //! * On a malformed line the run stops; the output of every time point already evaluated
@@ -22,6 +23,11 @@ pub trait FactSource {
     fn skipped(&self) -> SkipCounts {
         SkipCounts::default()
     }
+    /// A timeline the source declares (first and last time point), known once its first
+    /// fact has been asked for: Laser streams' `#timeline START END`.
+    fn declared_timeline(&self) -> Option<(u64, u64)> {
+        None
+    }
 }
 
 impl<R: io::BufRead> FactSource for FactReader<R> {
@@ -31,6 +37,10 @@ impl<R: io::BufRead> FactSource for FactReader<R> {
 
     fn skipped(&self) -> SkipCounts {
         self.skipped.clone()
+    }
+
+    fn declared_timeline(&self) -> Option<(u64, u64)> {
+        FactReader::declared_timeline(self)
     }
 }
 
@@ -192,6 +202,15 @@ pub fn feed(
     for source in sources.iter_mut() {
         heads.push(source.next_fact()?);
     }
+    // Bounds not given explicitly come from the sources' declared timelines, if any.
+    let declared: Vec<(u64, u64)> = sources
+        .iter()
+        .filter_map(|s| s.declared_timeline())
+        .collect();
+    let timeline = Timeline {
+        from: timeline.from.or(declared.iter().map(|d| d.0).min()),
+        until: timeline.until.or(declared.iter().map(|d| d.1).max()),
+    };
     let first_input = heads.iter().flatten().map(|f| f.time).min();
     let Some(start) = timeline.from.or(first_input).or(timeline.until.map(|_| 0)) else {
         return Ok(fed);

@@ -45,6 +45,8 @@ use diag::{Diagnostics, FileId, Sources};
 pub struct Compiled {
     pub sources: Sources,
     pub file: FileId,
+    /// The TD syntax tree: the program as parsed, or a front end's translation (spans
+    /// point into the front end's source text).
     pub ast: syntax::ast::Program,
     pub program: ir::Program,
     /// Present when the program has no errors.

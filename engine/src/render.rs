@@ -19,7 +19,6 @@ pub mod zero_one;
 use differential_dataflow::lattice::Lattice;
 use differential_dataflow::operators::iterate::Variable;
 use differential_dataflow::{AsCollection, VecCollection};
-use timely::dataflow::Scope;
 use timely::order::Product;
 use timely::progress::Timestamp;
 
@@ -82,7 +81,9 @@ pub fn render<'s>(
     let scope = input.scope();
     let n = program.predicates.len();
     let mut inputs: Vec<Option<Coll<'s, u64>>> = vec![None; n];
-    let streams = split_by_predicate(input, n);
+    let mut streams = split_by_predicate(input, n);
+    // The last part is the unit row (see [`UNIT_TAG`]).
+    let unit = streams.pop().map(|unit| unit.map(|_| Row::new()));
     for (p, stream) in streams.into_iter().enumerate() {
         inputs[p] = Some(stream);
     }
@@ -102,7 +103,7 @@ pub fn render<'s>(
             holds[p] = inputs[p].clone();
         }
     }
-    let unit = unit(scope);
+    let unit = unit.unwrap_or_else(empty);
     for component in &plan.components {
         match component {
             Component::Window {
@@ -137,7 +138,13 @@ pub fn render<'s>(
                     let own_input =
                         |p: PredId| inputs[p].clone().unwrap_or_else(empty).enter_region(region);
                     let out: Vec<(PredId, Coll<'_, u64>)> = if *recursive {
+                        // The iteration's output, seen at the outer time, may hold a
+                        // record's −1 and +1 of later rounds unconsolidated: windows
+                        // (which delay only one sign) need consolidated 0/1 changes.
                         render_recursive(program, preds, rules, &read, &own_input, unit_in)
+                            .into_iter()
+                            .map(|(p, c)| (p, u64::zero_one(c)))
+                            .collect()
                     } else {
                         preds
                             .iter()
@@ -219,25 +226,27 @@ fn follow_frontier(
     }
 }
 
-/// One collection per predicate out of the tagged input.
+/// The tag of the unit row in the input: the runtime feeds `(UNIT_TAG, [])` once, at the
+/// first time point of the timeline, and never retracts it. It is the start of rules
+/// without a positive atom (`tick(T) :- 0 = 0.`), so such a rule holds from the first time
+/// point on and not before: the time points before the timeline do not exist, and
+/// `first(T) :- tick(T), not tick(T-1).` holds at the first time point only, as in the
+/// reference evaluator. (A unit row at time 0 made `tick(T-1)` true at the start.)
+pub const UNIT_TAG: u32 = u32::MAX;
+
+/// One collection per predicate out of the tagged input, then the unit row's (tagged
+/// [`UNIT_TAG`]) as the last part.
 fn split_by_predicate<'s>(input: Facts<'s, u64>, n: usize) -> Vec<Coll<'s, u64>> {
     use timely::dataflow::operators::vec::Partition;
-    let parts = u64::try_from(n.max(1)).unwrap_or(1);
+    let unit_part = u64::try_from(n).unwrap_or(u64::MAX - 1);
     input
         .inner
-        .partition(parts, |((p, row), t, r)| (u64::from(p), (row, t, r)))
+        .partition(unit_part + 1, move |((p, row), t, r)| {
+            (u64::from(p).min(unit_part), (row, t, r))
+        })
         .into_iter()
         .map(|stream| stream.as_collection())
         .collect()
-}
-
-/// A single empty row that holds from time 0 on: the start of rules without a positive
-/// atom.
-fn unit<'s>(scope: Scope<'s, u64>) -> Coll<'s, u64> {
-    use timely::dataflow::operators::vec::ToStream;
-    vec![(Row::new(), 0u64, 1isize)]
-        .to_stream(scope)
-        .as_collection()
 }
 
 fn concat_all<'s, T: Timestamp + Lattice, D: differential_dataflow::Data>(

@@ -322,6 +322,7 @@ pub fn run<W: Write>(
         advance_to: 0,
         next_emit: None,
         first: None,
+        unit_fed: false,
         pending: BTreeMap::new(),
         summary: RunSummary::default(),
     };
@@ -441,6 +442,9 @@ struct Feeder<'a, W: Write> {
     next_emit: Option<u64>,
     /// The first time point of the timeline.
     first: Option<u64>,
+    /// Whether the unit row ([`crate::render::UNIT_TAG`]) has been fed, at the first
+    /// time point.
+    unit_fed: bool,
     pending: BTreeMap<u64, HashMap<(PredId, Tuple), isize>>,
     summary: RunSummary,
 }
@@ -449,6 +453,15 @@ impl<W: Write> Feeder<'_, W> {
     fn retract_previous(&mut self, at: u64) {
         for (pred, tuple) in self.previous.drain() {
             self.batch.push(((pred as u32, tuple.into_vec()), at, -1));
+        }
+    }
+
+    /// Feeds the unit row at the first time point of the timeline, `t`.
+    fn feed_unit(&mut self, t: u64) {
+        if !self.unit_fed {
+            self.unit_fed = true;
+            self.batch
+                .push(((crate::render::UNIT_TAG, Vec::new()), t, 1));
         }
     }
 
@@ -506,8 +519,8 @@ impl<W: Write> Feeder<'_, W> {
             return Ok(());
         };
         for ((pred, row), time, diff) in updates {
-            // Collections may hold facts from before the timeline (the unit row of rules
-            // without a positive atom starts at 0): they take effect at its first point.
+            // Nothing should be stamped before the timeline (the unit row starts at its
+            // first point); should anything be, it takes effect at the first point.
             let time = time.max(self.first.unwrap_or(time));
             *self
                 .pending
@@ -560,6 +573,7 @@ impl<W: Write> Feeder<'_, W> {
 impl<W: Write> TimePoints for Feeder<'_, W> {
     fn complete(&mut self, t: u64, input: Vec<(PredId, Tuple)>) -> Result<(), RunError> {
         self.batch_start.get_or_insert(t);
+        self.feed_unit(t);
         let now: HashSet<(PredId, Tuple)> = input.into_iter().collect();
         for fact in self.previous.difference(&now) {
             self.batch.push(((fact.0 as u32, fact.1.to_vec()), t, -1));
@@ -576,6 +590,7 @@ impl<W: Write> TimePoints for Feeder<'_, W> {
             return Ok(());
         }
         self.batch_start.get_or_insert(from);
+        self.feed_unit(from);
         self.retract_previous(from);
         self.fed_through(to - 1)
     }

@@ -5,10 +5,14 @@
 //!   stops (nothing is retracted at the end of the timeline);
 //! * `intervals`: `trusted(a) [4,6)` per maximal interval, right-open, printed when it
 //!   closes; an interval still open at the end of the timeline ends at the last time
-//!   point + 1.
+//!   point + 1;
+//! * `laser`: `4: trusted(a) trusted(b)`, one line per time point, atoms sorted as text
+//!   (Laser's own output, for `diff`); costs a sort of everything holding per time point.
 //!
 //! Within a time point lines are sorted (predicate name, then arguments), so output is
-//! deterministic whatever the evaluator's order.
+//! deterministic whatever the evaluator's order. With a `time_scale` k (an input read with
+//! a clock tick of k), every printed time is the time point × k, so output is in the
+//! input's own units.
 
 use std::cmp::Ordering;
 use std::io::{self, Write};
@@ -25,6 +29,10 @@ pub enum Mode {
     Points,
     Changes,
     Intervals,
+    /// Laser's own output: one line per time point, `t: ` and the atoms that hold at t
+    /// (`p(a,b)`, `s`), sorted as strings and separated by single spaces; `t:` alone when
+    /// none hold. Symbols are printed bare, as Laser prints them.
+    Laser,
 }
 
 /// A sink writing one mode of output.
@@ -40,6 +48,9 @@ pub struct Sink<W: Write> {
     last_time: Option<u64>,
     /// Flush after every time point (live streams).
     pub flush_each: bool,
+    /// Printed times are time points × this (the input's clock tick, see
+    /// `FactReader::with_tick`); 1 by default.
+    pub time_scale: u64,
     line: String,
 }
 
@@ -60,6 +71,7 @@ impl<W: Write> Sink<W> {
             holding: HashMap::new(),
             last_time: None,
             flush_each: false,
+            time_scale: 1,
             line: String::new(),
         }
     }
@@ -131,7 +143,7 @@ impl<W: Write> Sink<W> {
                         closed.push((fact, start));
                         continue;
                     }
-                    Mode::Points => continue,
+                    Mode::Points | Mode::Laser => continue,
                 }
             }
             self.write_atom(fact.0, &fact.1, false);
@@ -139,7 +151,7 @@ impl<W: Write> Sink<W> {
                 self.line.push(')');
             }
             self.line.push_str(" @");
-            push_u64(&mut self.line, t);
+            push_u64(&mut self.line, t.saturating_mul(self.time_scale));
             self.line.push('\n');
         }
         match self.mode {
@@ -147,6 +159,7 @@ impl<W: Write> Sink<W> {
                 let mut facts: Vec<&(PredId, Tuple)> = self.holding.keys().collect();
                 facts.sort_unstable_by(|a, b| self.order(a, b));
                 let mut line = std::mem::take(&mut self.line);
+                let shown = t.saturating_mul(self.time_scale);
                 for (pred, args) in facts {
                     line.push_str(&self.names[*pred]);
                     line.push('(');
@@ -154,7 +167,7 @@ impl<W: Write> Sink<W> {
                         push_value(&mut line, *value);
                         line.push(',');
                     }
-                    push_u64(&mut line, t);
+                    push_u64(&mut line, shown);
                     line.push_str(").\n");
                 }
                 self.line = line;
@@ -165,6 +178,7 @@ impl<W: Write> Sink<W> {
                     self.write_interval(*pred, args, *start, t);
                 }
             }
+            Mode::Laser => self.write_snapshot(t),
             Mode::Changes => {}
         }
         self.last_time = Some(t);
@@ -175,13 +189,52 @@ impl<W: Write> Sink<W> {
         Ok(())
     }
 
+    /// `t: a b c` for [`Mode::Laser`]: every holding atom, sorted as text.
+    fn write_snapshot(&mut self, t: u64) {
+        let mut atoms: Vec<String> = self
+            .holding
+            .keys()
+            .map(|(pred, args)| {
+                let mut atom = self.names[*pred].clone();
+                if !args.is_empty() {
+                    atom.push('(');
+                    for (i, value) in args.iter().enumerate() {
+                        if i > 0 {
+                            atom.push(',');
+                        }
+                        match value {
+                            Value::Sym(sym) => atom.push_str(sym.as_str()),
+                            other => push_value(&mut atom, *other),
+                        }
+                    }
+                    atom.push(')');
+                }
+                atom
+            })
+            .collect();
+        atoms.sort_unstable();
+        push_u64(&mut self.line, t.saturating_mul(self.time_scale));
+        self.line.push(':');
+        for atom in atoms {
+            self.line.push(' ');
+            self.line.push_str(&atom);
+        }
+        self.line.push('\n');
+    }
+
     fn write_interval(&mut self, pred: PredId, args: &[Value], start: u64, end: u64) {
         use std::fmt::Write as _;
         self.write_atom(pred, args, false);
         if !args.is_empty() {
             self.line.push(')');
         }
-        let _ = writeln!(self.line, " [{start},{end})");
+        let scale = self.time_scale;
+        let _ = writeln!(
+            self.line,
+            " [{},{})",
+            start.saturating_mul(scale),
+            end.saturating_mul(scale)
+        );
     }
 
     /// Ends the output: closes open intervals at the last time point + 1, and flushes.
@@ -240,4 +293,71 @@ fn push_u64(line: &mut String, mut n: u64) {
     }
     // ASCII digits: always valid UTF-8.
     line.push_str(std::str::from_utf8(&digits[at..]).unwrap_or_default());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compile_str;
+
+    #[test]
+    fn time_scale_multiplies_every_printed_time() {
+        let compiled = compile_str("p.tdl", "q(X, T) :- p(X, T).");
+        let q = compiled.program.pred_id("q").unwrap_or_default();
+        let fact = (q, vec![Value::sym("a")].into_boxed_slice());
+        let mut printed = Vec::new();
+        for mode in [Mode::Points, Mode::Changes, Mode::Intervals] {
+            let mut sink = Sink::new(Vec::new(), mode, &compiled.program);
+            sink.time_scale = 40;
+            for (t, facts) in [
+                (3, vec![fact.clone()]),
+                (4, vec![fact.clone()]),
+                (5, vec![]),
+            ] {
+                sink.emit(t, facts).unwrap_or_default();
+            }
+            sink.finish().unwrap_or_default();
+            printed.push(String::from_utf8(sink.into_inner()).unwrap_or_default());
+        }
+        assert_eq!(
+            printed,
+            [
+                "q(a,120).\nq(a,160).\n",
+                "+q(a) @120\n-q(a) @200\n",
+                "q(a) [120,200)\n"
+            ]
+        );
+    }
+
+    #[test]
+    fn laser_mode_prints_every_time_point_sorted_as_text() {
+        let compiled = compile_str("p.tdl", "q(X, T) :- p(X, T). alarm(T) :- s(T).");
+        let q = compiled.program.pred_id("q").unwrap_or_default();
+        let alarm = compiled.program.pred_id("alarm").unwrap_or_default();
+        let fact = |x: Value| (q, vec![x].into_boxed_slice());
+        let mut sink = Sink::new(Vec::new(), Mode::Laser, &compiled.program);
+        let points = [
+            (
+                3,
+                vec![
+                    fact(Value::sym("b")),
+                    fact(Value::Int(10)),
+                    fact(Value::sym("A b")),
+                ],
+            ),
+            (4, vec![]),
+            (
+                5,
+                vec![(alarm, Vec::new().into_boxed_slice()), fact(Value::Int(9))],
+            ),
+        ];
+        for (t, facts) in points {
+            sink.emit(t, facts).unwrap_or_default();
+        }
+        sink.finish().unwrap_or_default();
+        assert_eq!(
+            String::from_utf8(sink.into_inner()).unwrap_or_default(),
+            "3: q(10) q(A b) q(b)\n4:\n5: alarm q(9)\n"
+        );
+    }
 }

@@ -1,5 +1,18 @@
-//! Input streams: TD facts (`p(a, b, 7).`, time last) and plain CSV (`time,pred,arg1,…`),
-//! read line by line from files or stdin.
+//! Input streams: TD facts (`p(a, b, 7).`, time last), plain CSV (`time,pred,arg1,…`) and
+//! RTEC's pipe-separated records and Laser streams (`t: p(a,b) q(c)`, see
+//! [`FactReader::declared_timeline`]), read line by line from files or stdin.
+//!
+//! RTEC records come in three shapes, told apart by a per-name [`RtecShape`] in the
+//! [`Schema`] (names not listed are events): events `name|arrival|time|arg…` become
+//! `name(arg…)` at `time`; point fluents `name|arrival|time|value|arg…` become
+//! `name(arg…, value)` at `time`; interval fluents `name|arrival|start|end|value|arg…`
+//! become `name(arg…, value)` at every time point of `[start, end)`. The arrival field is
+//! not used. Records must be ordered by their (start) time; interval facts are held back
+//! until a later record's time passes them, so the facts handed out stay in time order.
+//!
+//! A reader may have a clock tick k ([`FactReader::with_tick`]): input time `t` is time
+//! point `t / k` (RTEC's CAVIAR data has a frame every 40 ms); a time that is not a
+//! multiple of k is an error.
 //!
 //! Ordered input is the contract: a time that goes backwards within one source is an
 //! error naming the file, the line and both times. A malformed line is an error naming
@@ -30,13 +43,32 @@ pub enum StreamFormat {
     Td,
     /// `7,p,a,b`
     Csv,
+    /// RTEC's `name|arrival|time|…` records (see the module docs).
+    Rtec,
+    /// Laser's stream files: `7: p(a,b) q(c) s` (see [`FactReader::declared_timeline`]).
+    Laser,
+}
+
+/// How an RTEC record of a given name is laid out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RtecShape {
+    /// `name|arrival|time|arg…`
+    Event,
+    /// `name|arrival|time|value|arg…`
+    Point,
+    /// `name|arrival|start|end|value|arg…`, holding on `[start, end)`.
+    Interval,
 }
 
 impl StreamFormat {
-    /// The format a file's extension implies: `.csv` is CSV, anything else TD facts.
+    /// The format a file's extension implies: `.csv` is CSV, `.laser` and `.stream` are
+    /// Laser streams, anything else TD facts.
     pub fn from_path(path: &str) -> StreamFormat {
-        if path.to_ascii_lowercase().ends_with(".csv") {
+        let lower = path.to_ascii_lowercase();
+        if lower.ends_with(".csv") {
             StreamFormat::Csv
+        } else if lower.ends_with(".laser") || lower.ends_with(".stream") {
+            StreamFormat::Laser
         } else {
             StreamFormat::Td
         }
@@ -91,6 +123,8 @@ pub struct SkipCounts {
 #[derive(Clone, Debug, Default)]
 pub struct Schema {
     preds: HashMap<String, (PredId, usize)>,
+    /// Shapes of RTEC records by name; a name not here is an event.
+    rtec: HashMap<String, RtecShape>,
 }
 
 impl Schema {
@@ -102,7 +136,17 @@ impl Schema {
                 .enumerate()
                 .map(|(id, p)| (p.name.clone(), (id, p.arity)))
                 .collect(),
+            rtec: HashMap::new(),
         }
+    }
+
+    /// Declares how RTEC records named `name` are laid out.
+    pub fn with_rtec_shapes(
+        mut self,
+        shapes: impl IntoIterator<Item = (String, RtecShape)>,
+    ) -> Schema {
+        self.rtec.extend(shapes);
+        self
     }
 }
 
@@ -117,7 +161,13 @@ pub struct FactReader<R> {
     /// Facts parsed from the current line not yet handed out (a TD line may hold several).
     pending: std::collections::VecDeque<InputFact>,
     last_time: Option<(u64, usize)>,
+    /// Input time units per time point.
+    tick: u64,
+    /// Facts of RTEC interval records at time points later than the current record's.
+    held: std::collections::BTreeMap<u64, Vec<InputFact>>,
     pub skipped: SkipCounts,
+    /// The `#timeline START END` of a Laser stream, as time points.
+    timeline: Option<(u64, u64)>,
 }
 
 impl<R> fmt::Debug for FactReader<R> {
@@ -140,8 +190,17 @@ impl<R: BufRead> FactReader<R> {
             buffer: Vec::new(),
             pending: Default::default(),
             last_time: None,
+            tick: 1,
+            held: Default::default(),
+            timeline: None,
             skipped: SkipCounts::default(),
         }
+    }
+
+    /// Reads input time `t` as time point `t / tick` (a tick of 0 counts as 1).
+    pub fn with_tick(mut self, tick: u64) -> Self {
+        self.tick = tick.max(1);
+        self
     }
 
     pub fn name(&self) -> &str {
@@ -168,7 +227,11 @@ impl<R: BufRead> FactReader<R> {
                     help: None,
                 })?;
             if read == 0 {
-                return Ok(None);
+                if self.held.is_empty() {
+                    return Ok(None);
+                }
+                self.release_held(u64::MAX);
+                continue;
             }
             self.line += 1;
             let buffer = std::mem::take(&mut self.buffer);
@@ -178,6 +241,8 @@ impl<R: BufRead> FactReader<R> {
                     match self.format {
                         StreamFormat::Td => self.parse_td_line(text),
                         StreamFormat::Csv => self.parse_csv_line(text),
+                        StreamFormat::Rtec => self.parse_rtec_line(text),
+                        StreamFormat::Laser => self.parse_laser_line(text),
                     }
                 }
                 Err(e) => Err(self.error(
@@ -214,6 +279,33 @@ impl<R: BufRead> FactReader<R> {
         })
     }
 
+    /// The time point of input time `time` under the reader's tick.
+    fn scaled(&self, text: &str, time: u64, at: usize) -> Result<u64, Box<StreamError>> {
+        if time % self.tick == 0 {
+            Ok(time / self.tick)
+        } else {
+            Err(self.error(
+                text,
+                at,
+                format!(
+                    "time {time} is not a multiple of the clock tick {}",
+                    self.tick
+                ),
+                Some("every input time must fall on a tick (`--tick`)".to_owned()),
+            ))
+        }
+    }
+
+    /// Hands out the held interval facts at time points up to `until`.
+    fn release_held(&mut self, until: u64) {
+        while let Some(entry) = self.held.first_entry() {
+            if *entry.key() > until {
+                break;
+            }
+            self.pending.extend(entry.remove());
+        }
+    }
+
     /// Queues a parsed fact after checking order, predicate and arity.
     fn accept(
         &mut self,
@@ -223,12 +315,26 @@ impl<R: BufRead> FactReader<R> {
         time: u64,
         at: usize,
     ) -> Result<(), Box<StreamError>> {
+        let time = self.advance(text, time, at)?;
+        self.queue(name, args, time);
+        Ok(())
+    }
+
+    /// Moves the reader to input time `time` (scaled by the tick), checking the order and
+    /// handing out the held facts up to it; returns the time point.
+    fn advance(&mut self, text: &str, time: u64, at: usize) -> Result<u64, Box<StreamError>> {
+        let time = self.scaled(text, time, at)?;
         if let Some((last, last_line)) = self.last_time {
             if time < last {
+                let tick = self.tick;
                 let mut error = self.error(
                     text,
                     at,
-                    format!("time goes backwards: {time} after {last} (line {last_line})"),
+                    format!(
+                        "time goes backwards: {} after {} (line {last_line})",
+                        time * tick,
+                        last * tick
+                    ),
                     Some("streams must be ordered by time".to_owned()),
                 );
                 error.code = "E102";
@@ -236,9 +342,16 @@ impl<R: BufRead> FactReader<R> {
             }
         }
         self.last_time = Some((time, self.line));
+        self.release_held(time);
+        Ok(time)
+    }
+
+    /// Queues a fact of a known predicate with the right arity (else counts it as
+    /// skipped); returns the queued fact.
+    fn queue(&mut self, name: &str, args: Vec<Value>, time: u64) -> Option<&InputFact> {
         let Some(&(pred, arity)) = self.schema.preds.get(name) else {
             self.skipped.unknown += 1;
-            return Ok(());
+            return None;
         };
         if args.len() != arity {
             let location = format!("{}:{}", self.name, self.line);
@@ -248,14 +361,14 @@ impl<R: BufRead> FactReader<R> {
                 location,
             ));
             entry.1 += 1;
-            return Ok(());
+            return None;
         }
         self.pending.push_back(InputFact {
             pred,
             args: args.into_boxed_slice(),
             time,
         });
-        Ok(())
+        self.pending.back()
     }
 
     fn parse_td_line(&mut self, text: &str) -> Result<(), Box<StreamError>> {
@@ -372,6 +485,229 @@ impl<R: BufRead> FactReader<R> {
         let args = rest.iter().map(|(field, _)| csv_value(field)).collect();
         let pred = pred.to_owned();
         self.accept(text, &pred, args, time, 0)
+    }
+}
+
+impl<R: BufRead> FactReader<R> {
+    fn parse_rtec_line(&mut self, text: &str) -> Result<(), Box<StreamError>> {
+        let trimmed = text.trim();
+        if trimmed.is_empty() || trimmed.starts_with(['#', '%']) {
+            return Ok(());
+        }
+        let mut fields = Vec::new();
+        let mut start = 0;
+        for part in text.split('|') {
+            fields.push((part.trim(), start));
+            start += part.len() + 1;
+        }
+        let (name, _) = fields[0];
+        let shape = self
+            .schema
+            .rtec
+            .get(name)
+            .copied()
+            .unwrap_or(RtecShape::Event);
+        let (times, value_at) = match shape {
+            RtecShape::Event => (1, None),
+            RtecShape::Point => (1, Some(3)),
+            RtecShape::Interval => (2, Some(4)),
+        };
+        let needed = 2 + times + usize::from(value_at.is_some());
+        if name.is_empty() || fields.len() < needed {
+            let layout = match shape {
+                RtecShape::Event => "name|arrival|time|arg…",
+                RtecShape::Point => "name|arrival|time|value|arg…",
+                RtecShape::Interval => "name|arrival|start|end|value|arg…",
+            };
+            return Err(self.error(
+                text,
+                text.len(),
+                format!("expected at least {needed} `|`-separated fields: `{layout}`"),
+                (!name.is_empty()).then(|| format!("`{name}` records are read as `{layout}`")),
+            ));
+        }
+        let number = |reader: &Self, (field, at): (&str, usize), what: &str| {
+            field.parse::<u64>().map_err(|_| {
+                reader.error(
+                    text,
+                    at,
+                    format!("the {what} must be a non-negative integer, found `{field}`"),
+                    Some("RTEC records read `name|arrival|time|…`".to_owned()),
+                )
+            })
+        };
+        number(self, fields[1], "arrival time")?;
+        let time = number(self, fields[2], "time")?;
+        let first_arg = 2 + times + usize::from(value_at.is_some());
+        let mut args: Vec<Value> = fields[first_arg..]
+            .iter()
+            .map(|(field, _)| Value::parse_loose(field))
+            .collect();
+        if let Some(at) = value_at {
+            args.push(Value::parse_loose(fields[at].0));
+        }
+        let name = name.to_owned();
+        if shape != RtecShape::Interval {
+            return self.accept(text, &name, args, time, fields[2].1);
+        }
+        let end = number(self, fields[3], "end time")?;
+        let first = self.advance(text, time, fields[2].1)?;
+        let last = self.scaled(text, end, fields[3].1)?;
+        if last <= first {
+            return Ok(());
+        }
+        let Some(queued) = self.queue(&name, args, first).cloned() else {
+            return Ok(());
+        };
+        for t in first + 1..last {
+            self.held.entry(t).or_default().push(InputFact {
+                time: t,
+                ..queued.clone()
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Laser's stream format: an optional `#timeline START END` before the first time point,
+/// then lines `t: atom atom …` with atoms `p(a,b)` or `s` written without spaces; other
+/// lines starting with `#` and blank lines are ignored. Arguments are numbers when they
+/// parse as numbers, symbols otherwise.
+impl<R: BufRead> FactReader<R> {
+    /// The timeline a Laser stream declares (`#timeline START END`, both included), once
+    /// the line has been read; the driver runs every time point of it.
+    pub fn declared_timeline(&self) -> Option<(u64, u64)> {
+        self.timeline
+    }
+
+    fn parse_laser_line(&mut self, text: &str) -> Result<(), Box<StreamError>> {
+        let trimmed = text.trim_start();
+        let indent = text.len() - trimmed.len();
+        if trimmed.is_empty() {
+            return Ok(());
+        }
+        if let Some(rest) = trimmed.strip_prefix("#timeline") {
+            return self.parse_laser_timeline(text, rest, text.len() - rest.len());
+        }
+        if trimmed.starts_with('#') {
+            return Ok(());
+        }
+        let Some(colon) = trimmed.find(':') else {
+            return Err(self.error(
+                text,
+                indent,
+                "expected `t: atom atom …`".to_owned(),
+                Some("Laser stream lines start with the time point and a colon".to_owned()),
+            ));
+        };
+        let time_text = trimmed[..colon].trim();
+        let Ok(time) = time_text.parse::<u64>() else {
+            return Err(self.error(
+                text,
+                indent,
+                format!("the time must be a non-negative integer, found `{time_text}`"),
+                Some("Laser stream lines read `t: p(a,b) q(c)`".to_owned()),
+            ));
+        };
+        let time = self.advance(text, time, indent)?;
+        let mut at = indent + colon + 1;
+        for atom in text[at..].split_whitespace() {
+            // Byte offset of this atom in the line, for errors.
+            at = text[at..].find(atom).map_or(at, |offset| at + offset);
+            let (name, args) = self.laser_atom(text, atom, at)?;
+            self.queue(name, args, time);
+            at += atom.len();
+        }
+        Ok(())
+    }
+
+    fn parse_laser_timeline(
+        &mut self,
+        text: &str,
+        rest: &str,
+        at: usize,
+    ) -> Result<(), Box<StreamError>> {
+        if self.last_time.is_some() || self.timeline.is_some() {
+            return Err(self.error(
+                text,
+                0,
+                "`#timeline` must come once, before the first time point".to_owned(),
+                None,
+            ));
+        }
+        let bounds: Vec<Option<u64>> = rest.split_whitespace().map(|n| n.parse().ok()).collect();
+        let [Some(start), Some(end)] = bounds[..] else {
+            return Err(self.error(
+                text,
+                at,
+                "expected `#timeline START END` with two non-negative integers".to_owned(),
+                None,
+            ));
+        };
+        if end < start {
+            return Err(self.error(
+                text,
+                at,
+                format!("the timeline ends ({end}) before it starts ({start})"),
+                None,
+            ));
+        }
+        let start = self.scaled(text, start, at)?;
+        let end = self.scaled(text, end, at)?;
+        self.timeline = Some((start, end));
+        Ok(())
+    }
+
+    /// Splits `p(a,b)` into its name and arguments.
+    fn laser_atom<'t>(
+        &self,
+        text: &str,
+        atom: &'t str,
+        at: usize,
+    ) -> Result<(&'t str, Vec<Value>), Box<StreamError>> {
+        let (name, args) = match atom.find('(') {
+            None => (atom, None),
+            Some(open) => {
+                let Some(inner) = atom[open + 1..].strip_suffix(')') else {
+                    return Err(self.error(
+                        text,
+                        at + atom.len(),
+                        format!("expected `)` at the end of `{atom}`"),
+                        Some("atoms are written without spaces: `p(a,b)`".to_owned()),
+                    ));
+                };
+                (&atom[..open], Some(inner))
+            }
+        };
+        let valid_name = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid_name {
+            return Err(self.error(text, at, format!("`{name}` is not a predicate name"), None));
+        }
+        let args = match args {
+            None | Some("") => Vec::new(),
+            Some(inner) => {
+                let mut values = Vec::new();
+                let mut offset = at + name.len() + 1;
+                for arg in inner.split(',') {
+                    if arg.is_empty() || arg.contains(['(', ')']) {
+                        return Err(self.error(
+                            text,
+                            offset,
+                            format!("malformed argument in `{atom}`"),
+                            Some(
+                                "arguments are constants separated by `,` without spaces"
+                                    .to_owned(),
+                            ),
+                        ));
+                    }
+                    values.push(Value::parse_loose(arg));
+                    offset += arg.len() + 1;
+                }
+                values
+            }
+        };
+        Ok((name, args))
     }
 }
 
@@ -554,6 +890,117 @@ mod tests {
             read_all("time,pred,a,b\n1,p,a,2\n2,s\n", StreamFormat::Csv).unwrap_or_default();
         assert_eq!(facts.len(), 2);
         assert_eq!(facts[0].args[..], [Value::sym("a"), Value::Int(2)]);
+    }
+
+    fn read_rtec(text: &str, tick: u64) -> Result<Vec<String>, Box<StreamError>> {
+        let compiled = compile_str(
+            "p.tdl",
+            "o(T) :- appear(X, T), walking(X, V, T), fast(X, Y, V, T).",
+        );
+        let schema = Schema::new(&compiled.program).with_rtec_shapes([
+            ("walking".to_owned(), RtecShape::Point),
+            ("fast".to_owned(), RtecShape::Interval),
+        ]);
+        let mut reader =
+            FactReader::new(text.as_bytes(), "in", StreamFormat::Rtec, schema).with_tick(tick);
+        let mut facts = Vec::new();
+        while let Some(fact) = reader.next_fact()? {
+            let args: Vec<String> = fact.args.iter().map(ToString::to_string).collect();
+            let name = compiled.program.pred_name(fact.pred);
+            facts.push(format!("{name}({})@{}", args.join(","), fact.time));
+        }
+        Ok(facts)
+    }
+
+    #[test]
+    fn rtec_records_by_shape_with_intervals_expanded_in_order() {
+        let facts = read_rtec(
+            "appear|0|0|id0\nfast|9|2|6|very|id0|bus\nwalking|3|3|true|id0\nappear|9|9|id1\n",
+            1,
+        );
+        assert_eq!(
+            facts.unwrap_or_default(),
+            [
+                "appear(id0)@0",
+                "fast(id0,bus,very)@2",
+                "fast(id0,bus,very)@3",
+                "walking(id0,true)@3",
+                "fast(id0,bus,very)@4",
+                "fast(id0,bus,very)@5",
+                "appear(id1)@9",
+            ]
+        );
+    }
+
+    #[test]
+    fn rtec_times_are_divided_by_the_tick() {
+        let facts = read_rtec("appear|40|40|a\nfast|120|80|160|x|a|b\n", 40);
+        assert_eq!(
+            facts.unwrap_or_default(),
+            ["appear(a)@1", "fast(a,b,x)@2", "fast(a,b,x)@3"]
+        );
+        let error = read_rtec("appear|40|41|a\n", 40).err();
+        assert!(error.is_some_and(|e| e.code == "E101" && e.message.contains("tick 40")));
+        let backwards = read_rtec("appear|80|80|a\nappear|40|40|a\n", 40).err();
+        assert!(backwards.is_some_and(|e| e.code == "E102" && e.message.contains("40 after 80")));
+        let short = read_rtec("walking|1|1\n", 1).err();
+        assert!(short.is_some_and(|e| e.message.contains("name|arrival|time|value|arg")));
+    }
+
+    #[test]
+    fn laser_lines_with_a_declared_timeline() {
+        let compiled = compile_str("p.tdl", "q(X, Y, T) :- p(X, Y, T). r(T) :- s(T).");
+        let text = "#timeline 0 9\n# note\n1: p(a,2) s\n\n3:\n4: s p(\"x\",-2.5) unknown(z)\n";
+        let mut reader = FactReader::new(
+            text.as_bytes(),
+            "in.laser",
+            StreamFormat::from_path("in.laser"),
+            Schema::new(&compiled.program),
+        );
+        let mut facts = Vec::new();
+        while let Ok(Some(fact)) = reader.next_fact() {
+            facts.push((
+                compiled.program.pred_name(fact.pred).to_owned(),
+                fact.args.to_vec(),
+                fact.time,
+            ));
+        }
+        assert_eq!(reader.declared_timeline(), Some((0, 9)));
+        assert_eq!(reader.skipped.unknown, 1);
+        assert_eq!(
+            facts,
+            [
+                ("p".to_owned(), vec![Value::sym("a"), Value::Int(2)], 1),
+                ("s".to_owned(), vec![], 1),
+                ("s".to_owned(), vec![], 4),
+                (
+                    "p".to_owned(),
+                    vec![Value::sym("\"x\""), Value::Float(-2.5)],
+                    4
+                ),
+            ]
+        );
+        for (bad, column) in [
+            ("1: p(a,b\n", 9),
+            ("x: p(a)\n", 1),
+            ("1 p(a)\n", 1),
+            ("2: p(a)\n#timeline 0 3\n", 1),
+            ("#timeline 5\n", 10),
+            ("1: p(a,,b)\n", 8),
+        ] {
+            let mut reader = FactReader::new(
+                bad.as_bytes(),
+                "in",
+                StreamFormat::Laser,
+                Schema::new(&compiled.program),
+            );
+            let error = std::iter::from_fn(|| reader.next_fact().transpose()).find_map(Result::err);
+            assert_eq!(
+                error.map(|e| (e.code, e.column)),
+                Some(("E101", column)),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

@@ -15,7 +15,7 @@ use stgflow_engine::drive::{FactSource, ProgramFacts, RunError, Timeline, drive}
 use stgflow_engine::reference::Reference;
 use stgflow_engine::runtime;
 use stgflow_engine::sink::{Mode, Sink};
-use stgflow_engine::stream::{FactReader, Schema, StreamFormat};
+use stgflow_engine::stream::{FactReader, RtecShape, Schema, StreamFormat};
 use stgflow_engine::{Compiled, compile_str};
 
 /// stgflow: Temporal Datalog stream reasoning.
@@ -57,7 +57,9 @@ enum Command {
 #[derive(Debug, Args)]
 #[command(disable_help_flag = true)]
 struct RunArgs {
-    /// The TD program (`.tdl`). Facts written in it are input too.
+    /// The TD program (`.tdl`), an Event Calculus description in RTEC's syntax (`.ec`),
+    /// or a plain LARS program in Laser's syntax (`.lars`). Facts written in it are input
+    /// too.
     program: PathBuf,
     /// Input streams, merged by time; `-` reads stdin (each time point is printed as soon
     /// as a later one arrives). With none, only the program's own facts are input.
@@ -97,9 +99,14 @@ struct RunArgs {
     /// every predicate a rule defines.
     #[arg(long, value_delimiter = ',', value_name = "PRED,…")]
     output: Vec<String>,
-    /// Stream format; by default `.csv` files are CSV and everything else TD facts.
+    /// Stream format; by default `.csv` files are CSV (RTEC records when the program is an
+    /// `.ec` event description) and everything else TD facts.
     #[arg(long, value_enum)]
     format: Option<FormatArg>,
+    /// Input time units per time point: time t of the input is time point t / N, and
+    /// printed times are multiplied back (RTEC's `clock_tick`; 40 for CAVIAR).
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    tick: u64,
     /// First time point of the timeline (default: the first time in the input).
     #[arg(long, value_name = "T")]
     from: Option<u64>,
@@ -110,9 +117,11 @@ struct RunArgs {
 
 #[derive(Debug, Args)]
 struct CheckArgs {
-    /// The TD program.
+    /// The TD program (`.tdl`), Event Calculus description (`.ec`) or LARS program
+    /// (`.lars`).
     program: PathBuf,
-    /// Print a stage: `ast` (as parsed), `ir` (the rule model), `strata` (incremental
+    /// Print a stage: `ast` (as parsed), `td` (the TD program, a front end's translation,
+    /// each rule with its origin), `ir` (the rule model), `strata` (incremental
     /// stratification, temporal SCCs, forgetting horizons). Repeatable.
     #[arg(long, value_enum)]
     dump: Vec<Dump>,
@@ -135,6 +144,8 @@ enum OutputMode {
     Changes,
     /// `trusted(a) [4,6)` — maximal right-open intervals.
     Intervals,
+    /// `4: trusted(a) trusted(b)` — Laser's output: every time point, atoms sorted as text.
+    Laser,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -143,11 +154,18 @@ enum FormatArg {
     Td,
     /// CSV: `7,p,a,b`
     Csv,
+    /// RTEC records: `name|arrival|time|arg…` (events), `name|arrival|time|value|arg…`
+    /// (point fluents), `name|arrival|start|end|value|arg…` (interval fluents), as the
+    /// `.ec` program declares.
+    Rtec,
+    /// Laser streams: `#timeline 0 99`, then `7: p(a,b) q(c) s` (`.laser`, `.stream`).
+    Laser,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum Dump {
     Ast,
+    Td,
     Ir,
     Strata,
 }
@@ -178,6 +196,7 @@ pub fn run(
         }
     };
     let mut context = Context {
+        rtec_shapes: Vec::new(),
         stderr: &mut stderr,
         color,
         quiet: cli.verbosity.quiet,
@@ -204,6 +223,8 @@ enum Failure {
 }
 
 struct Context<'a> {
+    /// How RTEC records are laid out, from an `.ec` program's declarations.
+    rtec_shapes: Vec<(String, RtecShape)>,
     stderr: &'a mut dyn Write,
     color: bool,
     quiet: bool,
@@ -221,7 +242,15 @@ impl Context<'_> {
                 e.utf8_error().valid_up_to()
             ))
         })?;
-        let compiled = compile_str(&name, &text);
+        let compiled = if is_event_description(path) {
+            let ec = stgflow_ec::compile_str(&name, &text);
+            self.rtec_shapes = ec.shapes;
+            ec.compiled
+        } else if is_lars_program(path) {
+            stgflow_lars::compile_str(&name, &text)
+        } else {
+            compile_str(&name, &text)
+        };
         let errors = compiled.has_errors();
         if errors || !self.quiet {
             let text = compiled.render_diagnostics(self.color);
@@ -258,6 +287,7 @@ impl Context<'_> {
                         text.push_str(&format!("{item}  % {}\n", compiled.sources.locate(span)));
                     }
                 }
+                Dump::Td => text.push_str(&dump_td(&compiled)),
                 Dump::Ir => text.push_str(&dump_ir(&compiled)),
                 Dump::Strata => text.push_str(&analysis.dump(program)),
             }
@@ -309,7 +339,8 @@ impl Context<'_> {
         let Some(analysis) = &compiled.analysis else {
             return Err(Failure::Reported);
         };
-        let schema = Schema::new(program);
+        let schema = Schema::new(program).with_rtec_shapes(self.rtec_shapes.clone());
+        let event_description = is_event_description(&args.program);
         let mut sources: Vec<Box<dyn FactSource + '_>> = vec![Box::new(ProgramFacts::new(program))];
         let mut stdin = Some(stdin);
         let mut live = false;
@@ -317,7 +348,12 @@ impl Context<'_> {
             let format = match args.format {
                 Some(FormatArg::Td) => StreamFormat::Td,
                 Some(FormatArg::Csv) => StreamFormat::Csv,
-                None => StreamFormat::from_path(stream),
+                Some(FormatArg::Rtec) => StreamFormat::Rtec,
+                Some(FormatArg::Laser) => StreamFormat::Laser,
+                None => match StreamFormat::from_path(stream) {
+                    StreamFormat::Csv if event_description => StreamFormat::Rtec,
+                    format => format,
+                },
             };
             if stream == "-" {
                 let Some(input) = stdin.take() else {
@@ -326,21 +362,21 @@ impl Context<'_> {
                     ));
                 };
                 live = true;
-                sources.push(Box::new(FactReader::new(
-                    input,
-                    "<stdin>",
-                    format,
-                    schema.clone(),
-                )));
+                sources.push(Box::new(
+                    FactReader::new(input, "<stdin>", format, schema.clone()).with_tick(args.tick),
+                ));
             } else {
                 let file = File::open(stream)
                     .map_err(|e| Failure::Message(format!("cannot open {stream}: {e}")))?;
-                sources.push(Box::new(FactReader::new(
-                    BufReader::with_capacity(1 << 16, file),
-                    stream.clone(),
-                    format,
-                    schema.clone(),
-                )));
+                sources.push(Box::new(
+                    FactReader::new(
+                        BufReader::with_capacity(1 << 16, file),
+                        stream.clone(),
+                        format,
+                        schema.clone(),
+                    )
+                    .with_tick(args.tick),
+                ));
             }
         }
         // A progress line on stderr for batch replay on a terminal.
@@ -375,12 +411,14 @@ impl Context<'_> {
             OutputMode::Points => Mode::Points,
             OutputMode::Changes => Mode::Changes,
             OutputMode::Intervals => Mode::Intervals,
+            OutputMode::Laser => Mode::Laser,
         };
         let mut sink = Sink::new(io::BufWriter::with_capacity(1 << 16, stdout), mode, program);
         sink.flush_each = live;
+        sink.time_scale = args.tick;
         let timeline = Timeline {
-            from: args.from,
-            until: args.until,
+            from: args.from.map(|t| t / args.tick),
+            until: args.until.map(|t| t / args.tick),
         };
         let result = match args.engine {
             EngineKind::Reference => {
@@ -494,6 +532,10 @@ impl FactSource for Progress<'_> {
     fn skipped(&self) -> stgflow_engine::stream::SkipCounts {
         self.inner.skipped()
     }
+
+    fn declared_timeline(&self) -> Option<(u64, u64)> {
+        self.inner.declared_timeline()
+    }
 }
 
 fn dump_ir(compiled: &Compiled) -> String {
@@ -513,11 +555,14 @@ fn dump_ir(compiled: &Compiled) -> String {
     }
     text.push_str("% rules (assignments written `V := expr`)\n");
     for (r, rule) in program.rules.iter().enumerate() {
-        let location = rule
+        let mut location = rule
             .origin
             .span()
             .map(|s| compiled.sources.locate(s))
             .unwrap_or_default();
+        if let stgflow_engine::ir::Origin::Generated { by, .. } = &rule.origin {
+            location = format!("{by}, from {location}");
+        }
         text.push_str(&format!(
             "r{r}: {}  % {location}\n",
             program.display_rule(rule)
@@ -547,6 +592,57 @@ fn dump_ir(compiled: &Compiled) -> String {
     };
     text.push_str(&format!("% output ({source}): {}\n", outputs.join(", ")));
     text
+}
+
+/// Whether `path` is a plain LARS program (`.lars`, Laser's syntax).
+fn is_lars_program(path: &std::path::Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("lars"))
+}
+
+/// The TD program as compiled: a TD file as parsed, or a front end's translation, each
+/// rule with where it came from.
+fn dump_td(compiled: &Compiled) -> String {
+    use stgflow_engine::ir::Origin;
+    use stgflow_engine::syntax::ast::Item;
+    let rules = compiled
+        .ast
+        .items
+        .iter()
+        .filter(|i| matches!(i, Item::Rule(_)))
+        .count();
+    // Lowering keeps rules in order; their origins line up when none was dropped.
+    let origins: Vec<&Origin> = if rules == compiled.program.rules.len() {
+        compiled.program.rules.iter().map(|r| &r.origin).collect()
+    } else {
+        Vec::new()
+    };
+    let mut text = String::new();
+    let mut next = 0;
+    for item in &compiled.ast.items {
+        let note = match item {
+            Item::Rule(rule) => {
+                next += 1;
+                match origins.get(next - 1) {
+                    Some(Origin::Generated { by, span }) => match span {
+                        Some(span) => format!("{by}, {}", compiled.sources.locate(*span)),
+                        None => by.clone(),
+                    },
+                    _ => compiled.sources.locate(rule.span),
+                }
+            }
+            Item::Fact(atom) => compiled.sources.locate(atom.span),
+            Item::Output(_, span) => compiled.sources.locate(*span),
+        };
+        text.push_str(&format!("{item}  % {note}\n"));
+    }
+    text
+}
+
+/// Whether `path` is an Event Calculus description (`.ec`, RTEC syntax).
+fn is_event_description(path: &std::path::Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("ec"))
 }
 
 fn plural(n: usize) -> &'static str {
