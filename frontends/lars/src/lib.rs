@@ -1,6 +1,238 @@
-//! # stgflow-lars — not built yet
+//! # stgflow-lars — plain LARS, in the Laser reasoner's syntax, compiled to TD
 //!
-//! This crate will hold the plain LARS front end: a parser for the Laser reasoner's rule
-//! syntax and its translation to TD by Algorithm 2 of the STG paper (issue 4). It has no
-//! functionality yet; it exists so that the workspace has its final layout and the
-//! dependency rule "front ends depend on the engine's IR only" is fixed from the start.
+//! A front end: it reads Laser rules (`q(A,B) :- time_win(10,0,1,diamond(p(A,B))) and
+//! not(s)`), checks them as LARS, translates them to TD by Algorithm 2 of the STG paper
+//! and hands the result to the engine's own lowering, validation and stratification, so
+//! that the result is an ordinary [`stgflow_engine::Compiled`]. The engine knows nothing
+//! about LARS; this crate knows nothing about evaluation.
+//!
+//! The stages, each a module:
+//!
+//! * [`syntax`] — the line-based parser (never panics; E201 syntax errors, E202
+//!   constructs outside plain LARS: tuple windows, `@` in a head, nested operators).
+//! * [`check`] — LARS-level checks: arities (E206) and global stratification (E205, the
+//!   cycle through `not` named with the user's rules).
+//! * [`translate`] — Algorithm 2 into a TD syntax tree (E203 ungrounded time variables,
+//!   E204 time variables as atom arguments, E207 too many instances), clipping □ windows
+//!   at the timeline start. Every TD rule gets an [`Origin::Generated`] naming its LARS
+//!   rule and pointing at the user's text.
+//!
+//! ## Semantics (LARS's, where Laser's implementation differs)
+//!
+//! * Windows are clipped at the start of the timeline: `time_win(n,0,1,box(a))` holds at
+//!   t < t0+n when a held at every time point since t0.
+//! * Negation is stratified globally and evaluated per stratum: `ok :- not(alarm)` with
+//!   `alarm :- time_win(1,0,1,diamond(s))` reports `ok` exactly when `alarm` does not
+//!   hold (Laser can put both in one stratum and report `ok` while `alarm` holds).
+//! * `not(r(A,B))` with A, B bound by positive literals fails only for the bound
+//!   instance (Laser fails the rule whenever any `r` atom holds).
+//! * `@` in heads and tuple windows are rejected (E202), naming the construct.
+//! * `MATH` follows the engine's arithmetic: integers stay integers (division truncates,
+//!   overflow and division by zero derive nothing); a float operand makes a float.
+//!
+//! The output predicates are the LARS rule heads (a `#output` in the translation), so the
+//! generated window predicates are never printed.
+
+pub mod ast;
+pub mod check;
+pub mod syntax;
+pub mod translate;
+
+use stgflow_engine::Compiled;
+use stgflow_engine::diag::Sources;
+use stgflow_engine::ir::{self, Origin};
+use stgflow_engine::{stratify, validate};
+
+/// Compiles LARS source text; `name` is how diagnostics refer to the file.
+///
+/// `Compiled::ast` holds the TD translation (print its items for `--dump td`), whose
+/// spans point at the LARS text; `Compiled::program` its IR, every rule with an
+/// [`Origin::Generated`].
+pub fn compile_str(name: &str, text: &str) -> Compiled {
+    let mut sources = Sources::new();
+    let file = sources.add(name, text);
+    let (lars, mut diagnostics) = syntax::parse(file, text);
+    diagnostics.extend(check::arities(&lars));
+    if !diagnostics.has_errors() {
+        diagnostics.extend(check::stratification(&lars));
+    }
+    let translation = if diagnostics.has_errors() {
+        translate::Translation::default()
+    } else {
+        let (translation, errors) = translate::translate(&lars);
+        // A partial translation would only add follow-on errors (`#output` of rules left
+        // out): report the LARS errors alone.
+        if errors.has_errors() {
+            diagnostics.extend(errors);
+            translate::Translation::default()
+        } else {
+            translation
+        }
+    };
+    let (mut program, lowering) = ir::lower(&translation.program);
+    let lowered_cleanly = !lowering.has_errors();
+    diagnostics.extend(lowering);
+    if lowered_cleanly && program.rules.len() == translation.origins.len() {
+        for (rule, origin) in program.rules.iter_mut().zip(translation.origins) {
+            rule.origin = origin;
+        }
+    }
+    if !diagnostics.has_errors() {
+        diagnostics.extend(validate::validate(&program));
+    }
+    let analysis = (!diagnostics.has_errors()).then(|| stratify::analyse(&program));
+    Compiled {
+        sources,
+        file,
+        ast: translation.program,
+        program,
+        analysis,
+        diagnostics,
+    }
+}
+
+/// Whether `origin` is a rule this front end generated.
+pub fn is_generated(origin: &Origin) -> bool {
+    matches!(origin, Origin::Generated { by, .. } if by.starts_with("LARS rule"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn td(text: &str) -> Vec<String> {
+        let compiled = compile_str("t.lars", text);
+        assert!(
+            !compiled.has_errors(),
+            "{}",
+            compiled.render_diagnostics(false)
+        );
+        compiled.ast.items.iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn example_2_translates_to_the_rules_of_examples_4_and_5() {
+        let rules = td("verified(X) :- time_win(2,0,1,diamond(repair(X)))\n\
+             threat(X,Y) :- time_win(2,0,1,box(trusted(X))) and time_win(2,0,1,@(U,unverified(Y))) and time_win(2,0,1,@(U,connected(X,Y)))\n");
+        assert_eq!(
+            rules,
+            [
+                // Rule (9), Example 4: one instance per T ↦ T-i; Example 5 shows T-1.
+                "threat(X, Y, T) :- trusted__box2(X, T), unverified(Y, T), connected(X, Y, T).",
+                "threat(X, Y, T) :- trusted__box2(X, T), unverified(Y, T-1), connected(X, Y, T-1).",
+                "threat(X, Y, T) :- trusted__box2(X, T), unverified(Y, T-2), connected(X, Y, T-2).",
+                // Rule (6), Example 5: verified is ⊞2♢ repair (the copy rule
+                // `verified(X, T) :- repair♢2(X, T)` inlined).
+                "verified(X1, T) :- repair(X1, T).",
+                "verified(X1, T) :- repair(X1, T-1).",
+                "verified(X1, T) :- repair(X1, T-2).",
+                "trusted__box2_window(X1, T) :- trusted(X1, T), trusted(X1, T-1), trusted(X1, T-2).",
+                "lars__tick(T) :- 0 = 0.",
+                "lars__start(T) :- lars__tick(T), not lars__tick(T-1).",
+                "trusted__since_start(X1, T) :- trusted(X1, T), lars__start(T).",
+                "trusted__since_start(X1, T) :- trusted(X1, T), trusted__since_start(X1, T-1).",
+                "trusted__box2(X1, T) :- trusted__box2_window(X1, T).",
+                "trusted__box2(X1, T) :- trusted__since_start(X1, T).",
+                "#output verified, threat.",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_time_variable_used_as_a_value_is_assigned_and_windows_disable_instances() {
+        let rules = td("q(T,A) :- time_win(1,0,1,@(T,p(A))) and time_win(0,0,1,@(T,r(A)))\n");
+        assert_eq!(
+            rules,
+            [
+                "q(T, A, Now) :- p(A, Now), r(A, Now), T = Now.",
+                "#output q.",
+            ]
+        );
+    }
+
+    #[test]
+    fn negated_extended_atoms() {
+        let rules = td(
+            "q(A) :- p(A) and not(time_win(1,0,1,@(U,s(A)))) and time_win(1,0,1,@(U,p(A))) and not(@(U,r))\n",
+        );
+        assert_eq!(
+            rules,
+            [
+                "q(A, T) :- p(A, T), not s(A, T), p(A, T), not r(T).",
+                "q(A, T) :- p(A, T), not s(A, T-1), p(A, T-1), not r(T-1).",
+                "#output q.",
+            ]
+        );
+    }
+
+    #[test]
+    fn window_predicates_reach_the_planner_as_windows() {
+        use stgflow_engine::plan::{Component, Window, plan};
+        let compiled = compile_str(
+            "t.lars",
+            "q(A,B) :- time_win(10,0,1,diamond(p(A,B))) and not(s)\nr :- time_win(3,0,1,box(s))\n",
+        );
+        let analysis = compiled.analysis.as_ref();
+        assert!(analysis.is_some(), "{}", compiled.render_diagnostics(false));
+        let Some(analysis) = analysis else { return };
+        let windows: Vec<(String, Window)> = plan(&compiled.program, analysis, true)
+            .components
+            .iter()
+            .filter_map(|c| match c {
+                Component::Window { pred, window, .. } => {
+                    Some((compiled.program.pred_name(*pred).to_owned(), *window))
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            windows,
+            [
+                ("p__dia10".to_owned(), Window::Diamond(10)),
+                ("s__box3_window".to_owned(), Window::Box(3)),
+            ]
+        );
+        let literal = plan(&compiled.program, analysis, false);
+        assert!(
+            !literal
+                .components
+                .iter()
+                .any(|c| matches!(c, Component::Window { .. }))
+        );
+    }
+
+    #[test]
+    fn every_rule_carries_its_lars_origin() {
+        let compiled = compile_str(
+            "t.lars",
+            "a :- time_win(3,0,1,box(b))\nc(X) :- d(X) and not(a)\n",
+        );
+        assert!(!compiled.has_errors());
+        assert!(
+            compiled
+                .program
+                .rules
+                .iter()
+                .all(|r| is_generated(&r.origin) && r.origin.span().is_some())
+        );
+        let second = compiled
+            .program
+            .rules
+            .iter()
+            .find(|r| compiled.program.pred_name(r.head.pred) == "c");
+        assert_eq!(
+            second.map(|r| compiled.sources.locate(r.origin.span().unwrap_or_default())),
+            Some("t.lars:2:1".to_owned())
+        );
+    }
+
+    #[test]
+    fn errors_are_reported_in_lars_terms() {
+        let compiled = compile_str(
+            "t.lars",
+            "q(T) :- @(T,p)\nr(A) :- time_win(2,0,1,@(A,s(A)))\n",
+        );
+        let codes: Vec<&str> = compiled.diagnostics.iter().map(|d| d.code).collect();
+        assert_eq!(codes, ["E203", "E204"]);
+    }
+}

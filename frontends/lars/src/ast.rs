@@ -1,0 +1,221 @@
+//! The plain LARS rule model as parsed, with byte spans into the program text.
+//!
+//! Time variables (the `T` of `@(T, a)`) are ordinary [`Term::Var`]s here; which
+//! variables are time variables is decided by [`crate::translate`].
+
+use std::fmt;
+
+use stgflow_engine::diag::Span;
+use stgflow_engine::syntax::ast::{ArithOp, CmpOp};
+use stgflow_engine::value::Value;
+
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Program {
+    pub rules: Vec<Rule>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rule {
+    /// 1-based number of the rule in the file (comment and blank lines not counted).
+    pub number: usize,
+    pub head: Atom,
+    pub body: Vec<Literal>,
+    /// The whole rule, head to last literal.
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ident {
+    pub name: String,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Term {
+    Var(Ident),
+    Const(Value, Span),
+}
+
+impl Term {
+    pub fn span(&self) -> Span {
+        match self {
+            Term::Var(ident) => ident.span,
+            Term::Const(_, span) => *span,
+        }
+    }
+
+    pub fn var(&self) -> Option<&Ident> {
+        match self {
+            Term::Var(ident) => Some(ident),
+            Term::Const(..) => None,
+        }
+    }
+}
+
+/// `p(a, X)`, or `alarm` (0-ary).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Atom {
+    pub predicate: Ident,
+    pub args: Vec<Term>,
+    pub span: Span,
+}
+
+/// The modality inside `time_win(n,0,1, …)`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Modality {
+    /// `diamond(a)`: a holds somewhere in the window.
+    Diamond,
+    /// `box(a)`: a holds at every time point of the window.
+    Box,
+    /// `@(T, a)`: a holds at the time point T of the window (binds T).
+    At(Ident),
+}
+
+/// An extended atom (Definition 9 of the STG paper).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Extended {
+    /// `a`: a holds now.
+    Atom(Atom),
+    /// `@(T, a)`: a holds at T (T bound by a window elsewhere in the rule).
+    At { time: Ident, atom: Atom, span: Span },
+    /// `time_win(size,0,1, modality(a))`.
+    Window {
+        size: u32,
+        modality: Modality,
+        atom: Atom,
+        span: Span,
+    },
+}
+
+impl Extended {
+    pub fn atom(&self) -> &Atom {
+        match self {
+            Extended::Atom(atom) | Extended::At { atom, .. } | Extended::Window { atom, .. } => {
+                atom
+            }
+        }
+    }
+
+    pub fn span(&self) -> Span {
+        match self {
+            Extended::Atom(atom) => atom.span,
+            Extended::At { span, .. } | Extended::Window { span, .. } => *span,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Literal {
+    Positive(Extended),
+    /// `not(e)`; the span covers `not(…)`.
+    Negative(Extended, Span),
+    /// `COMP(op, X, Y)`.
+    Compare {
+        op: CmpOp,
+        lhs: Term,
+        rhs: Term,
+        span: Span,
+    },
+    /// `MATH(op, R, X, Y)`: R = X op Y.
+    Math {
+        op: ArithOp,
+        result: Term,
+        lhs: Term,
+        rhs: Term,
+        span: Span,
+    },
+}
+
+impl Literal {
+    pub fn span(&self) -> Span {
+        match self {
+            Literal::Positive(e) => e.span(),
+            Literal::Negative(_, span)
+            | Literal::Compare { span, .. }
+            | Literal::Math { span, .. } => *span,
+        }
+    }
+
+    /// The extended atom of a positive or negated literal.
+    pub fn extended(&self) -> Option<&Extended> {
+        match self {
+            Literal::Positive(e) | Literal::Negative(e, _) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Term {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Term::Var(ident) => f.write_str(&ident.name),
+            Term::Const(value, _) => write!(f, "{value}"),
+        }
+    }
+}
+
+impl fmt::Display for Atom {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.predicate.name)?;
+        if self.args.is_empty() {
+            return Ok(());
+        }
+        f.write_str("(")?;
+        for (i, arg) in self.args.iter().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            write!(f, "{arg}")?;
+        }
+        f.write_str(")")
+    }
+}
+
+impl fmt::Display for Extended {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Extended::Atom(atom) => write!(f, "{atom}"),
+            Extended::At { time, atom, .. } => write!(f, "@({},{atom})", time.name),
+            Extended::Window {
+                size,
+                modality,
+                atom,
+                ..
+            } => match modality {
+                Modality::Diamond => write!(f, "time_win({size},0,1,diamond({atom}))"),
+                Modality::Box => write!(f, "time_win({size},0,1,box({atom}))"),
+                Modality::At(time) => write!(f, "time_win({size},0,1,@({},{atom}))", time.name),
+            },
+        }
+    }
+}
+
+impl fmt::Display for Literal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Literal::Positive(e) => write!(f, "{e}"),
+            Literal::Negative(e, _) => write!(f, "not({e})"),
+            Literal::Compare { op, lhs, rhs, .. } => write!(f, "COMP({op},{lhs},{rhs})"),
+            Literal::Math {
+                op,
+                result,
+                lhs,
+                rhs,
+                ..
+            } => write!(f, "MATH({op},{result},{lhs},{rhs})"),
+        }
+    }
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} :- ", self.head)?;
+        for (i, literal) in self.body.iter().enumerate() {
+            if i > 0 {
+                f.write_str(" and ")?;
+            }
+            write!(f, "{literal}")?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,661 @@
+//! Plain LARS on both sides of Algorithm 2: a generator of random valid LARS programs and
+//! Laser streams ([`case`]), a direct interpreter of the LARS semantics ([`interpret`]:
+//! Definition 10 evaluated on windows, time point by time point, stratum by stratum,
+//! knowing nothing about TD), and [`run_translated`], which compiles the program with
+//! `stgflow-lars` and runs the translation on any evaluation path.
+//!
+//! The interpreter is the independent check that the translation is right: it evaluates
+//! `time_win(n,0,1,…)` over the clipped window [max(t0, t−n), t] directly, binds `@`
+//! time variables by enumerating the window, and negates by testing, so an error in the
+//! translation (an off-by-one offset, a missing clipping rule, a wrong ⊥) shows up as a
+//! difference. Built-ins use the engine's own `compare`/`arith`: their semantics are not
+//! what is under test.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+
+use hashbrown::{HashMap, HashSet};
+use stgflow_engine::drive::{FactSource, ProgramFacts, Timeline, drive};
+use stgflow_engine::eval::{arith, compare};
+use stgflow_engine::reference::Reference;
+use stgflow_engine::runtime;
+use stgflow_engine::sink::{Mode, Sink};
+use stgflow_engine::stream::{FactReader, Schema, StreamFormat};
+use stgflow_engine::syntax::ast::CmpOp;
+use stgflow_engine::value::Value;
+use stgflow_lars::ast::{Atom, Extended, Literal, Modality, Program, Rule, Term};
+
+use crate::Engine;
+use crate::generate::Rng;
+
+/// A generated LARS program and Laser stream.
+#[derive(Clone, Debug)]
+pub struct Case {
+    pub seed: u64,
+    pub program: String,
+    pub stream: String,
+}
+
+const INPUTS: [(&str, usize); 3] = [("e", 1), ("f", 2), ("s", 0)];
+const CONSTANTS: [&str; 3] = ["a", "b", "1"];
+const VARS: [&str; 3] = ["A", "B", "C"];
+const TIME_VARS: [&str; 2] = ["T", "U"];
+
+struct Derived {
+    name: String,
+    arity: usize,
+}
+
+/// Generates a valid (safe, globally stratified) plain LARS program and a stream.
+pub fn case(seed: u64) -> Case {
+    let mut rng = Rng::new(seed);
+    let derived: Vec<Derived> = (0..1 + rng.below(4))
+        .map(|i| Derived {
+            name: format!("d{i}"),
+            arity: rng.below(3),
+        })
+        .collect();
+    let mut program = String::new();
+    for (i, head) in derived.iter().enumerate() {
+        for _ in 0..1 + rng.below(2) {
+            program.push_str(&rule(&mut rng, &derived, i, head));
+            program.push('\n');
+        }
+    }
+    let stream = stream(&mut rng, &derived);
+    Case {
+        seed,
+        program,
+        stream,
+    }
+}
+
+/// Predicates a literal of rule `i` may read: positively inputs and d0..=di (di itself
+/// only without MATH, so nothing derives unboundedly), negatively inputs and d0..di-1.
+fn candidates(
+    derived: &[Derived],
+    i: usize,
+    negative: bool,
+    with_math: bool,
+) -> Vec<(&str, usize)> {
+    let mut out: Vec<(&str, usize)> = INPUTS.to_vec();
+    for (j, d) in derived.iter().enumerate() {
+        let ok = if negative {
+            j < i
+        } else {
+            j < i || (j == i && !with_math)
+        };
+        if ok {
+            out.push((&d.name, d.arity));
+        }
+    }
+    out
+}
+
+fn rule(rng: &mut Rng, derived: &[Derived], i: usize, head: &Derived) -> String {
+    let with_math = rng.chance(25);
+    let mut bound: Vec<String> = Vec::new();
+    let mut grounded: Vec<&str> = Vec::new();
+    let mut body: Vec<String> = Vec::new();
+    for _ in 0..1 + rng.below(3) {
+        let (pred, arity) = *rng.pick(&candidates(derived, i, false, with_math));
+        let args: Vec<String> = (0..arity)
+            .map(|_| {
+                if rng.chance(80) {
+                    rng.pick(&VARS).to_string()
+                } else {
+                    rng.pick(&CONSTANTS).to_string()
+                }
+            })
+            .collect();
+        let atom = atom_text(pred, &args);
+        bound.extend(args.iter().filter(|a| VARS.contains(&a.as_str())).cloned());
+        let d = rng.below(4);
+        body.push(match rng.below(6) {
+            0 => atom,
+            1 => format!("time_win({d},0,1,diamond({atom}))"),
+            2 => format!("time_win({d},0,1,box({atom}))"),
+            3 if !grounded.is_empty() => format!("@({},{atom})", rng.pick(&grounded)),
+            _ => {
+                let t = *rng.pick(&TIME_VARS);
+                if !grounded.contains(&t) {
+                    grounded.push(t);
+                }
+                format!("time_win({d},0,1,@({t},{atom}))")
+            }
+        });
+    }
+    bound.sort();
+    bound.dedup();
+    if rng.chance(35) {
+        let (pred, arity) = *rng.pick(&candidates(derived, i, true, with_math));
+        let args: Vec<String> = (0..arity)
+            .map(|_| {
+                if !bound.is_empty() && rng.chance(80) {
+                    rng.pick(&bound).clone()
+                } else {
+                    rng.pick(&CONSTANTS).to_string()
+                }
+            })
+            .collect();
+        let atom = atom_text(pred, &args);
+        let d = rng.below(4);
+        let inner = match rng.below(5) {
+            0 => atom,
+            1 => format!("time_win({d},0,1,diamond({atom}))"),
+            2 => format!("time_win({d},0,1,box({atom}))"),
+            _ if !grounded.is_empty() => {
+                let t = rng.pick(&grounded);
+                if rng.chance(50) {
+                    format!("@({t},{atom})")
+                } else {
+                    format!("time_win({d},0,1,@({t},{atom}))")
+                }
+            }
+            _ => atom,
+        };
+        body.push(format!("not({inner})"));
+    }
+    let values: Vec<String> = bound
+        .iter()
+        .cloned()
+        .chain(grounded.iter().map(|t| (*t).to_owned()))
+        .collect();
+    let operand = |rng: &mut Rng| -> String {
+        if !values.is_empty() && rng.chance(70) {
+            rng.pick(&values).clone()
+        } else {
+            rng.below(4).to_string()
+        }
+    };
+    if rng.chance(30) {
+        let op = *rng.pick(&["=", "!=", "<", "<=", ">", ">="]);
+        let (lhs, rhs) = (operand(rng), operand(rng));
+        body.push(format!("COMP({op},{lhs},{rhs})"));
+    }
+    let mut head_values = values.clone();
+    if with_math {
+        let op = *rng.pick(&["+", "-", "*", "/"]);
+        let (lhs, rhs) = (operand(rng), operand(rng));
+        let result = if rng.chance(70) || values.is_empty() {
+            head_values.push("R".to_owned());
+            "R".to_owned()
+        } else {
+            rng.pick(&values).clone()
+        };
+        body.push(format!("MATH({op},{result},{lhs},{rhs})"));
+    }
+    let head_args: Vec<String> = (0..head.arity)
+        .map(|_| {
+            if !head_values.is_empty() && rng.chance(85) {
+                rng.pick(&head_values).clone()
+            } else {
+                rng.pick(&CONSTANTS).to_string()
+            }
+        })
+        .collect();
+    // Shuffle the body: the translation must not depend on literal order (except which
+    // positive window grounds a time variable, which it takes as written).
+    let mut shuffled = Vec::new();
+    while !body.is_empty() {
+        shuffled.push(body.remove(rng.below(body.len())));
+    }
+    format!(
+        "{} :- {}",
+        atom_text(&head.name, &head_args),
+        shuffled.join(" and ")
+    )
+}
+
+fn atom_text(pred: &str, args: &[String]) -> String {
+    if args.is_empty() {
+        pred.to_owned()
+    } else {
+        format!("{pred}({})", args.join(","))
+    }
+}
+
+fn stream(rng: &mut Rng, derived: &[Derived]) -> String {
+    let start = rng.below(3) as u64;
+    let end = start + 4 + rng.below(9) as u64;
+    let mut text = format!("#timeline {start} {end}\n");
+    let first = start + rng.below(3) as u64;
+    for t in first..=end {
+        let mut atoms = Vec::new();
+        for (pred, arity) in INPUTS {
+            for _ in 0..rng.below(3) {
+                let args: Vec<String> = (0..arity)
+                    .map(|_| rng.pick(&CONSTANTS).to_string())
+                    .collect();
+                atoms.push(atom_text(pred, &args));
+            }
+        }
+        if rng.chance(10) {
+            let d = &derived[rng.below(derived.len())];
+            let args: Vec<String> = (0..d.arity)
+                .map(|_| rng.pick(&CONSTANTS).to_string())
+                .collect();
+            atoms.push(atom_text(&d.name, &args));
+        }
+        let _ = writeln!(text, "{t}: {}", atoms.join(" "));
+    }
+    text
+}
+
+/// A ground atom.
+type Fact = (String, Vec<Value>);
+
+/// Bindings of object variables and time variables.
+#[derive(Clone, Debug, Default)]
+struct Binding {
+    values: HashMap<String, Value>,
+    times: HashMap<String, u64>,
+}
+
+impl Binding {
+    fn value(&self, term: &Term) -> Option<Value> {
+        match term {
+            Term::Const(value, _) => Some(*value),
+            Term::Var(v) => self.values.get(&v.name).copied().or_else(|| {
+                self.times
+                    .get(&v.name)
+                    .and_then(|t| i64::try_from(*t).ok())
+                    .map(Value::Int)
+            }),
+        }
+    }
+
+    fn is_bound(&self, name: &str) -> bool {
+        self.values.contains_key(name) || self.times.contains_key(name)
+    }
+}
+
+/// What holds at each time point of the timeline.
+struct Interpretation {
+    start: u64,
+    facts: BTreeMap<u64, HashSet<Fact>>,
+}
+
+impl Interpretation {
+    fn holds(&self, t: u64, fact: &Fact) -> bool {
+        self.facts.get(&t).is_some_and(|f| f.contains(fact))
+    }
+
+    /// The clipped window [max(t0, t-d), t].
+    fn window(&self, t: u64, d: u32) -> std::ops::RangeInclusive<u64> {
+        t.saturating_sub(u64::from(d)).max(self.start)..=t
+    }
+
+    /// Extensions of `binding` under which `atom` holds at `t`.
+    fn matches(&self, t: u64, atom: &Atom, binding: &Binding) -> Vec<Binding> {
+        let mut out = Vec::new();
+        let Some(facts) = self.facts.get(&t) else {
+            return out;
+        };
+        'facts: for (name, args) in facts {
+            if *name != atom.predicate.name || args.len() != atom.args.len() {
+                continue;
+            }
+            let mut extended = binding.clone();
+            for (term, value) in atom.args.iter().zip(args) {
+                match term {
+                    Term::Const(c, _) if c == value => {}
+                    Term::Var(v) => match extended.values.get(&v.name) {
+                        Some(known) if known != value => continue 'facts,
+                        Some(_) => {}
+                        None => {
+                            extended.values.insert(v.name.clone(), *value);
+                        }
+                    },
+                    Term::Const(..) => continue 'facts,
+                }
+            }
+            out.push(extended);
+        }
+        out
+    }
+
+    /// Extensions of `binding` under which the extended atom holds at `t`.
+    fn extended(&self, t: u64, e: &Extended, binding: &Binding) -> Vec<Binding> {
+        match e {
+            Extended::Atom(atom) => self.matches(t, atom, binding),
+            Extended::At { time, atom, .. } => match binding.times.get(&time.name) {
+                Some(&at) if at <= t && at >= self.start => self.matches(at, atom, binding),
+                _ => Vec::new(),
+            },
+            Extended::Window {
+                size,
+                modality,
+                atom,
+                ..
+            } => {
+                let window = self.window(t, *size);
+                match modality {
+                    Modality::Diamond => {
+                        let mut out = Vec::new();
+                        for at in window {
+                            out.extend(self.matches(at, atom, binding));
+                        }
+                        out
+                    }
+                    Modality::Box => self
+                        .matches(t, atom, binding)
+                        .into_iter()
+                        .filter(|b| {
+                            window
+                                .clone()
+                                .all(|at| ground(atom, b).is_some_and(|fact| self.holds(at, &fact)))
+                        })
+                        .collect(),
+                    Modality::At(time) => match binding.times.get(&time.name) {
+                        Some(&at) if window.contains(&at) => self.matches(at, atom, binding),
+                        Some(_) => Vec::new(),
+                        None => {
+                            let mut out = Vec::new();
+                            for at in window {
+                                for mut b in self.matches(at, atom, binding) {
+                                    b.times.insert(time.name.clone(), at);
+                                    out.push(b);
+                                }
+                            }
+                            out
+                        }
+                    },
+                }
+            }
+        }
+    }
+}
+
+fn ground(atom: &Atom, binding: &Binding) -> Option<Fact> {
+    let args: Option<Vec<Value>> = atom.args.iter().map(|t| binding.value(t)).collect();
+    Some((atom.predicate.name.clone(), args?))
+}
+
+fn vars_of(literal: &Literal) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut terms: Vec<&Term> = Vec::new();
+    match literal {
+        Literal::Positive(e) | Literal::Negative(e, _) => {
+            terms.extend(e.atom().args.iter());
+            match e {
+                Extended::At { time, .. }
+                | Extended::Window {
+                    modality: Modality::At(time),
+                    ..
+                } => out.push(time.name.as_str()),
+                _ => {}
+            }
+        }
+        Literal::Compare { lhs, rhs, .. } => terms.extend([lhs, rhs]),
+        Literal::Math { lhs, rhs, .. } => terms.extend([lhs, rhs]),
+    }
+    out.extend(
+        terms
+            .into_iter()
+            .filter_map(Term::var)
+            .map(|v| v.name.as_str()),
+    );
+    out
+}
+
+/// Whether `literal` can be evaluated under `binding`: positive atoms and windows always
+/// (they bind), `@(T, a)` once T is bound, the rest once their variables are.
+fn ready(literal: &Literal, binding: &Binding) -> bool {
+    match literal {
+        Literal::Positive(Extended::At { time, .. }) => binding.is_bound(&time.name),
+        Literal::Positive(_) => true,
+        _ => vars_of(literal).iter().all(|v| binding.is_bound(v)),
+    }
+}
+
+/// All bindings under which the body of `rule` holds at `t`.
+fn body(interpretation: &Interpretation, t: u64, rule: &Rule) -> Vec<Binding> {
+    let mut states: Vec<(Binding, Vec<usize>)> =
+        vec![(Binding::default(), (0..rule.body.len()).collect())];
+    let mut done = Vec::new();
+    while let Some((binding, pending)) = states.pop() {
+        if pending.is_empty() {
+            done.push(binding);
+            continue;
+        }
+        // Positive literals first (in order), then whatever has become evaluable.
+        let pick = pending
+            .iter()
+            .position(|&l| {
+                matches!(rule.body[l], Literal::Positive(_)) && ready(&rule.body[l], &binding)
+            })
+            .or_else(|| pending.iter().position(|&l| ready(&rule.body[l], &binding)));
+        let Some(pick) = pick else {
+            continue;
+        };
+        let mut rest = pending.clone();
+        let literal = &rule.body[rest.remove(pick)];
+        match literal {
+            Literal::Positive(e) => {
+                for b in interpretation.extended(t, e, &binding) {
+                    states.push((b, rest.clone()));
+                }
+            }
+            Literal::Negative(e, _) => {
+                if interpretation.extended(t, e, &binding).is_empty() {
+                    states.push((binding, rest));
+                }
+            }
+            Literal::Compare { op, lhs, rhs, .. } => {
+                if let (Some(a), Some(b)) = (binding.value(lhs), binding.value(rhs)) {
+                    if compare(*op, a, b) {
+                        states.push((binding, rest));
+                    }
+                }
+            }
+            Literal::Math {
+                op,
+                result,
+                lhs,
+                rhs,
+                ..
+            } => {
+                let Some(value) = binding
+                    .value(lhs)
+                    .zip(binding.value(rhs))
+                    .and_then(|(a, b)| arith(*op, a, b))
+                else {
+                    continue;
+                };
+                match (binding.value(result), result) {
+                    (Some(known), _) => {
+                        if compare(CmpOp::Eq, known, value) {
+                            states.push((binding, rest));
+                        }
+                    }
+                    (None, Term::Var(v)) => {
+                        let mut b = binding;
+                        b.values.insert(v.name.clone(), value);
+                        states.push((b, rest));
+                    }
+                    (None, Term::Const(..)) => {}
+                }
+            }
+        }
+    }
+    done
+}
+
+/// Global strata of the derived predicates (the program must be stratified).
+fn strata(program: &Program) -> Vec<Vec<&Rule>> {
+    let mut stratum: HashMap<&str, usize> = program
+        .rules
+        .iter()
+        .map(|r| (r.head.predicate.name.as_str(), 0))
+        .collect();
+    for _ in 0..=program.rules.len() {
+        for rule in &program.rules {
+            let mut level = stratum[rule.head.predicate.name.as_str()];
+            for literal in &rule.body {
+                let (e, negative) = match literal {
+                    Literal::Positive(e) => (e, false),
+                    Literal::Negative(e, _) => (e, true),
+                    _ => continue,
+                };
+                if let Some(&s) = stratum.get(e.atom().predicate.name.as_str()) {
+                    level = level.max(s + usize::from(negative));
+                }
+            }
+            stratum.insert(&rule.head.predicate.name, level);
+        }
+    }
+    let top = stratum.values().copied().max().unwrap_or(0);
+    (0..=top)
+        .map(|s| {
+            program
+                .rules
+                .iter()
+                .filter(|r| stratum[r.head.predicate.name.as_str()] == s)
+                .collect()
+        })
+        .collect()
+}
+
+/// Evaluates `program` over the Laser `stream` by the LARS semantics; returns the facts of
+/// the rule heads' predicates, as `points` lines (`d0(a,3).`).
+pub fn interpret(program: &Program, stream: &str) -> Result<BTreeSet<String>, String> {
+    let mut timeline: Option<(u64, u64)> = None;
+    let mut input: BTreeMap<u64, HashSet<Fact>> = BTreeMap::new();
+    for line in stream.lines() {
+        if let Some(rest) = line.strip_prefix("#timeline") {
+            let bounds: Vec<u64> = rest
+                .split_whitespace()
+                .filter_map(|n| n.parse().ok())
+                .collect();
+            if let [start, end] = bounds[..] {
+                timeline = Some((start, end));
+            }
+            continue;
+        }
+        let Some((t, atoms)) = line.split_once(':') else {
+            continue;
+        };
+        let t: u64 = t.trim().parse().map_err(|e| format!("{line}: {e}"))?;
+        let facts = input.entry(t).or_default();
+        for atom in atoms.split_whitespace() {
+            let (name, args) = match atom.split_once('(') {
+                Some((name, rest)) => (
+                    name,
+                    rest.trim_end_matches(')')
+                        .split(',')
+                        .map(Value::parse_loose)
+                        .collect(),
+                ),
+                None => (atom, Vec::new()),
+            };
+            facts.insert((name.to_owned(), args));
+        }
+    }
+    let (start, end) = timeline.ok_or("the stream declares no timeline")?;
+    let mut interpretation = Interpretation {
+        start,
+        facts: BTreeMap::new(),
+    };
+    let heads: BTreeSet<&str> = program
+        .rules
+        .iter()
+        .map(|r| r.head.predicate.name.as_str())
+        .collect();
+    let strata = strata(program);
+    let mut out = BTreeSet::new();
+    for t in start..=end {
+        interpretation
+            .facts
+            .insert(t, input.get(&t).cloned().unwrap_or_default());
+        for rules in &strata {
+            loop {
+                let mut new = Vec::new();
+                for rule in rules {
+                    for binding in body(&interpretation, t, rule) {
+                        let fact = ground(&rule.head, &binding).ok_or("unbound head variable")?;
+                        if !interpretation.holds(t, &fact) {
+                            new.push(fact);
+                        }
+                    }
+                }
+                if new.is_empty() {
+                    break;
+                }
+                interpretation.facts.entry(t).or_default().extend(new);
+            }
+        }
+        for (name, args) in interpretation.facts.get(&t).into_iter().flatten() {
+            if heads.contains(name.as_str()) {
+                let mut line = format!("{name}(");
+                for value in args {
+                    let _ = write!(line, "{value},");
+                }
+                let _ = write!(line, "{t}).");
+                out.insert(line);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Compiles `program_text` with the LARS front end and runs the translation over the
+/// Laser `stream` on `engine`, printing the rule heads' predicates in `points` mode.
+pub fn run_translated(
+    program_text: &str,
+    stream: &str,
+    engine: &Engine,
+) -> Result<BTreeSet<String>, String> {
+    let compiled = stgflow_lars::compile_str("generated.lars", program_text);
+    if compiled.has_errors() {
+        return Err(compiled.render_diagnostics(false));
+    }
+    let program = &compiled.program;
+    let analysis = compiled.analysis.as_ref().ok_or("no analysis")?;
+    let reader = FactReader::new(
+        stream.as_bytes(),
+        "stream.laser",
+        StreamFormat::Laser,
+        Schema::new(program),
+    );
+    let mut sources: Vec<Box<dyn FactSource + '_>> =
+        vec![Box::new(ProgramFacts::new(program)), Box::new(reader)];
+    let mut sink = Sink::new(Vec::new(), Mode::Points, program);
+    match engine {
+        Engine::Reference => {
+            let mut evaluator = Reference::new(program, analysis);
+            drive(
+                program,
+                &mut sources,
+                Timeline::default(),
+                &mut evaluator,
+                &mut sink,
+            )
+            .map_err(|e| e.to_string())?;
+        }
+        Engine::Dataflow {
+            workers,
+            lower_windows,
+        } => {
+            let options = runtime::Options {
+                cluster: runtime::Cluster {
+                    workers: *workers,
+                    ..runtime::Cluster::default()
+                },
+                lower_windows: *lower_windows,
+                ..runtime::Options::default()
+            };
+            runtime::run(
+                program,
+                analysis,
+                &mut sources,
+                Timeline::default(),
+                &options,
+                &mut sink,
+            )
+            .map_err(|e| e.to_string())?;
+        }
+    }
+    let text = String::from_utf8(sink.into_inner()).map_err(|e| e.to_string())?;
+    Ok(text.lines().map(str::to_owned).collect())
+}
