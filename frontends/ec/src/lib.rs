@@ -1,7 +1,106 @@
-//! # stgflow-ec — not built yet
+//! # stgflow-ec
 //!
-//! This crate will hold the Event Calculus front end: a parser for event descriptions in
-//! the RTEC recogniser's syntax and their translation to TD by Algorithm 3 of the STG
-//! paper (issue 5). It has no functionality yet; it exists so that the workspace has its
-//! final layout and the dependency rule "front ends depend on the engine's IR only" is
-//! fixed from the start.
+//! The Event Calculus with delayed effects (ECDE, §3.2 of the STG paper) in the syntax of
+//! the RTEC recogniser, compiled to TD by Algorithm 3 (§4).
+//!
+//! ```text
+//! initiatedAt(safety(X)=verified, T) :- happensAt(repair(X), T).
+//! initiatedAt(safety(X)=unverified, T) :- happensAt(warning(X), T).
+//! fi(safety(X)=verified, safety(X)=trusted, 3).
+//! ```
+//!
+//! The stages, each a module:
+//!
+//! * [`syntax`] — Prolog clauses over terms; never panics, recovers at the next clause.
+//! * [`model`] — what each clause means: simple fluent rules (schema 10), statically
+//!   determined fluents (schema 17 and RTEC's `holdsFor` form), `fi`/`p`/`initially`,
+//!   RTEC declarations.
+//! * [`translate`] — Algorithm 3 into a TD AST whose spans point at the EC text, with an
+//!   [`Origin::Generated`] per rule, and how RTEC records of the input entities are laid
+//!   out.
+//!
+//! [`compile_str`] then runs the engine's own lowering, validation and stratification, so
+//! the result is an ordinary [`Compiled`] (its `ast` is the translated TD program) and
+//! errors found after translation point at the user's EC clause.
+//!
+//! Semantics, as in the paper and RTEC: a fluent initiated at T holds from T+1; a
+//! termination at T stops it from T+1; a simple fluent has at most one value at a time;
+//! `fi(F=V, F=V2, D)` initiates `F=V2` D time points after an initiation of `F=V` unless
+//! `F=V` is terminated in between (or, with `p(F=V)`, initiated again in between).
+
+pub mod model;
+pub mod syntax;
+pub mod translate;
+
+use stgflow_engine::diag::Sources;
+use stgflow_engine::ir::{self, Origin};
+use stgflow_engine::stream::RtecShape;
+use stgflow_engine::syntax::ast;
+use stgflow_engine::{Compiled, stratify, validate};
+
+/// A compiled event description.
+#[derive(Debug)]
+pub struct EcProgram {
+    /// The translated TD program, taken through the engine's analysis.
+    pub compiled: Compiled,
+    /// How RTEC records of each input fluent are laid out (input events are the default
+    /// shape and are not listed).
+    pub shapes: Vec<(String, RtecShape)>,
+}
+
+/// Compiles an event description; `name` is how diagnostics refer to the file.
+pub fn compile_str(name: &str, text: &str) -> EcProgram {
+    let mut sources = Sources::new();
+    let file = sources.add(name, text);
+    let (clauses, mut diagnostics) = syntax::parse(file, text);
+    let (items, classified) = model::classify(&clauses);
+    diagnostics.extend(classified);
+    let translation = if diagnostics.has_errors() {
+        translate::Translation::default()
+    } else {
+        translate::translate(&items, file)
+    };
+    diagnostics.extend(translation.diagnostics);
+    let (mut program, lowering) = ir::lower(&translation.program);
+    diagnostics.extend(lowering);
+    attach_origins(&translation.program, translation.origins, &mut program);
+    if !diagnostics.has_errors() {
+        diagnostics.extend(validate::validate(&program));
+    }
+    let analysis = (!diagnostics.has_errors()).then(|| stratify::analyse(&program));
+    EcProgram {
+        compiled: Compiled {
+            sources,
+            file,
+            ast: translation.program,
+            program,
+            analysis,
+            diagnostics,
+        },
+        shapes: translation.shapes,
+    }
+}
+
+/// Replaces the `Origin::File` that lowering gives every rule with the translation's
+/// `Origin::Generated`. Lowering keeps the rules in order and drops those with errors, so
+/// the lowered rules are matched to the AST's rules in order by span.
+fn attach_origins(ast: &ast::Program, origins: Vec<Origin>, program: &mut ir::Program) {
+    let spans: Vec<_> = ast
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            ast::Item::Rule(rule) => Some(rule.span),
+            _ => None,
+        })
+        .collect();
+    let mut candidates = spans.into_iter().zip(origins);
+    for rule in &mut program.rules {
+        let span = rule.origin.span();
+        for (candidate, origin) in candidates.by_ref() {
+            if Some(candidate) == span {
+                rule.origin = origin;
+                break;
+            }
+        }
+    }
+}

@@ -1,0 +1,632 @@
+//! Clauses → an event description: what each clause means in ECDE.
+//!
+//! | clause | meaning |
+//! |---|---|
+//! | `initiatedAt(F=V, T) :- …` / `terminatedAt(F=V, T) :- …` | simple fluent (schema 10) |
+//! | `holdsAt(F=V, T) :- …` | statically determined fluent (schema 17) |
+//! | `holdsFor(F=V, I) :- holdsFor(…, I1), …, union_all([I1,I2], I)` | statically determined fluent, RTEC's interval form |
+//! | `fi(F=V, F=V2, D).` / `p(F=V).` | delayed initiation after `D` time points / its postponement |
+//! | `initially(F=V).` | `F=V` holds at time point 0 |
+//! | `event/1`, `inputEntity/1`, `outputEntity/1`, `points/1`, `buildFromPoints/1`, `collectIntervals/1`, `simpleFluent/1`, `sDFluent/1` | RTEC declarations |
+//!
+//! Bodies of time-point rules hold `[not] happensAt(E, T)` (E may be `start(F=V)` or
+//! `end(F=V)`), `[not] holdsAt(F=V, T)` and comparisons or assignments (`X < Y`, `D is
+//! X*2`). RTEC's own bookkeeping declarations (`index/2`, `grounding/1`, `dynamicDomain/1`,
+//! `cachingOrder/1`, …) are accepted and ignored with a warning.
+//!
+//! Pitfall: Prolog's `_Name` is an ordinary variable here (as in TD); only `_` is anonymous.
+
+use stgflow_engine::diag::{Diagnostic, Diagnostics, Span};
+use stgflow_engine::syntax::ast;
+use stgflow_engine::value::Value;
+
+use crate::syntax::{BinOp, Clause, Name, Term};
+
+/// An argument of an event or fluent: a variable (`_` anonymous) or a constant.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Arg {
+    Var(Name),
+    Const(Value, Span),
+}
+
+impl Arg {
+    pub fn span(&self) -> Span {
+        match self {
+            Arg::Var(name) => name.span,
+            Arg::Const(_, span) => *span,
+        }
+    }
+}
+
+/// `f(args) = value`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FluentTerm {
+    pub name: Name,
+    pub args: Vec<Arg>,
+    pub value: Arg,
+    pub span: Span,
+}
+
+/// `e(args)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EventTerm {
+    pub name: Name,
+    pub args: Vec<Arg>,
+    pub span: Span,
+}
+
+/// What `happensAt` refers to.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Happening {
+    Event(EventTerm),
+    /// `start(F=V)`: the first time point of each maximal interval of `F=V`.
+    Start(FluentTerm),
+    /// `end(F=V)`: the first time point after each maximal interval of `F=V`.
+    End(FluentTerm),
+}
+
+/// A condition of a time-point rule.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cond {
+    Happens {
+        negated: bool,
+        what: Happening,
+        time: ast::Expr,
+        span: Span,
+    },
+    Holds {
+        negated: bool,
+        fluent: FluentTerm,
+        time: ast::Expr,
+        span: Span,
+    },
+    Builtin(ast::Builtin),
+}
+
+/// A rule about one time point: `head(F=V, T) :- conds`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TimeRule {
+    pub head: FluentTerm,
+    pub time: ast::Expr,
+    pub body: Vec<Cond>,
+    pub span: Span,
+}
+
+/// A condition of a `holdsFor` rule.
+#[derive(Clone, Debug, PartialEq)]
+pub enum IntervalCond {
+    HoldsFor {
+        fluent: FluentTerm,
+        list: Name,
+    },
+    Union {
+        inputs: Vec<Name>,
+        out: Name,
+    },
+    Intersect {
+        inputs: Vec<Name>,
+        out: Name,
+    },
+    RelativeComplement {
+        base: Name,
+        subtract: Vec<Name>,
+        out: Name,
+    },
+    Complement {
+        inputs: Vec<Name>,
+        out: Name,
+    },
+    Builtin(ast::Builtin),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct IntervalRule {
+    pub head: FluentTerm,
+    pub list: Name,
+    pub body: Vec<IntervalCond>,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeclKind {
+    Event,
+    Input,
+    Output,
+    Points,
+    Intervals,
+    /// `simpleFluent/1`, `sDFluent/1`: the kind follows from the rules.
+    Kind,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Entity {
+    Event(EventTerm),
+    Fluent(FluentTerm),
+}
+
+impl Entity {
+    pub fn name(&self) -> &Name {
+        match self {
+            Entity::Event(e) => &e.name,
+            Entity::Fluent(f) => &f.name,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Item {
+    Initiated(TimeRule),
+    Terminated(TimeRule),
+    HoldsAt(TimeRule),
+    HoldsFor(IntervalRule),
+    Fi {
+        from: FluentTerm,
+        to: FluentTerm,
+        delay: u32,
+        span: Span,
+    },
+    Postponed(FluentTerm, Span),
+    Initially(FluentTerm, Span),
+    Declare(DeclKind, Entity, Span),
+}
+
+/// Reads clauses as ECDE items; every clause that does not fit is reported.
+pub fn classify(clauses: &[Clause]) -> (Vec<Item>, Diagnostics) {
+    let mut diagnostics = Diagnostics::default();
+    let mut items = Vec::new();
+    for clause in clauses {
+        match item(clause, &mut diagnostics) {
+            Ok(Some(item)) => items.push(item),
+            Ok(None) => {}
+            Err(diagnostic) => diagnostics.push(diagnostic),
+        }
+    }
+    (items, diagnostics)
+}
+
+type Read<T> = Result<T, Diagnostic>;
+
+const HEADS: [&str; 8] = [
+    "initiatedAt",
+    "terminatedAt",
+    "holdsAt",
+    "holdsFor",
+    "fi",
+    "p",
+    "initially",
+    "outputEntity",
+];
+
+/// RTEC declarations that the translation does not need.
+const IGNORED: [&str; 9] = [
+    "index",
+    "grounding",
+    "dynamicDomain",
+    "cachingOrder",
+    "cyclic",
+    "internalEntity",
+    "maxDuration",
+    "needsGrounding",
+    "temporalDistance",
+];
+
+fn item(clause: &Clause, diagnostics: &mut Diagnostics) -> Read<Option<Item>> {
+    let Some((name, args)) = clause.head.functor() else {
+        return Err(Diagnostic::error(
+            "E503",
+            format!("`{}` cannot head a clause", clause.head),
+        )
+        .with_label(clause.head.span(), "expected initiatedAt, terminatedAt, holdsAt, holdsFor, fi, p, initially or a declaration"));
+    };
+    let fact = clause.body.is_empty();
+    let span = clause.span;
+    let item = match (name.text.as_str(), args, fact) {
+        ("initiatedAt" | "terminatedAt" | "holdsAt", [fluent, time], false) => {
+            let rule = TimeRule {
+                head: fluent_term(fluent)?,
+                time: expr(time)?,
+                body: clause.body.iter().map(cond).collect::<Read<Vec<Cond>>>()?,
+                span,
+            };
+            match name.text.as_str() {
+                "initiatedAt" => Item::Initiated(rule),
+                "terminatedAt" => Item::Terminated(rule),
+                _ => Item::HoldsAt(rule),
+            }
+        }
+        ("holdsFor", [fluent, Term::List(items, _)], true) if items.is_empty() => {
+            diagnostics.push(
+                Diagnostic::warning("W502", "`holdsFor(…, [])` adds nothing and is ignored")
+                    .with_label(span, "an empty list of intervals")
+                    .with_note("RTEC writes it after a cut as the fallback of its optimisation checks; the translation needs neither"),
+            );
+            return Ok(None);
+        }
+        ("holdsFor", [fluent, Term::Var(list)], false) => Item::HoldsFor(IntervalRule {
+            head: fluent_term(fluent)?,
+            list: list.clone(),
+            body: clause
+                .body
+                .iter()
+                .map(interval_cond)
+                .collect::<Read<Vec<IntervalCond>>>()?,
+            span,
+        }),
+        ("holdsFor", [_, other], false) => {
+            return Err(Diagnostic::error(
+                "E504",
+                "the second argument of a `holdsFor` head must be a variable",
+            )
+            .with_label(
+                other.span(),
+                "expected the variable of the list of intervals",
+            ));
+        }
+        ("fi", [from, to, delay], true) => {
+            let delay = match delay {
+                Term::Int(d, _) if *d >= 1 && *d <= i64::from(u32::MAX) => *d as u32,
+                other => {
+                    return Err(Diagnostic::error(
+                        "E504",
+                        "the delay of `fi` must be a positive integer",
+                    )
+                    .with_label(
+                        other.span(),
+                        format!("`{other}` is not a number of time points ≥ 1"),
+                    ));
+                }
+            };
+            Item::Fi {
+                from: fluent_term(from)?,
+                to: fluent_term(to)?,
+                delay,
+                span,
+            }
+        }
+        ("p", [fluent], true) => Item::Postponed(fluent_term(fluent)?, span),
+        ("initially", [fluent], true) => Item::Initially(fluent_term(fluent)?, span),
+        (
+            "event" | "inputEntity" | "outputEntity" | "points" | "buildFromPoints"
+            | "collectIntervals" | "simpleFluent" | "sDFluent",
+            [entity],
+            true,
+        ) => {
+            let kind = match name.text.as_str() {
+                "event" => DeclKind::Event,
+                "inputEntity" => DeclKind::Input,
+                "outputEntity" => DeclKind::Output,
+                "points" | "buildFromPoints" => DeclKind::Points,
+                "collectIntervals" => DeclKind::Intervals,
+                _ => DeclKind::Kind,
+            };
+            let entity = match entity {
+                Term::Binary(BinOp::Eq, ..) => Entity::Fluent(fluent_term(entity)?),
+                other => Entity::Event(event_term(other)?),
+            };
+            Item::Declare(kind, entity, span)
+        }
+        (ignored, _, _) if IGNORED.contains(&ignored) => {
+            diagnostics.push(
+                Diagnostic::warning("W503", format!("RTEC's `{ignored}` declaration is ignored"))
+                    .with_label(name.span, "not needed by the translation")
+                    .with_note("the translation grounds nothing in advance: variables range over what the input brings"),
+            );
+            return Ok(None);
+        }
+        (known, _, _) if HEADS.contains(&known) || known == "event" || known == "inputEntity" => {
+            return Err(shape_error(name, args.len(), fact, span));
+        }
+        (other, _, _) => {
+            let mut diagnostic = Diagnostic::error(
+                "E503",
+                format!("`{other}/{}` is not an ECDE clause", args.len()),
+            )
+            .with_label(name.span, "unknown clause head")
+            .with_note("clauses are initiatedAt, terminatedAt, holdsAt, holdsFor rules, fi/p/initially facts and RTEC declarations");
+            if let Some(close) = closest(other, HEADS.iter().copied()) {
+                diagnostic = diagnostic.with_help(format!("did you mean `{close}`?"));
+            }
+            return Err(diagnostic);
+        }
+    };
+    Ok(Some(item))
+}
+
+fn shape_error(name: &Name, arity: usize, fact: bool, span: Span) -> Diagnostic {
+    let expected = match name.text.as_str() {
+        "initiatedAt" | "terminatedAt" => "a rule `NAME(F=V, T) :- happensAt(E, T), …`",
+        "holdsAt" => "a rule `holdsAt(F=V, T) :- holdsAt(F1=V1, T), …`",
+        "holdsFor" => "a rule `holdsFor(F=V, I) :- holdsFor(F1=V1, I1), …, union_all([I1, …], I)`",
+        "fi" => "a fact `fi(F=V, F=V2, D).`",
+        "p" => "a fact `p(F=V).`",
+        "initially" => "a fact `initially(F=V).`",
+        _ => "a fact `NAME(Entity).`",
+    };
+    Diagnostic::error(
+        "E504",
+        format!(
+            "`{}` written as a {} with {arity} argument{}",
+            name.text,
+            if fact { "fact" } else { "rule" },
+            if arity == 1 { "" } else { "s" }
+        ),
+    )
+    .with_label(
+        span,
+        format!("expected {}", expected.replace("NAME", &name.text)),
+    )
+}
+
+fn fluent_term(term: &Term) -> Read<FluentTerm> {
+    let Term::Binary(BinOp::Eq, fluent, value, span) = term else {
+        return Err(
+            Diagnostic::error("E504", format!("expected `F=V`, found `{term}`"))
+                .with_label(term.span(), "a fluent with its value")
+                .with_help(format!("every fluent has a value, e.g. `{term}=true`")),
+        );
+    };
+    let (name, args) = functor(fluent, "a fluent")?;
+    Ok(FluentTerm {
+        name,
+        args,
+        value: arg(value)?,
+        span: *span,
+    })
+}
+
+fn event_term(term: &Term) -> Read<EventTerm> {
+    let (name, args) = functor(term, "an event")?;
+    Ok(EventTerm {
+        name,
+        args,
+        span: term.span(),
+    })
+}
+
+fn functor(term: &Term, what: &str) -> Read<(Name, Vec<Arg>)> {
+    let Some((name, args)) = term.functor() else {
+        return Err(
+            Diagnostic::error("E504", format!("expected {what}, found `{term}`"))
+                .with_label(term.span(), format!("not {what}"))
+                .with_help("events and fluents are names with arguments: `walking(Id)`"),
+        );
+    };
+    Ok((
+        name.clone(),
+        args.iter().map(arg).collect::<Read<Vec<Arg>>>()?,
+    ))
+}
+
+fn arg(term: &Term) -> Read<Arg> {
+    Ok(match term {
+        Term::Var(name) => Arg::Var(name.clone()),
+        Term::Atom(name) => Arg::Const(Value::sym(&name.text), name.span),
+        Term::Int(i, span) => Arg::Const(Value::Int(*i), *span),
+        Term::Float(x, span) => Arg::Const(Value::Float(*x), *span),
+        Term::Str(text, span) => Arg::Const(Value::sym(text), *span),
+        other => {
+            return Err(Diagnostic::error("E505", format!("`{other}` cannot be an argument"))
+                .with_label(other.span(), "nested terms, lists and arithmetic are not arguments")
+                .with_help("flatten the term into extra arguments (`coord(Id, X, Y)=true`), or compute it in an assignment `V is …`"));
+        }
+    })
+}
+
+/// A value expression of a built-in (or a time term).
+fn expr(term: &Term) -> Read<ast::Expr> {
+    Ok(match term {
+        Term::Var(name) => ast::Expr::Var(ident(name)),
+        Term::Atom(name) => ast::Expr::Const(Value::sym(&name.text), name.span),
+        Term::Int(i, span) => ast::Expr::Const(Value::Int(*i), *span),
+        Term::Float(x, span) => ast::Expr::Const(Value::Float(*x), *span),
+        Term::Str(text, span) => ast::Expr::Const(Value::sym(text), *span),
+        Term::Binary(op @ (BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div), lhs, rhs, span) => {
+            let op = match op {
+                BinOp::Add => ast::ArithOp::Add,
+                BinOp::Sub => ast::ArithOp::Sub,
+                BinOp::Mul => ast::ArithOp::Mul,
+                _ => ast::ArithOp::Div,
+            };
+            ast::Expr::Binary(op, Box::new(expr(lhs)?), Box::new(expr(rhs)?), *span)
+        }
+        other => {
+            return Err(
+                Diagnostic::error("E505", format!("`{other}` is not a value")).with_label(
+                    other.span(),
+                    "expected a variable, a constant or arithmetic",
+                ),
+            );
+        }
+    })
+}
+
+pub fn ident(name: &Name) -> ast::Ident {
+    ast::Ident {
+        name: name.text.clone(),
+        span: name.span,
+    }
+}
+
+fn builtin(term: &Term) -> Option<Read<ast::Builtin>> {
+    let Term::Binary(op, lhs, rhs, span) = term else {
+        return None;
+    };
+    let op = match op {
+        BinOp::Eq | BinOp::Is => ast::CmpOp::Eq,
+        BinOp::Ne => ast::CmpOp::Ne,
+        BinOp::Lt => ast::CmpOp::Lt,
+        BinOp::Le => ast::CmpOp::Le,
+        BinOp::Gt => ast::CmpOp::Gt,
+        BinOp::Ge => ast::CmpOp::Ge,
+        _ => return None,
+    };
+    Some((|| {
+        Ok(ast::Builtin {
+            lhs: expr(lhs)?,
+            op,
+            rhs: expr(rhs)?,
+            span: *span,
+        })
+    })())
+}
+
+fn cond(term: &Term) -> Read<Cond> {
+    let (negated, inner, span) = match term {
+        Term::Not(inner, span) => (true, &**inner, *span),
+        Term::Compound(name, args, span) if name.text == "not" && args.len() == 1 => {
+            (true, &args[0], *span)
+        }
+        other => (false, other, other.span()),
+    };
+    if !negated {
+        if let Some(builtin) = builtin(inner) {
+            return Ok(Cond::Builtin(builtin?));
+        }
+    }
+    match inner.functor() {
+        Some((name, [what, time])) if name.text == "happensAt" => {
+            let what = match what {
+                Term::Compound(kind, args, _)
+                    if (kind.text == "start" || kind.text == "end") && args.len() == 1 =>
+                {
+                    let fluent = fluent_term(&args[0])?;
+                    if kind.text == "start" {
+                        Happening::Start(fluent)
+                    } else {
+                        Happening::End(fluent)
+                    }
+                }
+                other => Happening::Event(event_term(other)?),
+            };
+            Ok(Cond::Happens {
+                negated,
+                what,
+                time: expr(time)?,
+                span,
+            })
+        }
+        Some((name, [fluent, time])) if name.text == "holdsAt" => Ok(Cond::Holds {
+            negated,
+            fluent: fluent_term(fluent)?,
+            time: expr(time)?,
+            span,
+        }),
+        _ => {
+            let mut diagnostic = Diagnostic::error(
+                "E506",
+                format!("`{inner}` is not a condition of a time-point rule"),
+            )
+            .with_label(
+                inner.span(),
+                "expected happensAt(E, T), holdsAt(F=V, T) or a comparison",
+            );
+            if let Some((name, _)) = inner.functor() {
+                if name.text == "holdsFor" {
+                    diagnostic = diagnostic.with_help(
+                        "holdsFor conditions belong in `holdsFor(F=V, I) :- …` rules; here write `holdsAt(F=V, T)`",
+                    );
+                } else if let Some(close) =
+                    closest(&name.text, ["happensAt", "holdsAt"].into_iter())
+                {
+                    diagnostic = diagnostic.with_help(format!("did you mean `{close}`?"));
+                }
+            }
+            Err(diagnostic)
+        }
+    }
+}
+
+fn interval_cond(term: &Term) -> Read<IntervalCond> {
+    if let Some(builtin) = builtin(term) {
+        if let Term::Binary(_, _, rhs, _) = term {
+            if matches!(&**rhs, Term::List(..)) {
+                return Err(optimisation_check(term));
+            }
+        }
+        return Ok(IntervalCond::Builtin(builtin?));
+    }
+    if let Term::Not(..) = term {
+        return Err(optimisation_check(term));
+    }
+    let list_var = |t: &Term| match t {
+        Term::Var(name) => Ok(name.clone()),
+        other => Err(Diagnostic::error(
+            "E507",
+            format!("expected the variable of a list of intervals, found `{other}`"),
+        )
+        .with_label(other.span(), "expected a variable")),
+    };
+    let list_of_vars = |t: &Term| match t {
+        Term::List(items, _) => items.iter().map(list_var).collect::<Read<Vec<Name>>>(),
+        other => Err(Diagnostic::error(
+            "E507",
+            format!("expected a list of interval variables `[I1, I2]`, found `{other}`"),
+        )
+        .with_label(other.span(), "expected `[I1, …]`")),
+    };
+    match term.functor() {
+        Some((name, [fluent, list])) if name.text == "holdsFor" => Ok(IntervalCond::HoldsFor {
+            fluent: fluent_term(fluent)?,
+            list: list_var(list)?,
+        }),
+        Some((name, [inputs, out])) if name.text == "union_all" => Ok(IntervalCond::Union {
+            inputs: list_of_vars(inputs)?,
+            out: list_var(out)?,
+        }),
+        Some((name, [inputs, out])) if name.text == "intersect_all" => {
+            Ok(IntervalCond::Intersect {
+                inputs: list_of_vars(inputs)?,
+                out: list_var(out)?,
+            })
+        }
+        Some((name, [base, subtract, out])) if name.text == "relative_complement_all" => {
+            Ok(IntervalCond::RelativeComplement {
+                base: list_var(base)?,
+                subtract: list_of_vars(subtract)?,
+                out: list_var(out)?,
+            })
+        }
+        Some((name, [inputs, out])) if name.text == "complement_all" => {
+            Ok(IntervalCond::Complement {
+                inputs: list_of_vars(inputs)?,
+                out: list_var(out)?,
+            })
+        }
+        _ => {
+            let mut diagnostic = Diagnostic::error(
+                "E507",
+                format!("`{term}` is not a condition of a holdsFor rule"),
+            )
+            .with_label(
+                term.span(),
+                "expected holdsFor, union_all, intersect_all, relative_complement_all, complement_all or a comparison",
+            );
+            if let Some((name, _)) = term.functor() {
+                let known = [
+                    "holdsFor",
+                    "union_all",
+                    "intersect_all",
+                    "relative_complement_all",
+                    "complement_all",
+                ];
+                if let Some(close) = closest(&name.text, known.into_iter()) {
+                    diagnostic = diagnostic.with_help(format!("did you mean `{close}`?"));
+                }
+            }
+            Err(diagnostic)
+        }
+    }
+}
+
+fn optimisation_check(term: &Term) -> Diagnostic {
+    Diagnostic::error(
+        "E507",
+        format!("`{term}` is not supported in a holdsFor rule"),
+    )
+    .with_label(term.span(), "a test on a list of intervals")
+    .with_help("RTEC's optional optimisation checks (`\\+ I=[]`) are not needed; drop them")
+}
+
+/// The candidate nearest to `name` by edit distance (the engine's, so that every
+/// language suggests names alike).
+pub use stgflow_engine::diag::closest;

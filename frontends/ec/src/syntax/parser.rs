@@ -1,0 +1,315 @@
+//! Operator-precedence parsing of Prolog clauses, recovering at the next clause end.
+
+use stgflow_engine::diag::{Diagnostic, Diagnostics, FileId};
+
+use super::lexer::{Tok, Token, lex};
+use super::{BinOp, Clause, Name, Term};
+
+/// Parses RTEC clauses. Returns every clause that parsed and a diagnostic per error.
+pub fn parse(file: FileId, text: &str) -> (Vec<Clause>, Diagnostics) {
+    let (tokens, mut diagnostics) = lex(file, text);
+    let mut parser = Parser { tokens, pos: 0 };
+    let mut clauses = Vec::new();
+    while parser.peek().tok != Tok::Eof {
+        match parser.clause() {
+            Ok(clause) => clauses.push(clause),
+            Err(diagnostic) => {
+                diagnostics.push(diagnostic);
+                parser.recover();
+            }
+        }
+    }
+    (clauses, diagnostics)
+}
+
+type Parse<T> = Result<T, Diagnostic>;
+
+/// Nesting deeper than this is reported instead of recursing further.
+const MAX_DEPTH: usize = 64;
+
+/// Priority of an argument: below the `,` operator.
+const ARG: u16 = 999;
+
+struct Parser {
+    tokens: Vec<Token>,
+    pos: usize,
+}
+
+impl Parser {
+    fn peek(&self) -> &Token {
+        let last = self.tokens.len().saturating_sub(1);
+        &self.tokens[self.pos.min(last)]
+    }
+
+    fn bump(&mut self) -> Token {
+        let token = self.peek().clone();
+        if token.tok != Tok::Eof {
+            self.pos += 1;
+        }
+        token
+    }
+
+    fn recover(&mut self) {
+        loop {
+            match self.bump().tok {
+                Tok::End | Tok::Eof => return,
+                _ => {}
+            }
+        }
+    }
+
+    fn expected(&self, what: &str) -> Diagnostic {
+        let token = self.peek();
+        let mut diagnostic = Diagnostic::error(
+            "E501",
+            format!("expected {what}, found {}", token.tok.describe()),
+        )
+        .with_label(token.span, format!("expected {what} here"));
+        if token.tok == Tok::Eof {
+            diagnostic = diagnostic.with_help("every clause ends with `.`");
+        } else if matches!(what, "`,` or `.`" | "`.`") && token.line_break_before {
+            diagnostic = diagnostic
+                .with_help("a clause ends with `.`; did you forget it on the line above?");
+        }
+        diagnostic
+    }
+
+    fn clause(&mut self) -> Parse<Clause> {
+        let start = self.peek().span;
+        let head = self.term(ARG, 0)?;
+        let mut body = Vec::new();
+        if self.peek().tok == Tok::If {
+            self.bump();
+            body.push(self.term(ARG, 0)?);
+            while self.peek().tok == Tok::Comma {
+                self.bump();
+                body.push(self.term(ARG, 0)?);
+            }
+        }
+        match self.peek().tok {
+            Tok::End => {
+                let end = self.bump();
+                Ok(Clause {
+                    head,
+                    body,
+                    span: start.to(end.span),
+                })
+            }
+            Tok::Op(";") | Tok::Op("->") | Tok::Op("|") => {
+                let token = self.peek().clone();
+                Err(
+                    Diagnostic::error("E501", format!("{} is not supported", token.tok.describe()))
+                        .with_label(
+                            token.span,
+                            "disjunction and if-then-else are not part of ECDE",
+                        )
+                        .with_help("write one rule per alternative"),
+                )
+            }
+            _ if body.is_empty() => Err(self.expected("`:-` or `.`")),
+            _ => Err(self.expected("`,` or `.`")),
+        }
+    }
+
+    /// A term whose operators bind at priority `max` or tighter.
+    fn term(&mut self, max: u16, depth: usize) -> Parse<Term> {
+        if depth > MAX_DEPTH {
+            return Err(Diagnostic::error("E501", "term nested too deeply")
+                .with_label(self.peek().span, "here"));
+        }
+        let mut lhs = self.prefix(max, depth)?;
+        let mut left_priority = 0;
+        loop {
+            let (op, text) = match &self.peek().tok {
+                Tok::Op(text) => match BinOp::from_op(text) {
+                    Some(op) => (op, *text),
+                    None => return Ok(lhs),
+                },
+                Tok::Name(name) if name == "is" => (BinOp::Is, "is"),
+                _ => return Ok(lhs),
+            };
+            let priority = op.priority();
+            if priority > max {
+                return Ok(lhs);
+            }
+            // Comparisons do not chain (xfx); arithmetic is left-associative (yfx).
+            if priority == 700 && left_priority == 700 {
+                let token = self.peek().clone();
+                return Err(Diagnostic::error(
+                    "E501",
+                    format!("comparison `{text}` after another comparison"),
+                )
+                .with_label(token.span, "comparisons do not chain")
+                .with_help("split it in two: `A < B, B < C`"));
+            }
+            self.bump();
+            let rhs_max = if priority == 700 { 699 } else { priority - 1 };
+            let rhs = self.term(rhs_max, depth + 1)?;
+            let span = lhs.span().to(rhs.span());
+            lhs = Term::Binary(op, Box::new(lhs), Box::new(rhs), span);
+            left_priority = priority;
+        }
+    }
+
+    fn prefix(&mut self, max: u16, depth: usize) -> Parse<Term> {
+        let token = self.peek().clone();
+        let is_not = match &token.tok {
+            Tok::Op("\\+") => true,
+            Tok::Name(name) if name == "not" => !matches!(
+                self.tokens.get(self.pos + 1).map(|t| &t.tok),
+                Some(Tok::LParen)
+            ),
+            _ => false,
+        };
+        if is_not {
+            self.bump();
+            let inner = self.term(max.min(900), depth + 1)?;
+            let span = token.span.to(inner.span());
+            return Ok(Term::Not(Box::new(inner), span));
+        }
+        if token.tok == Tok::Op("-") {
+            self.bump();
+            let operand = self.prefix(200, depth + 1)?;
+            let span = token.span.to(operand.span());
+            return Ok(match operand {
+                Term::Int(i, _) if i.checked_neg().is_some() => Term::Int(-i, span),
+                Term::Float(x, _) => Term::Float(-x, span),
+                other => Term::Binary(
+                    BinOp::Sub,
+                    Box::new(Term::Int(0, token.span)),
+                    Box::new(other),
+                    span,
+                ),
+            });
+        }
+        self.primary(depth)
+    }
+
+    fn primary(&mut self, depth: usize) -> Parse<Term> {
+        let token = self.bump();
+        match token.tok {
+            Tok::Var(text) => Ok(Term::Var(Name {
+                text,
+                span: token.span,
+            })),
+            Tok::Int(i) => Ok(Term::Int(i, token.span)),
+            Tok::Float(x) => Ok(Term::Float(x, token.span)),
+            Tok::Str(text) => Ok(Term::Str(text, token.span)),
+            Tok::Name(text) => {
+                let name = Name {
+                    text,
+                    span: token.span,
+                };
+                if self.peek().tok != Tok::LParen {
+                    return Ok(Term::Atom(name));
+                }
+                self.bump();
+                let (args, close) = self.sequence(Tok::RParen, "`,` or `)`", depth)?;
+                let span = name.span.to(close);
+                if args.is_empty() {
+                    return Err(Diagnostic::error(
+                        "E501",
+                        format!("`{}()` has no arguments", name.text),
+                    )
+                    .with_label(span, "empty argument list")
+                    .with_help(format!("write `{}` without parentheses", name.text)));
+                }
+                Ok(Term::Compound(name, args, span))
+            }
+            Tok::LParen => {
+                let inner = self.term(1200, depth + 1)?;
+                if self.peek().tok != Tok::RParen {
+                    return Err(self.expected("`)`"));
+                }
+                self.bump();
+                Ok(inner)
+            }
+            Tok::LBracket => {
+                let (items, close) = self.sequence(Tok::RBracket, "`,` or `]`", depth)?;
+                Ok(Term::List(items, token.span.to(close)))
+            }
+            Tok::Op("!") => Err(Diagnostic::error("E501", "the cut `!` is not supported")
+                .with_label(token.span, "not part of ECDE")
+                .with_help(
+                    "RTEC's optional optimisation checks (`\\+ I=[], !`) are not needed; drop them",
+                )),
+            tok => {
+                self.pos -= usize::from(tok != Tok::Eof);
+                Err(self.expected("a term"))
+            }
+        }
+    }
+
+    /// Comma-separated terms up to `close` (which may come at once).
+    fn sequence(
+        &mut self,
+        close: Tok,
+        what: &str,
+        depth: usize,
+    ) -> Parse<(Vec<Term>, stgflow_engine::diag::Span)> {
+        let mut items = Vec::new();
+        if self.peek().tok == close {
+            return Ok((items, self.bump().span));
+        }
+        loop {
+            items.push(self.term(ARG, depth + 1)?);
+            match &self.peek().tok {
+                Tok::Comma => {
+                    self.bump();
+                }
+                tok if *tok == close => return Ok((items, self.bump().span)),
+                _ => return Err(self.expected(what)),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_ok(text: &str) -> Vec<Clause> {
+        let (clauses, diagnostics) = parse(0, text);
+        assert!(!diagnostics.has_errors(), "{diagnostics:?}");
+        clauses
+    }
+
+    #[test]
+    fn rules_facts_lists_and_operators() {
+        let clauses = parse_ok(
+            "initiatedAt(f(X)=v, T) :- happensAt(e(X), T), \\+ holdsAt(g(X)=true, T), D is X*2+1, D =< 3.\n\
+             fi(f(X)=v, f(X)=w, 3).\n\
+             holdsFor(h(X)=true, I) :- holdsFor(g(X)=true, I1), union_all([I1, I1], I).\n",
+        );
+        let printed: Vec<String> = clauses
+            .iter()
+            .map(|c| {
+                let body: Vec<String> = c.body.iter().map(ToString::to_string).collect();
+                format!("{} :- {}", c.head, body.join(", "))
+            })
+            .collect();
+        assert_eq!(
+            printed,
+            [
+                "initiatedAt(f(X)=v, T) :- happensAt(e(X), T), \\+ holdsAt(g(X)=true, T), D is X*2+1, D=<3",
+                "fi(f(X)=v, f(X)=w, 3) :- ",
+                "holdsFor(h(X)=true, I) :- holdsFor(g(X)=true, I1), union_all([I1, I1], I)",
+            ]
+        );
+    }
+
+    #[test]
+    fn recovers_and_reports_every_error() {
+        let (clauses, diagnostics) = parse(0, "p(X Y).\nok(a).\nq :- a ; b.\nr :- !.\n");
+        assert_eq!(clauses.len(), 1);
+        assert_eq!(diagnostics.0.len(), 3);
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_stack_overflow() {
+        let text = format!("p({}1{}).", "(".repeat(10_000), ")".repeat(10_000));
+        assert!(parse(0, &text).1.has_errors());
+        let text = format!("p({}).", "f(".repeat(10_000));
+        assert!(parse(0, &text).1.has_errors());
+    }
+}

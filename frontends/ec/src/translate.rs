@@ -1,0 +1,1165 @@
+//! Algorithm 3 (EC2TD): an event description → a TD program, as a TD AST whose spans
+//! point at the user's EC text, plus an [`Origin`] per generated rule.
+//!
+//! Predicates (the paper's f^h, f^i, f^t):
+//!
+//! | ECDE | TD |
+//! |---|---|
+//! | `happensAt(e(X), T)` | `e(X, T)` |
+//! | `holdsAt(f(X)=v, T)` | `f(X, v, T)` (the value is the last object argument) |
+//! | `initiatedAt(f(X)=v, T)` / `terminatedAt(f(X)=v, T)` | `f_i(X, v, T)` / `f_t(X, v, T)` |
+//! | `happensAt(start(f(X)=v), T)` / `end(…)` | `f_start(X, v, T)` / `f_end(X, v, T)` |
+//! | `initially(f(a)=v).` | the fact `f_initially(a, v, 0).` and `f(X, V, T) :- f_initially(X, V, T).` |
+//!
+//! Per simple fluent f and value v (the values are the constants written as values of f
+//! anywhere in the description — Algorithm 3's grounding):
+//! rule 14 `f(X, v, T) :- f_i(X, v, T-1).`, rule 15 `f(X, v, T) :- f(X, v, T-1), not
+//! f_t(X, v, T-1).`, and per other value v' rule 16 `f_t(X, v, T) :- f_i(X, v', T).`
+//! When some initiation of f has a *variable* value, the values cannot be listed; then
+//! the three rules are written once with a value variable and rule 16 becomes
+//! `f_t(X, V, T) :- f_i(X, V2, T), f(X, V, T), V != V2.` (a value that does not hold
+//! needs no termination: inertia only reads f_t where f holds).
+//!
+//! `fi(f(X)=v, f(X)=v2, d)` becomes `f_i(X, v2, T) :- f_i(X, v, T-d), not f_t(X, v,
+//! T-d+1), …, not f_t(X, v, T-1)` (lines 13–17), with `not f_i(X, v, T-k)` for every
+//! 0 < k < d when `p(f(X)=v)` is declared (an intermediate initiation postpones).
+//!
+//! `holdsFor` rules are read as Boolean formulas over fluent-value pairs (`union_all` is
+//! ∨, `intersect_all` ∧, `relative_complement_all(I, L, J)` is I ∧ ¬(∨L),
+//! `complement_all(L, J)` ¬(∨L)); the formula is put in disjunctive normal form and each
+//! disjunct becomes one `holdsAt` rule (schema 17) — the equivalence the paper cites.
+//!
+//! Pitfalls:
+//! * RTEC grounds rule variables over declared domains; TD has none. A variable of an
+//!   `initiatedAt`/`terminatedAt` head that no condition binds (RTEC's
+//!   `initiatedAt(meeting(P1,_P2)=false, T) :- happensAt(start(running(P1)=true), T).`)
+//!   is bound by the instances of the fluent that hold another value at T (for
+//!   `terminatedAt`, the value itself): the rule then terminates what holds exactly as in
+//!   RTEC, but the initiated value does not start for instances that held nothing (W504).
+//! * `complement_all` alone has no positive condition, so its rule is unsafe (E002): TD
+//!   cannot enumerate "every instance that does not hold".
+
+use hashbrown::HashMap;
+use stgflow_engine::diag::{Diagnostic, Diagnostics, FileId, Span};
+use stgflow_engine::ir::Origin;
+use stgflow_engine::stream::RtecShape;
+use stgflow_engine::syntax::ast;
+use stgflow_engine::value::Value;
+
+use crate::model::{
+    Arg, Cond, DeclKind, Entity, EventTerm, FluentTerm, Happening, IntervalCond, IntervalRule,
+    Item, TimeRule, ident,
+};
+use crate::syntax::Name;
+
+/// The translated program.
+#[derive(Debug)]
+pub struct Translation {
+    pub program: ast::Program,
+    /// One per `ast::Item::Rule` of `program`, in order.
+    pub origins: Vec<Origin>,
+    /// How RTEC records of the input entities are laid out.
+    pub shapes: Vec<(String, RtecShape)>,
+    pub diagnostics: Diagnostics,
+}
+
+impl Default for Translation {
+    fn default() -> Translation {
+        Translation {
+            program: ast::Program { items: Vec::new() },
+            origins: Vec::new(),
+            shapes: Vec::new(),
+            diagnostics: Diagnostics::default(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Simple,
+    Static,
+}
+
+#[derive(Debug)]
+struct FluentInfo {
+    arity: usize,
+    first: Span,
+    defined: Option<(Kind, Span)>,
+    values: Vec<Value>,
+    variable_value: bool,
+    declared_input: bool,
+    shape: Option<RtecShape>,
+    output: bool,
+    uses_start: bool,
+    uses_end: bool,
+    initially: bool,
+}
+
+/// Disjuncts beyond this are reported rather than generated.
+const MAX_DISJUNCTS: usize = 1024;
+
+pub fn translate(items: &[Item], file: FileId) -> Translation {
+    let mut names = Names::default();
+    for item in items {
+        names.register(item);
+    }
+    names.check_generated();
+    let mut out = Translation {
+        diagnostics: std::mem::take(&mut names.diagnostics),
+        ..Translation::default()
+    };
+    if out.diagnostics.has_errors() {
+        return out;
+    }
+    let mut generator = Generator {
+        names: &names,
+        out: &mut out,
+        file,
+    };
+    for item in items {
+        generator.item(item, items);
+    }
+    generator.per_fluent();
+    if !generator.out.diagnostics.has_errors() {
+        generator.outputs(items);
+    }
+    out.shapes = names.shapes();
+    out
+}
+
+/// Every event and fluent name with what the description says about it.
+#[derive(Debug, Default)]
+struct Names {
+    fluent_order: Vec<String>,
+    fluents: HashMap<String, FluentInfo>,
+    events: HashMap<String, (usize, Span)>,
+    diagnostics: Diagnostics,
+}
+
+impl Names {
+    fn register(&mut self, item: &Item) {
+        match item {
+            Item::Initiated(rule) | Item::Terminated(rule) => {
+                self.define(&rule.head, Kind::Simple, rule.span);
+                self.conds(&rule.body);
+            }
+            Item::HoldsAt(rule) => {
+                self.define(&rule.head, Kind::Static, rule.span);
+                self.conds(&rule.body);
+            }
+            Item::HoldsFor(rule) => {
+                self.define(&rule.head, Kind::Static, rule.span);
+                for cond in &rule.body {
+                    if let IntervalCond::HoldsFor { fluent, .. } = cond {
+                        self.fluent(fluent);
+                    }
+                }
+            }
+            Item::Fi { from, to, span, .. } => {
+                self.define(from, Kind::Simple, *span);
+                self.define(to, Kind::Simple, *span);
+                if from.name.text != to.name.text {
+                    self.diagnostics.push(
+                        Diagnostic::error(
+                            "E512",
+                            format!(
+                                "`fi` relates two fluents, `{}` and `{}`",
+                                from.name.text, to.name.text
+                            ),
+                        )
+                        .with_label(to.name.span, "a different fluent")
+                        .with_label(from.name.span, "the fluent initiated first")
+                        .with_note("a delayed effect changes the value of the same fluent: `fi(F=V, F=V2, D)`"),
+                    );
+                }
+            }
+            Item::Postponed(fluent, span) => self.define(fluent, Kind::Simple, *span),
+            Item::Initially(fluent, span) => {
+                self.define(fluent, Kind::Simple, *span);
+                if let Some(info) = self.fluents.get_mut(&fluent.name.text) {
+                    info.initially = true;
+                }
+            }
+            Item::Declare(kind, entity, span) => self.declare(*kind, entity, *span),
+        }
+    }
+
+    fn conds(&mut self, conds: &[Cond]) {
+        for cond in conds {
+            match cond {
+                Cond::Happens { what, .. } => match what {
+                    Happening::Event(event) => self.event(event),
+                    Happening::Start(fluent) | Happening::End(fluent) => {
+                        self.fluent(fluent);
+                        if let Some(info) = self.fluents.get_mut(&fluent.name.text) {
+                            if matches!(what, Happening::Start(_)) {
+                                info.uses_start = true;
+                            } else {
+                                info.uses_end = true;
+                            }
+                        }
+                    }
+                },
+                Cond::Holds { fluent, .. } => {
+                    self.fluent(fluent);
+                }
+                Cond::Builtin(_) => {}
+            }
+        }
+    }
+
+    fn arity_error(&mut self, name: &Name, arity: usize, first: (usize, Span), what: &str) {
+        self.diagnostics.push(
+            Diagnostic::error(
+                "E508",
+                format!(
+                    "{what} `{}` has {arity} argument{} here but {} before",
+                    name.text,
+                    plural(arity),
+                    first.0
+                ),
+            )
+            .with_label(name.span, format!("{arity} argument{}", plural(arity)))
+            .with_label(first.1, format!("first used with {}", first.0)),
+        );
+    }
+
+    fn event(&mut self, event: &EventTerm) {
+        let arity = event.args.len();
+        if let Some(info) = self.fluents.get(&event.name.text) {
+            let first = info.first;
+            self.clash(&event.name, first);
+            return;
+        }
+        match self.events.get(&event.name.text) {
+            Some(&(known, first)) if known != arity => {
+                self.arity_error(&event.name, arity, (known, first), "event");
+            }
+            Some(_) => {}
+            None => {
+                self.events
+                    .insert(event.name.text.clone(), (arity, event.name.span));
+            }
+        }
+    }
+
+    fn clash(&mut self, name: &Name, first: Span) {
+        self.diagnostics.push(
+            Diagnostic::error(
+                "E509",
+                format!("`{}` is used both as an event and as a fluent", name.text),
+            )
+            .with_label(name.span, "here")
+            .with_label(first, "first used here as the other kind")
+            .with_help("events and fluents need different names"),
+        );
+    }
+
+    /// Registers a mention of a fluent; returns whether it is consistent.
+    fn fluent(&mut self, fluent: &FluentTerm) -> bool {
+        let name = &fluent.name.text;
+        if let Some(&(_, first)) = self.events.get(name) {
+            self.clash(&fluent.name, first);
+            return false;
+        }
+        let arity = fluent.args.len();
+        let info = match self.fluents.get_mut(name) {
+            Some(info) => info,
+            None => {
+                self.fluent_order.push(name.clone());
+                self.fluents.entry(name.clone()).or_insert(FluentInfo {
+                    arity,
+                    first: fluent.name.span,
+                    defined: None,
+                    values: Vec::new(),
+                    variable_value: false,
+                    declared_input: false,
+                    shape: None,
+                    output: false,
+                    uses_start: false,
+                    uses_end: false,
+                    initially: false,
+                })
+            }
+        };
+        if info.arity != arity {
+            let first = (info.arity, info.first);
+            self.arity_error(&fluent.name, arity, first, "fluent");
+            return false;
+        }
+        if let Arg::Const(value, _) = &fluent.value {
+            if !info.values.contains(value) {
+                info.values.push(*value);
+            }
+        }
+        true
+    }
+
+    fn define(&mut self, head: &FluentTerm, kind: Kind, span: Span) {
+        if !self.fluent(head) {
+            return;
+        }
+        let Some(info) = self.fluents.get_mut(&head.name.text) else {
+            return;
+        };
+        if kind == Kind::Simple && matches!(head.value, Arg::Var(_)) {
+            info.variable_value = true;
+        }
+        match info.defined {
+            None => info.defined = Some((kind, span)),
+            Some((known, first)) if known != kind => {
+                let describe = |k: Kind| match k {
+                    Kind::Simple => "a simple fluent (initiatedAt/terminatedAt/fi/initially)",
+                    Kind::Static => "a statically determined fluent (holdsAt/holdsFor)",
+                };
+                self.diagnostics.push(
+                    Diagnostic::error(
+                        "E510",
+                        format!("`{}` is defined as two kinds of fluent", head.name.text),
+                    )
+                    .with_label(head.name.span, format!("here as {}", describe(kind)))
+                    .with_label(first, format!("here as {}", describe(known)))
+                    .with_help("give the two definitions different names"),
+                );
+            }
+            Some(_) => {}
+        }
+    }
+
+    fn declare(&mut self, kind: DeclKind, entity: &Entity, span: Span) {
+        match entity {
+            Entity::Event(event) => {
+                self.event(event);
+                if kind == DeclKind::Output {
+                    self.diagnostics.push(
+                        Diagnostic::warning(
+                            "W506",
+                            format!(
+                                "output event `{}` is not supported and is ignored",
+                                event.name.text
+                            ),
+                        )
+                        .with_label(span, "only fluents are output")
+                        .with_help("define a fluent and declare it with `outputEntity(F=V)`"),
+                    );
+                }
+            }
+            Entity::Fluent(fluent) => {
+                if !self.fluent(fluent) {
+                    return;
+                }
+                let Some(info) = self.fluents.get_mut(&fluent.name.text) else {
+                    return;
+                };
+                match kind {
+                    DeclKind::Input => info.declared_input = true,
+                    DeclKind::Output => info.output = true,
+                    DeclKind::Points => info.shape = Some(RtecShape::Point),
+                    DeclKind::Intervals => info.shape = Some(RtecShape::Interval),
+                    DeclKind::Event | DeclKind::Kind => {}
+                }
+            }
+        }
+    }
+
+    /// Reports names that the translation's own predicates would take, and input
+    /// declarations of defined fluents.
+    fn check_generated(&mut self) {
+        let mut generated: Vec<(String, &'static str, String)> = Vec::new();
+        for name in &self.fluent_order {
+            let Some(info) = self.fluents.get(name) else {
+                continue;
+            };
+            let simple = matches!(info.defined, Some((Kind::Simple, _)));
+            for (suffix, needed) in [
+                ("_i", simple),
+                ("_t", simple),
+                ("_start", info.uses_start),
+                ("_end", info.uses_end),
+                ("_initially", info.initially),
+            ] {
+                if needed {
+                    generated.push((format!("{name}{suffix}"), suffix, name.clone()));
+                }
+            }
+            if let (true, Some((_, span))) = (info.declared_input, info.defined) {
+                self.diagnostics.push(
+                    Diagnostic::error(
+                        "E510",
+                        format!("`{name}` is declared an input entity but is defined by rules"),
+                    )
+                    .with_label(span, "defined here")
+                    .with_help("input entities come from the stream only; drop the rules or the declaration"),
+                );
+            }
+        }
+        for (taken, suffix, fluent) in generated {
+            let span = self
+                .fluents
+                .get(&taken)
+                .map(|i| i.first)
+                .or_else(|| self.events.get(&taken).map(|e| e.1));
+            if let Some(span) = span {
+                self.diagnostics.push(
+                    Diagnostic::error(
+                        "E509",
+                        format!("the name `{taken}` is taken by the translation"),
+                    )
+                    .with_label(span, "this name")
+                    .with_note(format!(
+                        "`{fluent}{suffix}` is the TD predicate the translation generates for fluent `{fluent}`"
+                    ))
+                    .with_help("rename it"),
+                );
+            }
+        }
+    }
+
+    fn shapes(&self) -> Vec<(String, RtecShape)> {
+        let mut shapes = Vec::new();
+        for name in &self.fluent_order {
+            let Some(info) = self.fluents.get(name) else {
+                continue;
+            };
+            if info.defined.is_some() {
+                continue;
+            }
+            let shape = match (info.shape, info.declared_input) {
+                (Some(shape), _) => shape,
+                // RTEC's default for declared input fluents.
+                (None, true) => RtecShape::Interval,
+                (None, false) => RtecShape::Point,
+            };
+            shapes.push((name.clone(), shape));
+        }
+        shapes
+    }
+
+    fn kind(&self, name: &str) -> Option<Kind> {
+        self.fluents
+            .get(name)
+            .and_then(|info| info.defined.map(|d| d.0))
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// A Boolean formula over fluent-value pairs (a `holdsFor` rule's list of intervals).
+#[derive(Clone, Debug)]
+enum Formula {
+    Atom(FluentTerm),
+    And(Vec<Formula>),
+    Or(Vec<Formula>),
+    Not(Box<Formula>),
+}
+
+type Conjunct = Vec<(bool, FluentTerm)>;
+
+/// Disjunctive normal form of `formula` (negated when `negate`); `None` when it has more
+/// than [`MAX_DISJUNCTS`] disjuncts.
+fn dnf(formula: &Formula, negate: bool) -> Option<Vec<Conjunct>> {
+    match formula {
+        Formula::Atom(fluent) => Some(vec![vec![(!negate, fluent.clone())]]),
+        Formula::Not(inner) => dnf(inner, !negate),
+        Formula::And(parts) | Formula::Or(parts) => {
+            let conjunction = matches!(formula, Formula::And(_)) != negate;
+            let mut result: Vec<Conjunct> = if conjunction {
+                vec![Vec::new()]
+            } else {
+                Vec::new()
+            };
+            for part in parts {
+                let part = dnf(part, negate)?;
+                if conjunction {
+                    let mut product = Vec::new();
+                    for left in &result {
+                        for right in &part {
+                            product.push(left.iter().chain(right).cloned().collect());
+                        }
+                    }
+                    result = product;
+                } else {
+                    result.extend(part);
+                }
+                if result.len() > MAX_DISJUNCTS {
+                    return None;
+                }
+            }
+            Some(result)
+        }
+    }
+}
+
+struct Generator<'a> {
+    names: &'a Names,
+    out: &'a mut Translation,
+    file: FileId,
+}
+
+fn var(name: &str, span: Span) -> ast::Expr {
+    ast::Expr::Var(ast::Ident {
+        name: name.to_owned(),
+        span,
+    })
+}
+
+/// `T` or `T-k`.
+fn at(time: &ast::Expr, k: u32, span: Span) -> ast::Expr {
+    if k == 0 {
+        return time.clone();
+    }
+    ast::Expr::Binary(
+        ast::ArithOp::Sub,
+        Box::new(time.clone()),
+        Box::new(ast::Expr::Const(Value::Int(i64::from(k)), span)),
+        span,
+    )
+}
+
+fn arg_expr(arg: &Arg) -> ast::Expr {
+    match arg {
+        Arg::Var(name) => ast::Expr::Var(ident(name)),
+        Arg::Const(value, span) => ast::Expr::Const(*value, *span),
+    }
+}
+
+fn atom(pred: String, mut args: Vec<ast::Expr>, time: ast::Expr, span: Span) -> ast::Atom {
+    args.push(time);
+    ast::Atom {
+        predicate: ast::Ident { name: pred, span },
+        args,
+        span,
+    }
+}
+
+/// `f<suffix>(args…, value, time)` for a fluent term.
+fn fluent_atom(fluent: &FluentTerm, suffix: &str, time: ast::Expr) -> ast::Atom {
+    let mut args: Vec<ast::Expr> = fluent.args.iter().map(arg_expr).collect();
+    args.push(arg_expr(&fluent.value));
+    atom(
+        format!("{}{suffix}", fluent.name.text),
+        args,
+        time,
+        fluent.span,
+    )
+}
+
+fn vars_of(fluent: &FluentTerm, out: &mut Vec<String>) {
+    for arg in fluent.args.iter().chain(std::iter::once(&fluent.value)) {
+        if let Arg::Var(name) = arg {
+            if !out.contains(&name.text) {
+                out.push(name.text.clone());
+            }
+        }
+    }
+}
+
+fn expr_vars(expr: &ast::Expr, out: &mut Vec<String>) {
+    match expr {
+        ast::Expr::Var(ident) => out.push(ident.name.clone()),
+        ast::Expr::Const(..) => {}
+        ast::Expr::Binary(_, lhs, rhs, _) => {
+            expr_vars(lhs, out);
+            expr_vars(rhs, out);
+        }
+    }
+}
+
+/// A variable name not used by `taken`.
+fn fresh(base: &str, taken: &[String]) -> String {
+    let mut name = base.to_owned();
+    while taken.contains(&name) {
+        name.push('_');
+    }
+    name
+}
+
+impl Generator<'_> {
+    fn emit(&mut self, head: ast::Atom, body: Vec<ast::Literal>, span: Span, by: String) {
+        self.out
+            .program
+            .items
+            .push(ast::Item::Rule(ast::Rule { head, body, span }));
+        self.out.origins.push(Origin::Generated {
+            by,
+            span: Some(span),
+        });
+    }
+
+    fn item(&mut self, item: &Item, items: &[Item]) {
+        match item {
+            Item::Initiated(rule) => self.effect(rule, true),
+            Item::Terminated(rule) => self.effect(rule, false),
+            Item::HoldsAt(rule) => {
+                let head = fluent_atom(&rule.head, "", rule.time.clone());
+                let body = self.body(&rule.body);
+                self.emit(
+                    head,
+                    body,
+                    rule.span,
+                    "EC holdsAt rule (schema 17)".to_owned(),
+                );
+            }
+            Item::HoldsFor(rule) => self.intervals(rule),
+            Item::Fi {
+                from,
+                to,
+                delay,
+                span,
+            } => self.deadline(from, to, *delay, *span, items),
+            Item::Postponed(fluent, span) => {
+                let matched = items.iter().any(|item| {
+                    matches!(item, Item::Fi { from, .. }
+                        if from.name.text == fluent.name.text && same_value(&from.value, &fluent.value))
+                });
+                if !matched {
+                    self.out.diagnostics.push(
+                        Diagnostic::warning(
+                            "W505",
+                            format!("`p({}=…)` postpones nothing", fluent.name.text),
+                        )
+                        .with_label(*span, "no `fi` starts from this fluent-value pair")
+                        .with_help("`p(F=V)` applies to `fi(F=V, F=V2, D)` facts"),
+                    );
+                }
+            }
+            Item::Initially(fluent, span) => self.initially(fluent, *span),
+            Item::Declare(..) => {}
+        }
+    }
+
+    fn body(&mut self, conds: &[Cond]) -> Vec<ast::Literal> {
+        conds
+            .iter()
+            .map(|cond| match cond {
+                Cond::Happens {
+                    negated,
+                    what,
+                    time,
+                    span,
+                } => {
+                    let atom = match what {
+                        Happening::Event(event) => atom(
+                            event.name.text.clone(),
+                            event.args.iter().map(arg_expr).collect(),
+                            time.clone(),
+                            event.span,
+                        ),
+                        Happening::Start(fluent) => fluent_atom(fluent, "_start", time.clone()),
+                        Happening::End(fluent) => fluent_atom(fluent, "_end", time.clone()),
+                    };
+                    literal(*negated, atom, *span)
+                }
+                Cond::Holds {
+                    negated,
+                    fluent,
+                    time,
+                    span,
+                } => literal(*negated, fluent_atom(fluent, "", time.clone()), *span),
+                Cond::Builtin(builtin) => ast::Literal::Builtin(builtin.clone()),
+            })
+            .collect()
+    }
+
+    fn effect(&mut self, rule: &TimeRule, initiated: bool) {
+        let suffix = if initiated { "_i" } else { "_t" };
+        let schema = if initiated {
+            "EC initiatedAt rule (schema 10)"
+        } else {
+            "EC terminatedAt rule (schema 10)"
+        };
+        let mut body = self.body(&rule.body);
+        let mut bound = Vec::new();
+        for cond in &rule.body {
+            match cond {
+                Cond::Happens {
+                    negated: false,
+                    what,
+                    ..
+                } => match what {
+                    Happening::Event(event) => {
+                        for arg in &event.args {
+                            if let Arg::Var(name) = arg {
+                                bound.push(name.text.clone());
+                            }
+                        }
+                    }
+                    Happening::Start(fluent) | Happening::End(fluent) => {
+                        vars_of(fluent, &mut bound);
+                    }
+                },
+                Cond::Holds {
+                    negated: false,
+                    fluent,
+                    ..
+                } => vars_of(fluent, &mut bound),
+                Cond::Builtin(builtin) if builtin.op == ast::CmpOp::Eq => {
+                    expr_vars(&builtin.lhs, &mut bound);
+                    expr_vars(&builtin.rhs, &mut bound);
+                }
+                _ => {}
+            }
+        }
+        // Name the head's anonymous arguments so that they can be bound.
+        let mut head = rule.head.clone();
+        let mut taken = Vec::new();
+        vars_of(&head, &mut taken);
+        taken.extend(bound.iter().cloned());
+        let mut unbound: Vec<String> = Vec::new();
+        for (i, arg) in head.args.iter_mut().enumerate() {
+            if let Arg::Var(name) = arg {
+                if name.text == "_" {
+                    name.text = fresh(&format!("Any{}", i + 1), &taken);
+                    taken.push(name.text.clone());
+                    unbound.push(format!("`_` (argument {})", i + 1));
+                } else if !bound.contains(&name.text) {
+                    unbound.push(format!("`{}`", name.text));
+                }
+            }
+        }
+        // A termination of whatever value holds (RTEC's `terminatedAt(f(X)=_V, T)`): the
+        // value is bound below by the value that holds, like the arguments.
+        if let (false, Arg::Var(name)) = (initiated, &mut head.value) {
+            if name.text == "_" {
+                name.text = fresh("AnyValue", &taken);
+                taken.push(name.text.clone());
+                unbound.push("`_` (the value)".to_owned());
+            } else if !bound.contains(&name.text) {
+                unbound.push(format!("`{}`", name.text));
+            }
+        }
+        let head_atom = fluent_atom(&head, suffix, rule.time.clone());
+        if unbound.is_empty() {
+            self.emit(head_atom, body, rule.span, schema.to_owned());
+            return;
+        }
+        let fluent = &head.name.text;
+        self.out.diagnostics.push(
+            Diagnostic::warning(
+                "W504",
+                format!(
+                    "{} of `{fluent}` not bound by the rule's conditions",
+                    unbound.join(", ")
+                ),
+            )
+            .with_label(rule.head.span, "RTEC grounds these over its declared domain; TD has none")
+            .with_note(if initiated {
+                format!("the rule applies to the instances of `{fluent}` that hold another value at that time point: it terminates that value, as in RTEC, but the new value does not start for instances that held no value")
+            } else {
+                format!("the rule applies to the instances of `{fluent}` that hold this value at that time point, which is all a termination affects")
+            })
+            .with_help("bind the variables with a condition, e.g. `holdsAt(F=V, T)`, to make the intent explicit"),
+        );
+        let info = self.names.fluents.get(fluent);
+        let by = format!("{schema}, unbound head variables bound by `{fluent}`");
+        if !initiated {
+            body.push(ast::Literal::Positive(fluent_atom(
+                &head,
+                "",
+                rule.time.clone(),
+            )));
+            self.emit(head_atom, body, rule.span, by);
+            return;
+        }
+        match info {
+            Some(info) if !info.variable_value => {
+                for value in &info.values {
+                    if matches!(&head.value, Arg::Const(v, _) if v == value) {
+                        continue;
+                    }
+                    let mut other = head.clone();
+                    other.value = Arg::Const(*value, head.span);
+                    let mut body = body.clone();
+                    body.push(ast::Literal::Positive(fluent_atom(
+                        &other,
+                        "",
+                        rule.time.clone(),
+                    )));
+                    self.emit(head_atom.clone(), body, rule.span, by.clone());
+                }
+            }
+            _ => {
+                let value = fresh("Other", &taken);
+                let mut other = head.clone();
+                other.value = Arg::Var(Name {
+                    text: value.clone(),
+                    span: head.span,
+                });
+                body.push(ast::Literal::Positive(fluent_atom(
+                    &other,
+                    "",
+                    rule.time.clone(),
+                )));
+                body.push(ast::Literal::Builtin(ast::Builtin {
+                    lhs: var(&value, head.span),
+                    op: ast::CmpOp::Ne,
+                    rhs: arg_expr(&head.value),
+                    span: head.span,
+                }));
+                self.emit(head_atom, body, rule.span, by);
+            }
+        }
+    }
+
+    fn intervals(&mut self, rule: &IntervalRule) {
+        let mut lists: HashMap<String, Formula> = HashMap::new();
+        let mut builtins = Vec::new();
+        let mut taken = Vec::new();
+        vars_of(&rule.head, &mut taken);
+        let mut ok = true;
+        let lookup = |name: &Name,
+                      lists: &HashMap<String, Formula>,
+                      diagnostics: &mut Diagnostics| {
+            let found = lists.get(&name.text).cloned();
+            if found.is_none() {
+                diagnostics.push(
+                    Diagnostic::error(
+                        "E511",
+                        format!(
+                            "the list of intervals `{}` is not defined before its use",
+                            name.text
+                        ),
+                    )
+                    .with_label(name.span, "not defined by an earlier condition")
+                    .with_help("define it with `holdsFor(F=V, I)` or an interval operation first"),
+                );
+            }
+            found
+        };
+        for cond in &rule.body {
+            let defined = match cond {
+                IntervalCond::HoldsFor { fluent, list } => {
+                    vars_of(fluent, &mut taken);
+                    Some((list, Some(Formula::Atom(fluent.clone()))))
+                }
+                IntervalCond::Union { inputs, out } | IntervalCond::Intersect { inputs, out } => {
+                    let parts: Option<Vec<Formula>> = inputs
+                        .iter()
+                        .map(|i| lookup(i, &lists, &mut self.out.diagnostics))
+                        .collect();
+                    let formula = parts.map(|parts| {
+                        if matches!(cond, IntervalCond::Union { .. }) {
+                            Formula::Or(parts)
+                        } else {
+                            Formula::And(parts)
+                        }
+                    });
+                    Some((out, formula))
+                }
+                IntervalCond::RelativeComplement {
+                    base,
+                    subtract,
+                    out,
+                } => {
+                    let base = lookup(base, &lists, &mut self.out.diagnostics);
+                    let parts: Option<Vec<Formula>> = subtract
+                        .iter()
+                        .map(|i| lookup(i, &lists, &mut self.out.diagnostics))
+                        .collect();
+                    let formula = base.zip(parts).map(|(base, parts)| {
+                        Formula::And(vec![base, Formula::Not(Box::new(Formula::Or(parts)))])
+                    });
+                    Some((out, formula))
+                }
+                IntervalCond::Complement { inputs, out } => {
+                    let parts: Option<Vec<Formula>> = inputs
+                        .iter()
+                        .map(|i| lookup(i, &lists, &mut self.out.diagnostics))
+                        .collect();
+                    Some((out, parts.map(|p| Formula::Not(Box::new(Formula::Or(p))))))
+                }
+                IntervalCond::Builtin(builtin) => {
+                    expr_vars(&builtin.lhs, &mut taken);
+                    expr_vars(&builtin.rhs, &mut taken);
+                    builtins.push(builtin.clone());
+                    None
+                }
+            };
+            match defined {
+                Some((name, Some(formula))) => {
+                    lists.insert(name.text.clone(), formula);
+                }
+                Some((_, None)) => ok = false,
+                None => {}
+            }
+        }
+        if !ok {
+            return;
+        }
+        let Some(formula) = lookup(&rule.list, &lists, &mut self.out.diagnostics) else {
+            return;
+        };
+        let Some(conjuncts) = dnf(&formula, false) else {
+            self.out.diagnostics.push(
+                Diagnostic::error(
+                    "E511",
+                    format!(
+                        "this holdsFor rule expands to more than {MAX_DISJUNCTS} holdsAt rules"
+                    ),
+                )
+                .with_label(rule.span, "too many alternatives")
+                .with_help("split it into several fluents"),
+            );
+            return;
+        };
+        let time = var(&fresh("T", &taken), rule.list.span);
+        let head = fluent_atom(&rule.head, "", time.clone());
+        let count = conjuncts.len();
+        for (i, mut conjunct) in conjuncts.into_iter().enumerate() {
+            // Positive conditions first: they bind what the negations test.
+            conjunct.sort_by_key(|(positive, _)| !*positive);
+            let mut body: Vec<ast::Literal> = conjunct
+                .iter()
+                .map(|(positive, fluent)| {
+                    literal(
+                        !positive,
+                        fluent_atom(fluent, "", time.clone()),
+                        fluent.span,
+                    )
+                })
+                .collect();
+            body.extend(builtins.iter().cloned().map(ast::Literal::Builtin));
+            self.emit(
+                head.clone(),
+                body,
+                rule.span,
+                format!(
+                    "EC holdsFor rule as holdsAt rules (schema 17), disjunct {} of {count}",
+                    i + 1
+                ),
+            );
+        }
+    }
+
+    fn deadline(
+        &mut self,
+        from: &FluentTerm,
+        to: &FluentTerm,
+        delay: u32,
+        span: Span,
+        items: &[Item],
+    ) {
+        let postponed = items.iter().any(|item| {
+            matches!(item, Item::Postponed(p, _)
+                if p.name.text == from.name.text && same_value(&p.value, &from.value))
+        });
+        let mut taken = Vec::new();
+        vars_of(from, &mut taken);
+        vars_of(to, &mut taken);
+        let time = var(&fresh("T", &taken), span);
+        let head = fluent_atom(to, "_i", time.clone());
+        let mut body = vec![ast::Literal::Positive(fluent_atom(
+            from,
+            "_i",
+            at(&time, delay, span),
+        ))];
+        for k in (1..delay).rev() {
+            body.push(literal(
+                true,
+                fluent_atom(from, "_t", at(&time, k, span)),
+                span,
+            ));
+        }
+        if postponed {
+            for k in (1..delay).rev() {
+                body.push(literal(
+                    true,
+                    fluent_atom(from, "_i", at(&time, k, span)),
+                    span,
+                ));
+            }
+        }
+        let by = if postponed {
+            "EC fi deadline with p postponement (Algorithm 3, lines 13-17)"
+        } else {
+            "EC fi deadline (Algorithm 3, lines 13-17)"
+        };
+        self.emit(head, body, span, by.to_owned());
+    }
+
+    fn initially(&mut self, fluent: &FluentTerm, span: Span) {
+        let ground = fluent
+            .args
+            .iter()
+            .chain(std::iter::once(&fluent.value))
+            .all(|a| matches!(a, Arg::Const(..)));
+        if !ground {
+            self.out.diagnostics.push(
+                Diagnostic::error("E513", "`initially` needs a ground fluent-value pair")
+                    .with_label(fluent.span, "has a variable")
+                    .with_help("write the constants: `initially(light(kitchen)=off).`"),
+            );
+            return;
+        }
+        let fact = fluent_atom(fluent, "_initially", ast::Expr::Const(Value::Int(0), span));
+        self.out.program.items.push(ast::Item::Fact(fact));
+    }
+
+    /// Inertia, value incompatibility, start/end events and `initially` per fluent.
+    fn per_fluent(&mut self) {
+        for name in &self.names.fluent_order {
+            let Some(info) = self.names.fluents.get(name) else {
+                continue;
+            };
+            let span = info.defined.map_or(info.first, |d| d.1);
+            let xs: Vec<String> = (1..=info.arity).map(|i| format!("X{i}")).collect();
+            let time = var("T", span);
+            let instance = |value: ast::Expr, suffix: &str, k: u32| {
+                let mut args: Vec<ast::Expr> = xs.iter().map(|x| var(x, span)).collect();
+                args.push(value);
+                atom(format!("{name}{suffix}"), args, at(&time, k, span), span)
+            };
+            if self.names.kind(name) == Some(Kind::Simple) {
+                if info.variable_value || info.values.is_empty() {
+                    let v = var("V", span);
+                    self.emit(
+                        instance(v.clone(), "", 0),
+                        vec![ast::Literal::Positive(instance(v.clone(), "_i", 1))],
+                        span,
+                        format!("EC inertia (rule 14) for `{name}`, any value"),
+                    );
+                    self.emit(
+                        instance(v.clone(), "", 0),
+                        vec![
+                            ast::Literal::Positive(instance(v.clone(), "", 1)),
+                            literal(true, instance(v.clone(), "_t", 1), span),
+                        ],
+                        span,
+                        format!("EC inertia (rule 15) for `{name}`, any value"),
+                    );
+                    self.emit(
+                        instance(v.clone(), "_t", 0),
+                        vec![
+                            ast::Literal::Positive(instance(var("V2", span), "_i", 0)),
+                            ast::Literal::Positive(instance(v.clone(), "", 0)),
+                            ast::Literal::Builtin(ast::Builtin {
+                                lhs: v,
+                                op: ast::CmpOp::Ne,
+                                rhs: var("V2", span),
+                                span,
+                            }),
+                        ],
+                        span,
+                        format!("EC value incompatibility (rule 16) for `{name}`, any value"),
+                    );
+                } else {
+                    for value in &info.values {
+                        let v = ast::Expr::Const(*value, span);
+                        self.emit(
+                            instance(v.clone(), "", 0),
+                            vec![ast::Literal::Positive(instance(v.clone(), "_i", 1))],
+                            span,
+                            format!("EC inertia (rule 14) for `{name}={value}`"),
+                        );
+                        self.emit(
+                            instance(v.clone(), "", 0),
+                            vec![
+                                ast::Literal::Positive(instance(v.clone(), "", 1)),
+                                literal(true, instance(v.clone(), "_t", 1), span),
+                            ],
+                            span,
+                            format!("EC inertia (rule 15) for `{name}={value}`"),
+                        );
+                        for other in info.values.iter().filter(|o| *o != value) {
+                            self.emit(
+                                instance(v.clone(), "_t", 0),
+                                vec![ast::Literal::Positive(instance(
+                                    ast::Expr::Const(*other, span),
+                                    "_i",
+                                    0,
+                                ))],
+                                span,
+                                format!(
+                                    "EC value incompatibility (rule 16) for `{name}={value}` and `{name}={other}`"
+                                ),
+                            );
+                        }
+                    }
+                }
+            }
+            let v = var("V", span);
+            if info.uses_start {
+                self.emit(
+                    instance(v.clone(), "_start", 0),
+                    vec![
+                        ast::Literal::Positive(instance(v.clone(), "", 0)),
+                        literal(true, instance(v.clone(), "", 1), span),
+                    ],
+                    span,
+                    format!("EC start event of `{name}`"),
+                );
+            }
+            if info.uses_end {
+                self.emit(
+                    instance(v.clone(), "_end", 0),
+                    vec![
+                        ast::Literal::Positive(instance(v.clone(), "", 1)),
+                        literal(true, instance(v.clone(), "", 0), span),
+                    ],
+                    span,
+                    format!("EC end event of `{name}`"),
+                );
+            }
+            if info.initially {
+                self.emit(
+                    instance(v.clone(), "", 0),
+                    vec![ast::Literal::Positive(instance(v, "_initially", 0))],
+                    span,
+                    format!("EC initially for `{name}`"),
+                );
+            }
+        }
+    }
+
+    /// `#output` for the declared output fluents, else for every defined fluent.
+    fn outputs(&mut self, items: &[Item]) {
+        let mut outputs: Vec<ast::Ident> = Vec::new();
+        let mut span = None;
+        for item in items {
+            if let Item::Declare(DeclKind::Output, Entity::Fluent(fluent), decl_span) = item {
+                span.get_or_insert(*decl_span);
+                if !outputs.iter().any(|o| o.name == fluent.name.text) {
+                    outputs.push(ident(&fluent.name));
+                }
+            }
+        }
+        if outputs.is_empty() {
+            for name in &self.names.fluent_order {
+                if let Some(info) = self.names.fluents.get(name) {
+                    if let Some((_, defined)) = info.defined {
+                        span.get_or_insert(defined);
+                        outputs.push(ast::Ident {
+                            name: name.clone(),
+                            span: info.first,
+                        });
+                    }
+                }
+            }
+        }
+        if !outputs.is_empty() {
+            let span = span.unwrap_or_else(|| Span::new(self.file, 0..0));
+            self.out
+                .program
+                .items
+                .push(ast::Item::Output(outputs, span));
+        }
+    }
+}
+
+fn same_value(a: &Arg, b: &Arg) -> bool {
+    match (a, b) {
+        (Arg::Const(x, _), Arg::Const(y, _)) => x == y,
+        (Arg::Var(_), Arg::Var(_)) => true,
+        _ => false,
+    }
+}
+
+fn literal(negated: bool, atom: ast::Atom, span: Span) -> ast::Literal {
+    if negated {
+        ast::Literal::Negative(atom, span)
+    } else {
+        ast::Literal::Positive(atom)
+    }
+}
