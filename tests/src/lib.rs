@@ -1,12 +1,13 @@
 //! Shared helpers for the cross-path tests: a generator of random valid TD programs and
 //! streams ([`generate`]), a naive oracle that grounds rules over the active domain
-//! ([`naive`]), and [`run`], which takes program and stream text through any evaluation
-//! path.
+//! ([`naive`]), random plain LARS programs with a direct LARS interpreter ([`lars`]), and
+//! [`run`], which takes program and stream text through any evaluation path.
 //!
 //! The generator is the one every evaluation path (reference, dataflow with 1..n
 //! workers, processes, STG) is checked with.
 
 pub mod generate;
+pub mod lars;
 pub mod naive;
 
 use std::collections::BTreeSet;

@@ -4,7 +4,8 @@
 //! Every case without `.fail.`/`.warn.` also runs with `--engine reference`, which must
 //! print the same as the default dataflow engine.
 //!
-//! A case `NAME.tdl` may have beside it `NAME.facts` or `NAME.csv` (the stream),
+//! A case `NAME.tdl` (or an Event Calculus description `NAME.ec`, or a LARS program
+//! `NAME.lars`) may have beside it `NAME.facts`, `NAME.csv` or `NAME.laser` (the stream),
 //! `NAME.args` (extra arguments, one line) and `NAME.expected`:
 //! * normal cases: the expected stdout, compared order-insensitively;
 //! * cases whose name contains `.fail.` or `.warn.`: `exit: N`, then `--- stdout`
@@ -28,7 +29,10 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
     for path in entries {
         if path.is_dir() {
             collect(&path, out);
-        } else if path.extension().is_some_and(|e| e == "tdl") {
+        } else if path
+            .extension()
+            .is_some_and(|e| e == "tdl" || e == "ec" || e == "lars")
+        {
             out.push(path);
         }
     }
@@ -51,7 +55,7 @@ fn run_case(program: &Path, extra: &[&str]) -> Outcome {
             .into_owned()
     };
     let mut args = vec!["stgflow".to_owned(), "run".to_owned(), relative(program)];
-    for ext in ["facts", "csv"] {
+    for ext in ["facts", "csv", "laser"] {
         let stream = beside(program, ext);
         if stream.exists() {
             args.push(relative(&stream));
@@ -76,7 +80,10 @@ fn beside(program: &Path, ext: &str) -> PathBuf {
     let text = program.to_string_lossy();
     PathBuf::from(format!(
         "{}.{ext}",
-        text.strip_suffix(".tdl").unwrap_or(&text)
+        text.strip_suffix(".tdl")
+            .or_else(|| text.strip_suffix(".ec"))
+            .or_else(|| text.strip_suffix(".lars"))
+            .unwrap_or(&text)
     ))
 }
 
