@@ -33,10 +33,14 @@
 
 use std::io::{self, Write};
 
+pub mod convert;
+
 /// The example programs the generators are meant for, as text.
 pub mod examples {
     /// `safe`/`trusted` devices from `repair`/`warning` events; input for [`super::device_fleet`].
     pub const DEVICE_SAFETY_TDL: &str = include_str!("../examples/device_safety.tdl");
+    /// Event Calculus inertia over `init` events; input for [`super::inertia`].
+    pub const INERTIA_TDL: &str = include_str!("../examples/inertia.tdl");
 }
 
 /// A configuration the generators refuse, or an output that fails.
@@ -158,6 +162,9 @@ pub struct UniqueAtoms {
     pub atoms_per_point: u64,
     pub time_points: u64,
     pub start: u64,
+    /// Also write the 0-ary atom `s(T).` at every `extra_every`-th time point (from the
+    /// first), for programs such as `q(A,B) :- ⊞10 ♢ p(A,B), not s`; 0 for none.
+    pub extra_every: u64,
 }
 
 /// Writes the unique-atoms stream to `out`.
@@ -176,6 +183,88 @@ pub fn unique_atoms(config: &UniqueAtoms, out: impl Write) -> Result<Summary, Ge
             writer.buffer.push(b',');
             writer.end_fact(time)?;
             n += 1;
+        }
+        if config.extra_every > 0 && (time - config.start) % config.extra_every == 0 {
+            writer.buffer.extend_from_slice(b"s(");
+            writer.end_fact(time)?;
+        }
+    }
+    writer.finish()
+}
+
+/// A slowly changing graph for same-time recursion (`reach(X,Y,T) :- e(X,Y,T).`,
+/// `reach(X,Z,T) :- reach(X,Y,T), e(Y,Z,T).`): `edges` random edges `e(nX,nY,T).` over
+/// `nodes` nodes, all listed at every time point (a TD fact holds only where it is
+/// given), `changes` of them replaced by new random edges from one time point to the next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Graph {
+    pub nodes: u64,
+    pub edges: u64,
+    pub changes: u64,
+    pub time_points: u64,
+    pub start: u64,
+    pub seed: u64,
+}
+
+/// Writes the graph stream to `out`.
+pub fn graph(config: &Graph, out: impl Write) -> Result<Summary, GenerateError> {
+    let Some(last) = last_time(config.start, config.time_points)? else {
+        return FactWriter::new(out).finish();
+    };
+    let mut writer = FactWriter::new(out);
+    let mut rng = SplitMix64::new(config.seed);
+    let nodes = config.nodes.max(1);
+    let random_edge = |rng: &mut SplitMix64| (rng.next_u64() % nodes, rng.next_u64() % nodes);
+    let mut edges: Vec<(u64, u64)> = (0..config.edges).map(|_| random_edge(&mut rng)).collect();
+    let mut sorted = Vec::with_capacity(edges.len());
+    for time in config.start..=last {
+        if time > config.start && !edges.is_empty() {
+            for _ in 0..config.changes {
+                let at = (rng.next_u64() % edges.len() as u64) as usize;
+                edges[at] = random_edge(&mut rng);
+            }
+        }
+        // A set of edges: each once per time point, in order.
+        sorted.clear();
+        sorted.extend_from_slice(&edges);
+        sorted.sort_unstable();
+        sorted.dedup();
+        for &(from, to) in &sorted {
+            writer.buffer.extend_from_slice(b"e(n");
+            push_decimal(&mut writer.buffer, from);
+            writer.buffer.extend_from_slice(b",n");
+            push_decimal(&mut writer.buffer, to);
+            writer.buffer.push(b',');
+            writer.end_fact(time)?;
+        }
+    }
+    writer.finish()
+}
+
+/// Traffic lights for `datasets/examples/traffic_lights.tdl` (rules 22–24 of the paper):
+/// `lights` lights `l0…`, each started red at two consecutive time points, light I at
+/// `start + I mod 3`, so the lights run out of phase. The program then derives the
+/// endless red, red, green cycle by itself: pass `--until` to `stgflow run`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TrafficLights {
+    pub lights: u64,
+    pub start: u64,
+}
+
+/// Writes the traffic-lights stream to `out`.
+pub fn traffic_lights(config: &TrafficLights, out: impl Write) -> Result<Summary, GenerateError> {
+    let mut writer = FactWriter::new(out);
+    config
+        .start
+        .checked_add(3)
+        .ok_or(GenerateError::TooLarge("start + 3"))?;
+    // Time-ordered: all lights starting at `start` first, and so on.
+    for time in config.start..config.start + 4 {
+        for light in 0..config.lights {
+            let phase = config.start + light % 3;
+            if time == phase || time == phase + 1 {
+                writer.device_fact(b"red(l", light, time)?;
+            }
         }
     }
     writer.finish()
@@ -677,5 +766,81 @@ mod tests {
     #[test]
     fn the_example_program_is_bundled() {
         assert!(examples::DEVICE_SAFETY_TDL.contains("trusted(X, T)"));
+        assert!(examples::INERTIA_TDL.contains("holds(F, V, T)"));
+    }
+
+    #[test]
+    fn unique_atoms_with_an_extra_atom_every_3_points() {
+        let mut out = Vec::new();
+        let config = UniqueAtoms {
+            atoms_per_point: 2,
+            time_points: 7,
+            start: 10,
+            extra_every: 3,
+        };
+        let summary = unique_atoms(&config, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let extras: Vec<&str> = text.lines().filter(|l| l.starts_with("s(")).collect();
+        assert_eq!(extras, ["s(10).", "s(13).", "s(16)."]);
+        assert_eq!(summary.facts, 14 + 3);
+        assert!(
+            text.starts_with("p(0,0,10).\np(1,1,10).\ns(10).\np(2,2,11).\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn graph_lists_each_edge_once_per_point_and_changes_slowly() {
+        let mut out = Vec::new();
+        let config = Graph {
+            nodes: 30,
+            edges: 40,
+            changes: 2,
+            time_points: 20,
+            start: 0,
+            seed: 7,
+        };
+        graph(&config, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let mut points: Vec<std::collections::BTreeSet<(String, String)>> =
+            vec![Default::default(); 20];
+        for line in text.lines() {
+            let inner = line.strip_prefix("e(").unwrap().strip_suffix(").").unwrap();
+            let parts: Vec<&str> = inner.split(',').collect();
+            let time: usize = parts[2].parse().unwrap();
+            assert!(parts[0].starts_with('n') && parts[1].starts_with('n'));
+            let fresh = points[time].insert((parts[0].to_owned(), parts[1].to_owned()));
+            assert!(fresh, "{line} twice");
+        }
+        for pair in points.windows(2) {
+            assert!(!pair[0].is_empty() && pair[0].len() <= 40);
+            // At most `changes` edges leave and `changes` arrive per step.
+            assert!(pair[0].difference(&pair[1]).count() <= 2);
+            assert!(pair[1].difference(&pair[0]).count() <= 2);
+        }
+        let again = {
+            let mut out = Vec::new();
+            graph(&config, &mut out).unwrap();
+            out
+        };
+        assert_eq!(again, text.as_bytes(), "same seed, same graph");
+    }
+
+    #[test]
+    fn traffic_lights_start_red_twice_out_of_phase() {
+        let mut out = Vec::new();
+        let summary = traffic_lights(
+            &TrafficLights {
+                lights: 4,
+                start: 5,
+            },
+            &mut out,
+        )
+        .unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "red(l0,5).\nred(l3,5).\nred(l0,6).\nred(l1,6).\nred(l3,6).\nred(l1,7).\nred(l2,7).\nred(l2,8).\n"
+        );
+        assert_eq!(summary.facts, 8);
     }
 }

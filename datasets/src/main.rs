@@ -1,4 +1,5 @@
-//! The `stgflow-datasets` command: writes seeded TD fact streams for stgflow's benchmarks.
+//! The `stgflow-datasets` command: writes seeded streams for stgflow's benchmarks, as TD
+//! facts, Laser stream files or RTEC pipe-separated events (`--format`).
 //!
 //! Example: `stgflow-datasets device-fleet --devices 10 --time-points 1000000 --out /tmp/fleet.facts`
 
@@ -10,15 +11,17 @@ use std::time::Instant;
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
+use stgflow_datasets::convert::{ConvertError, ConvertingWriter, Format};
 use stgflow_datasets::{
-    DeviceFleet, GenerateError, Inertia, OnePerPoint, Summary, UniqueAtoms, device_fleet, inertia,
-    one_per_point, unique_atoms,
+    DeviceFleet, GenerateError, Graph, Inertia, OnePerPoint, Summary, TrafficLights, UniqueAtoms,
+    device_fleet, graph, inertia, one_per_point, traffic_lights, unique_atoms,
 };
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// Writes seeded TD fact streams (`pred(arg,…,time).`, one per line, ordered by time).
+/// Writes seeded streams, ordered by time: TD facts (`pred(arg,…,time).`, one per line),
+/// Laser stream files or RTEC pipe-separated events.
 ///
 /// The same arguments give the same stream on every machine.
 #[derive(Debug, Parser)]
@@ -32,6 +35,14 @@ struct Cli {
     /// Print what was written (facts, time span, rate) on stderr.
     #[arg(short, long, global = true)]
     verbose: bool,
+    /// Output format: `td` facts, `laser` (`#timeline A B`, then `t: p(a,b) s` per time
+    /// point) or `rtec` (`name|time|time|arg…`).
+    #[arg(long, global = true, default_value = "td", value_parser = parse_format)]
+    format: Format,
+}
+
+fn parse_format(text: &str) -> Result<Format, String> {
+    text.parse()
 }
 
 #[derive(Debug, Subcommand)]
@@ -57,6 +68,44 @@ enum Command {
     ///
     /// Example: stgflow-datasets inertia --fluents 100000 --events-per-point 10 --time-points 1000000
     Inertia(InertiaArgs),
+    /// `e(nX,nY,T).`: a slowly changing random graph, every edge listed at every time
+    /// point, for same-time recursion (datasets/bench/reach.tdl).
+    ///
+    /// Example: stgflow-datasets graph --nodes 1000 --edges 2000 --changes 10 --time-points 1000
+    Graph(GraphArgs),
+    /// `red(lI,T).`: the starting facts of datasets/examples/traffic_lights.tdl for many
+    /// lights, out of phase; run the program with `--until`.
+    ///
+    /// Example: stgflow-datasets traffic-lights --lights 1000
+    TrafficLights(TrafficLightsArgs),
+}
+
+#[derive(Debug, Args)]
+struct GraphArgs {
+    /// Number of nodes, named n0, n1, ….
+    #[arg(long, default_value_t = 1000, value_name = "N")]
+    nodes: u64,
+    /// Number of edges (duplicates collapse).
+    #[arg(long, default_value_t = 2000, value_name = "M")]
+    edges: u64,
+    /// Edges replaced from one time point to the next.
+    #[arg(long, default_value_t = 10, value_name = "C")]
+    changes: u64,
+    #[command(flatten)]
+    time: TimeArgs,
+    /// Random seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+#[derive(Debug, Args)]
+struct TrafficLightsArgs {
+    /// Number of lights, named l0, l1, ….
+    #[arg(long, default_value_t = 1000, value_name = "N")]
+    lights: u64,
+    /// First time point.
+    #[arg(long, default_value_t = 0, value_name = "S")]
+    start: u64,
 }
 
 #[derive(Debug, Args)]
@@ -64,6 +113,9 @@ struct UniqueAtomsArgs {
     /// New atoms per time point.
     #[arg(long, default_value_t = 1000, value_name = "R")]
     atoms_per_point: u64,
+    /// Also write the 0-ary atom `s(T).` every K time points (0: never).
+    #[arg(long, default_value_t = 0, value_name = "K")]
+    extra_every: u64,
     #[command(flatten)]
     time: TimeArgs,
 }
@@ -137,9 +189,9 @@ fn generate(cli: &Cli) -> anyhow::Result<()> {
         Some(path) => {
             let file =
                 File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
-            write_stream(&cli.command, file)
+            write_in_format(cli, io::BufWriter::with_capacity(1 << 16, file))
         }
-        None => write_stream(&cli.command, io::stdout().lock()),
+        None => write_in_format(cli, io::stdout().lock()),
     };
     let summary = match result {
         Ok(summary) => summary,
@@ -163,6 +215,37 @@ fn generate(cli: &Cli) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Writes the stream in `cli.format`: TD straight from the generator, other formats
+/// through a converter.
+fn write_in_format(cli: &Cli, out: impl Write) -> Result<Summary, GenerateError> {
+    if cli.format == Format::Td {
+        return write_stream(&cli.command, out);
+    }
+    let timeline = timeline(&cli.command);
+    let converted = |error: ConvertError| match error {
+        ConvertError::Io(error) => GenerateError::Io(error),
+        other => GenerateError::Io(io::Error::other(other)),
+    };
+    let mut writer = ConvertingWriter::new(cli.format, out, timeline).map_err(converted)?;
+    let summary = write_stream(&cli.command, &mut writer)?;
+    writer.finish().map_err(converted)?;
+    Ok(summary)
+}
+
+/// The timeline a Laser header announces: the generator's time points.
+fn timeline(command: &Command) -> Option<(u64, u64)> {
+    let time = match command {
+        Command::DeviceFleet(args) => &args.time,
+        Command::OnePerPoint(args) => &args.time,
+        Command::UniqueAtoms(args) => &args.time,
+        Command::Inertia(args) => &args.time,
+        Command::Graph(args) => &args.time,
+        Command::TrafficLights(args) => return Some((args.start, args.start + 3)),
+    };
+    let last = time.start.checked_add(time.time_points.checked_sub(1)?)?;
+    Some((time.start, last))
+}
+
 fn write_stream(command: &Command, out: impl Write) -> Result<Summary, GenerateError> {
     match command {
         Command::DeviceFleet(args) => {
@@ -181,6 +264,7 @@ fn write_stream(command: &Command, out: impl Write) -> Result<Summary, GenerateE
                 atoms_per_point: args.atoms_per_point,
                 time_points: args.time.time_points,
                 start: args.time.start,
+                extra_every: args.extra_every,
             },
             out,
         ),
@@ -192,6 +276,24 @@ fn write_stream(command: &Command, out: impl Write) -> Result<Summary, GenerateE
                 time_points: args.time.time_points,
                 start: args.time.start,
                 seed: args.seed,
+            },
+            out,
+        ),
+        Command::Graph(args) => graph(
+            &Graph {
+                nodes: args.nodes,
+                edges: args.edges,
+                changes: args.changes,
+                time_points: args.time.time_points,
+                start: args.time.start,
+                seed: args.seed,
+            },
+            out,
+        ),
+        Command::TrafficLights(args) => traffic_lights(
+            &TrafficLights {
+                lights: args.lights,
+                start: args.start,
             },
             out,
         ),
