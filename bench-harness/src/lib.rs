@@ -1,47 +1,176 @@
-//! Benchmarks for stgflow. The criterion benches are in `benches/` (each file's `//!` says
-//! how to run it); this library holds what they share: running an evaluator end to end
-//! over an in-memory stream, exactly as `stgflow run` does, with the output discarded.
+//! Benchmarks for stgflow.
+//!
+//! * The criterion benches are in `benches/` (each file's `//!` says how to run it);
+//!   [`run_reference`] runs an evaluator end to end over an in-memory stream, exactly as
+//!   `stgflow run` does, with the output discarded.
+//! * The `stgflow-bench` binary runs the real `stgflow` binary as a user would:
+//!   [`sweep`] over a grid of workloads ([`workload`]), workers, processes, window sizes,
+//!   rates and stream lengths, measured by [`measure`], drawn by [`plot`] and written up
+//!   by [`report`]; [`compare`] runs peer reasoners (Laser, RTEC) on the same input and
+//!   diffs their answers.
 //!
 //! Recorded figures and the commands behind them are in `BENCHMARKS.md` at the root.
 
+pub mod compare;
+pub mod measure;
+pub mod plot;
+pub mod report;
+pub mod sweep;
+pub mod workload;
+
 use anyhow::{Context, anyhow};
-use stgflow_engine::compile_str;
 use stgflow_engine::drive::{FactSource, ProgramFacts, RunSummary, Timeline, drive};
 use stgflow_engine::reference::Reference;
+use stgflow_engine::runtime;
 use stgflow_engine::sink::{Mode, Sink};
 use stgflow_engine::stream::{FactReader, Schema, StreamFormat};
+use stgflow_engine::{Compiled, compile_str};
 
-/// Compiles the TD program `program_text` and runs the reference evaluator over `stream`
-/// (TD facts), writing the output in `mode` to nowhere. Both stages are inside, so a
-/// timed call measures compile + drive + output formatting.
+/// Which evaluator an in-process run uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    Reference,
+    Dataflow { workers: usize, lower_windows: bool },
+}
+
+/// One input stream of an in-process run.
+#[derive(Clone, Copy, Debug)]
+pub struct Input<'a> {
+    pub bytes: &'a [u8],
+    pub format: StreamFormat,
+    /// The clock tick (`--tick`): input time t is time point t / tick.
+    pub tick: u64,
+}
+
+impl<'a> Input<'a> {
+    /// TD facts, tick 1.
+    pub fn td(bytes: &'a [u8]) -> Input<'a> {
+        Input {
+            bytes,
+            format: StreamFormat::Td,
+            tick: 1,
+        }
+    }
+}
+
+/// Runs a compiled program (TD, or a front end's translation) over `inputs` on `engine`,
+/// output in `mode` to nowhere: `stgflow run` in-process. `schema` maps the streams' names
+/// to predicates (a front end may add to it, e.g. RTEC record shapes).
+pub fn run_compiled(
+    name: &str,
+    compiled: &Compiled,
+    schema: &Schema,
+    inputs: &[Input<'_>],
+    mode: Mode,
+    engine: Engine,
+) -> anyhow::Result<RunSummary> {
+    let program = &compiled.program;
+    let analysis = compiled.analysis.as_ref().ok_or_else(|| {
+        anyhow!(
+            "{name} does not compile:\n{}",
+            compiled.render_diagnostics(false)
+        )
+    })?;
+    let mut sources: Vec<Box<dyn FactSource + '_>> = vec![Box::new(ProgramFacts::new(program))];
+    for (i, input) in inputs.iter().enumerate() {
+        sources.push(Box::new(
+            FactReader::new(
+                input.bytes,
+                format!("stream {i}"),
+                input.format,
+                schema.clone(),
+            )
+            .with_tick(input.tick),
+        ));
+    }
+    let mut sink = Sink::new(std::io::sink(), mode, program);
+    let result = match engine {
+        Engine::Reference => {
+            let mut evaluator = Reference::new(program, analysis);
+            drive(
+                program,
+                &mut sources,
+                Timeline::default(),
+                &mut evaluator,
+                &mut sink,
+            )
+        }
+        Engine::Dataflow {
+            workers,
+            lower_windows,
+        } => {
+            let options = runtime::Options {
+                cluster: runtime::Cluster {
+                    workers,
+                    ..runtime::Cluster::default()
+                },
+                lower_windows,
+                ..runtime::Options::default()
+            };
+            runtime::run(
+                program,
+                analysis,
+                &mut sources,
+                Timeline::default(),
+                &options,
+                &mut sink,
+            )
+        }
+    };
+    result.with_context(|| format!("running {name} on {engine:?}"))
+}
+
+/// Compiles the TD program `program_text` and runs `engine` over `stream` (TD facts),
+/// writing the output in `mode` to nowhere. Both stages are inside, so a timed call
+/// measures compile + drive + output formatting.
+pub fn run_td(
+    program_name: &str,
+    program_text: &str,
+    stream: &[u8],
+    mode: Mode,
+    engine: Engine,
+) -> anyhow::Result<RunSummary> {
+    let compiled = compile_str(program_name, program_text);
+    let schema = Schema::new(&compiled.program);
+    run_compiled(
+        program_name,
+        &compiled,
+        &schema,
+        &[Input::td(stream)],
+        mode,
+        engine,
+    )
+}
+
+/// [`run_td`] on the reference evaluator.
 pub fn run_reference(
     program_name: &str,
     program_text: &str,
     stream: &[u8],
     mode: Mode,
 ) -> anyhow::Result<RunSummary> {
-    let compiled = compile_str(program_name, program_text);
-    let program = &compiled.program;
-    let analysis = compiled.analysis.as_ref().ok_or_else(|| {
-        anyhow!(
-            "{program_name} does not compile:\n{}",
-            compiled.render_diagnostics(false)
-        )
-    })?;
-    let schema = Schema::new(program);
-    let reader = FactReader::new(stream, "stream", StreamFormat::Td, schema);
-    let mut sources: Vec<Box<dyn FactSource + '_>> =
-        vec![Box::new(ProgramFacts::new(program)), Box::new(reader)];
-    let mut sink = Sink::new(std::io::sink(), mode, program);
-    let mut evaluator = Reference::new(program, analysis);
-    drive(
-        program,
-        &mut sources,
-        Timeline::default(),
-        &mut evaluator,
-        &mut sink,
+    run_td(program_name, program_text, stream, mode, Engine::Reference)
+}
+
+/// [`run_td`] on the dataflow engine with `workers` threads.
+pub fn run_dataflow(
+    program_name: &str,
+    program_text: &str,
+    stream: &[u8],
+    mode: Mode,
+    workers: usize,
+    lower_windows: bool,
+) -> anyhow::Result<RunSummary> {
+    run_td(
+        program_name,
+        program_text,
+        stream,
+        mode,
+        Engine::Dataflow {
+            workers,
+            lower_windows,
+        },
     )
-    .with_context(|| format!("running {program_name}"))
 }
 
 #[cfg(test)]
@@ -71,6 +200,33 @@ mod tests {
         assert_eq!((run.first, run.last), (generated.first, generated.last));
         assert_eq!(run.skipped.unknown, 0);
         assert!(run.skipped.wrong_arity.is_empty());
+    }
+
+    #[test]
+    fn dataflow_on_2_workers_reads_every_fact_of_a_window_workload() {
+        let mut stream = Vec::new();
+        let workload = workload::Workload::Diamond;
+        let generated = stgflow_datasets::unique_atoms(
+            &stgflow_datasets::UniqueAtoms {
+                atoms_per_point: 20,
+                time_points: 50,
+                start: 0,
+                extra_every: 0,
+            },
+            &mut stream,
+        )
+        .unwrap();
+        let run = run_dataflow(
+            "d.tdl",
+            &workload.program(5),
+            &stream,
+            Mode::Changes,
+            2,
+            true,
+        )
+        .unwrap();
+        assert_eq!(run.input_facts, generated.facts);
+        assert_eq!(run.time_points, 50);
     }
 
     #[test]

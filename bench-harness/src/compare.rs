@@ -1,0 +1,586 @@
+//! `stgflow-bench compare`: stgflow and peer reasoners on the same program and stream,
+//! outputs normalised and diffed, time and memory side by side.
+//!
+//! A peer is a shell command template, `NAME=CMD`, in which `{program}` is replaced by
+//! the peer's program (`--peer-program NAME=FILE`, else the stgflow program) and
+//! `{stream}` by the stream converted to the peer's format (`{stream0}`, `{stream1}`, …
+//! name the files one by one). A peer can be given its own input instead
+//! (`--peer-stream NAME=FILE`, repeatable), e.g. RTEC's own data files, which stgflow
+//! reads too; conversion needs the stgflow stream to be one TD file. The peer's *kind*
+//! says how to convert and how to read what it prints:
+//!
+//! * `laser` — input as a Laser stream file (`#timeline A B`, `t: p(a,b) s`); output as
+//!   Laser prints it, `t: atom atom …` per time point. stgflow runs with `--mode points`
+//!   and `p(a,b,7).` becomes the pair (7, `p(a,b)`).
+//! * `rtec` — input as RTEC pipe-separated events (`p|T|T|a|b`); output as maximal
+//!   intervals, one fluent-value pair per line: `F=V` followed by its intervals, written
+//!   `[(S,E),…]` or `[[S,E],…]`, or RTEC's recognitions file,
+//!   `recognitions(App,f,[[a],v],[(S,E),…]).`. stgflow runs with `--mode intervals`, and
+//!   `f(a,v) [S,E)` is compared with `f(a)=v` holding over (S,E): the value becomes the
+//!   last argument.
+//!
+//! The kind defaults to the peer's name when that is `laser` or `rtec`
+//! (`--peer-kind NAME=KIND` otherwise). Outputs are compared as sets; the exit code is 0
+//! when every peer agrees with stgflow and 1 when one differs, like `diff`.
+//!
+//! Pitfall: a peer is timed as a whole, interpreter start-up and program loading
+//! included (PyPy's JIT warm-up for Laser, SWI-Prolog's compilation for RTEC); stgflow is
+//! timed the same way, so the ratios compare what a user waits for, not inner loops.
+
+use std::collections::BTreeSet;
+use std::ffi::OsString;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use anyhow::{Context, anyhow, bail};
+use stgflow_datasets::convert::{self, Format};
+
+use crate::measure::{Usage, Wrapper};
+
+/// How a peer reads streams and prints answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Kind {
+    Laser,
+    Rtec,
+}
+
+impl std::str::FromStr for Kind {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "laser" => Ok(Kind::Laser),
+            "rtec" => Ok(Kind::Rtec),
+            _ => Err(format!("unknown peer kind `{s}` (expected laser or rtec)")),
+        }
+    }
+}
+
+/// A peer reasoner.
+#[derive(Clone, Debug)]
+pub struct Peer {
+    pub name: String,
+    pub kind: Kind,
+    /// The command template, with `{program}` and `{stream}`.
+    pub command: String,
+    pub program: Option<PathBuf>,
+    /// The peer's own input files; empty: the stgflow stream, converted.
+    pub streams: Vec<PathBuf>,
+}
+
+/// What to compare.
+#[derive(Clone, Debug)]
+pub struct Comparison {
+    pub stgflow: PathBuf,
+    pub program: PathBuf,
+    /// stgflow's input files (one TD file when a peer's input is converted from it).
+    pub streams: Vec<PathBuf>,
+    /// Extra `stgflow run` arguments (e.g. `-w 2`).
+    pub stgflow_args: Vec<OsString>,
+    pub peers: Vec<Peer>,
+    pub repeat: usize,
+    /// Compare only predicates both sides print (a peer may print helper fluents that
+    /// stgflow's program does not output, or the other way round).
+    pub common_only: bool,
+    /// Converted streams and raw outputs go here.
+    pub out: PathBuf,
+}
+
+/// One system's result.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    pub name: String,
+    /// Median over the repeats.
+    pub usage: Usage,
+    /// The normalised answers.
+    pub answers: BTreeSet<String>,
+    /// Against stgflow (`None` for stgflow itself).
+    pub diff: Option<Diff>,
+}
+
+/// Answers one side has and the other has not.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Diff {
+    pub only_peer: Vec<String>,
+    pub only_stgflow: Vec<String>,
+}
+
+impl Diff {
+    pub fn between(stgflow: &BTreeSet<String>, peer: &BTreeSet<String>) -> Diff {
+        Diff {
+            only_peer: peer.difference(stgflow).cloned().collect(),
+            only_stgflow: stgflow.difference(peer).cloned().collect(),
+        }
+    }
+
+    pub fn is_equal(&self) -> bool {
+        self.only_peer.is_empty() && self.only_stgflow.is_empty()
+    }
+}
+
+/// Runs stgflow and every peer; the first outcome is stgflow's.
+pub fn run(comparison: &Comparison, wrapper: &Wrapper) -> anyhow::Result<Vec<Outcome>> {
+    if comparison.repeat == 0 {
+        bail!("--repeat must be at least 1");
+    }
+    for dir in [&comparison.out, &wrapper.scratch] {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    let kinds: BTreeSet<Kind> = comparison.peers.iter().map(|p| p.kind).collect();
+    let mut outcomes = Vec::new();
+    // stgflow once per output shape the peers need (points for Laser, intervals for RTEC).
+    let mut stgflow_answers = Vec::new();
+    for kind in kinds
+        .iter()
+        .copied()
+        .chain(comparison.peers.is_empty().then_some(Kind::Laser))
+    {
+        let mode = match kind {
+            Kind::Laser => "points",
+            Kind::Rtec => "intervals",
+        };
+        let mut args: Vec<OsString> = vec!["run".into(), comparison.program.clone().into()];
+        args.extend(comparison.streams.iter().map(|s| s.as_os_str().to_owned()));
+        args.extend(["--mode".into(), mode.into(), "-q".into()]);
+        args.extend(comparison.stgflow_args.iter().cloned());
+        let output = comparison.out.join(format!("stgflow.{mode}.out"));
+        let usage = timed(comparison, wrapper, &comparison.stgflow, &args, &output)?;
+        let text = read(&output)?;
+        let answers = match kind {
+            Kind::Laser => normalise_stgflow_points(&text)?,
+            Kind::Rtec => normalise_stgflow_intervals(&text)?,
+        };
+        if outcomes.is_empty() {
+            outcomes.push(Outcome {
+                name: "stgflow".into(),
+                usage,
+                answers: answers.clone(),
+                diff: None,
+            });
+        }
+        stgflow_answers.push((kind, answers));
+    }
+    for peer in &comparison.peers {
+        let format = match peer.kind {
+            Kind::Laser => Format::Laser,
+            Kind::Rtec => Format::Rtec,
+        };
+        let extension = match peer.kind {
+            Kind::Laser => "laser",
+            Kind::Rtec => "rtec",
+        };
+        let streams = if peer.streams.is_empty() {
+            vec![convert_stream(comparison, format, extension)?]
+        } else {
+            peer.streams.clone()
+        };
+        let program = peer.program.as_ref().unwrap_or(&comparison.program);
+        let mut command = peer
+            .command
+            .replace("{program}", &shell_quote(program))
+            .replace(
+                "{stream}",
+                &streams
+                    .iter()
+                    .map(|s| shell_quote(s))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            );
+        for (i, stream) in streams.iter().enumerate() {
+            command = command.replace(&format!("{{stream{i}}}"), &shell_quote(stream));
+        }
+        let output = comparison.out.join(format!("{}.out", peer.name));
+        let args: Vec<OsString> = vec!["-c".into(), command.into()];
+        let usage = timed(comparison, wrapper, Path::new("/bin/sh"), &args, &output)
+            .with_context(|| format!("running peer `{}`", peer.name))?;
+        let text = read(&output)?;
+        let answers = match peer.kind {
+            Kind::Laser => normalise_laser(&text),
+            Kind::Rtec => normalise_rtec(&text),
+        }
+        .with_context(|| {
+            format!(
+                "reading the output of peer `{}` ({})",
+                peer.name,
+                output.display()
+            )
+        })?;
+        let reference = stgflow_answers
+            .iter()
+            .find(|(kind, _)| *kind == peer.kind)
+            .map(|(_, answers)| answers)
+            .ok_or_else(|| anyhow!("no stgflow run for kind {:?}", peer.kind))?;
+        let diff = if comparison.common_only {
+            let (ours, theirs) = common_predicates(reference, &answers);
+            Diff::between(&ours, &theirs)
+        } else {
+            Diff::between(reference, &answers)
+        };
+        outcomes.push(Outcome {
+            name: peer.name.clone(),
+            usage,
+            diff: Some(diff),
+            answers,
+        });
+    }
+    Ok(outcomes)
+}
+
+/// The predicate of a normalised answer: `7: p(a)` → `p`, `f(a,v) 3 5` → `f`.
+fn predicate(answer: &str) -> &str {
+    let atom = match answer.split_once(": ") {
+        Some((time, atom)) if time.bytes().all(|b| b.is_ascii_digit()) => atom,
+        _ => answer,
+    };
+    atom.split(['(', ' ']).next().unwrap_or(atom)
+}
+
+/// Both answer sets restricted to the predicates that occur in both.
+fn common_predicates(
+    ours: &BTreeSet<String>,
+    theirs: &BTreeSet<String>,
+) -> (BTreeSet<String>, BTreeSet<String>) {
+    let names = |set: &BTreeSet<String>| -> BTreeSet<String> {
+        set.iter().map(|a| predicate(a).to_owned()).collect()
+    };
+    let shared: BTreeSet<String> = names(ours).intersection(&names(theirs)).cloned().collect();
+    let keep = |set: &BTreeSet<String>| -> BTreeSet<String> {
+        set.iter()
+            .filter(|a| shared.contains(predicate(a)))
+            .cloned()
+            .collect()
+    };
+    (keep(ours), keep(theirs))
+}
+
+/// Converts stgflow's one TD stream to a peer's format in the output directory.
+fn convert_stream(
+    comparison: &Comparison,
+    format: Format,
+    extension: &str,
+) -> anyhow::Result<PathBuf> {
+    let [stream] = comparison.streams.as_slice() else {
+        bail!(
+            "converting the input for a peer needs exactly one TD stream (or give the peer its own with --peer-stream)"
+        );
+    };
+    let text = std::fs::read_to_string(stream)
+        .with_context(|| format!("cannot read {}", stream.display()))?;
+    let converted = comparison.out.join(format!("stream.{extension}"));
+    let file = std::fs::File::create(&converted)
+        .with_context(|| format!("cannot create {}", converted.display()))?;
+    convert::convert_td(&text, format, None, std::io::BufWriter::new(file))
+        .with_context(|| format!("converting {}", stream.display()))?;
+    Ok(converted)
+}
+
+/// Runs a command `repeat` times with stdout to `output`; the median usage.
+fn timed(
+    comparison: &Comparison,
+    wrapper: &Wrapper,
+    program: &Path,
+    args: &[OsString],
+    output: &Path,
+) -> anyhow::Result<Usage> {
+    let mut runs = Vec::new();
+    for _ in 0..comparison.repeat {
+        let file = std::fs::File::create(output)
+            .with_context(|| format!("cannot create {}", output.display()))?;
+        let usage = wrapper
+            .spawn(program, args, Stdio::null(), file.into(), Stdio::piped())?
+            .finish()?;
+        runs.push(usage);
+    }
+    runs.sort_by_key(|u| u.wall);
+    Ok(runs[(runs.len() - 1) / 2])
+}
+
+fn read(path: &Path) -> anyhow::Result<String> {
+    std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
+}
+
+fn shell_quote(path: &Path) -> String {
+    format!("'{}'", path.display().to_string().replace('\'', r"'\''"))
+}
+
+/// `p(a,b,7).` lines → `7: p(a,b)`; 0-ary `s(7).` → `7: s`.
+pub fn normalise_stgflow_points(text: &str) -> anyhow::Result<BTreeSet<String>> {
+    let mut answers = BTreeSet::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let facts =
+            convert::parse_td(line).map_err(|e| anyhow!("stgflow output line {}: {e}", n + 1))?;
+        for fact in facts {
+            answers.insert(laser_answer(fact.time, fact.pred, &fact.args));
+        }
+    }
+    Ok(answers)
+}
+
+fn laser_answer(time: u64, pred: &str, args: &[&str]) -> String {
+    if args.is_empty() {
+        format!("{time}: {pred}")
+    } else {
+        format!("{time}: {pred}({})", args.join(","))
+    }
+}
+
+/// Laser's `t: a b c` lines → `t: a`, `t: b`, `t: c`. Atoms are taken as printed, with
+/// spaces after commas removed; other lines (headers, timing) are ignored.
+pub fn normalise_laser(text: &str) -> anyhow::Result<BTreeSet<String>> {
+    let mut answers = BTreeSet::new();
+    for line in text.lines() {
+        let Some((time, atoms)) = line.split_once(':') else {
+            continue;
+        };
+        let Ok(time) = time.trim().parse::<u64>() else {
+            continue;
+        };
+        for atom in split_atoms(atoms) {
+            answers.insert(format!("{time}: {atom}"));
+        }
+    }
+    Ok(answers)
+}
+
+/// Splits `p(a, b) q(c) s` into atoms at spaces outside parentheses, dropping the spaces
+/// inside.
+fn split_atoms(text: &str) -> Vec<String> {
+    let mut atoms = Vec::new();
+    let mut atom = String::new();
+    let mut depth = 0usize;
+    for c in text.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        if c.is_whitespace() {
+            if depth == 0 && !atom.is_empty() {
+                atoms.push(std::mem::take(&mut atom));
+            }
+            continue;
+        }
+        atom.push(c);
+    }
+    if !atom.is_empty() {
+        atoms.push(atom);
+    }
+    atoms
+}
+
+/// stgflow's `f(a,v) [S,E)` lines → `f(a,v) S E`.
+pub fn normalise_stgflow_intervals(text: &str) -> anyhow::Result<BTreeSet<String>> {
+    let mut answers = BTreeSet::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let (atom, interval) = line
+            .rsplit_once(" [")
+            .ok_or_else(|| anyhow!("stgflow output line {}: expected `atom [S,E)`", n + 1))?;
+        let (start, end) = interval
+            .trim_end_matches(')')
+            .split_once(',')
+            .ok_or_else(|| anyhow!("stgflow output line {}: expected `[S,E)`", n + 1))?;
+        answers.insert(format!(
+            "{} {} {}",
+            atom.replace(' ', ""),
+            start.trim(),
+            end.trim()
+        ));
+    }
+    Ok(answers)
+}
+
+/// RTEC-style `f(a)=v` + intervals `[(S,E),…]` or `[[S,E],…]` → `f(a,v) S E` per
+/// interval; lines without `=` are ignored.
+pub fn normalise_rtec(text: &str) -> anyhow::Result<BTreeSet<String>> {
+    let mut answers = BTreeSet::new();
+    for (n, line) in text.lines().enumerate() {
+        if let Some(rest) = line.trim().strip_prefix("recognitions(") {
+            insert_recognitions(rest, n + 1, &mut answers)?;
+            continue;
+        }
+        let Some(list_at) = line.find('[') else {
+            continue;
+        };
+        let head = line[..list_at].trim().trim_end_matches([':', ',']).trim();
+        let head = head.strip_prefix("holdsFor(").unwrap_or(head);
+        let Some((fluent, value)) = head.rsplit_once('=') else {
+            continue;
+        };
+        let fluent = fluent.replace(' ', "");
+        let value = value.trim();
+        let atom = match fluent.strip_suffix(')') {
+            Some(open) => format!("{open},{value})"),
+            None => format!("{fluent}({value})"),
+        };
+        let numbers: Vec<&str> = line[list_at..]
+            .split(|c: char| !(c.is_ascii_alphanumeric()))
+            .filter(|s| !s.is_empty())
+            .collect();
+        if numbers.len() % 2 != 0 {
+            bail!("line {}: an odd number of interval ends", n + 1);
+        }
+        for pair in numbers.chunks(2) {
+            answers.insert(format!("{atom} {} {}", pair[0], pair[1]));
+        }
+    }
+    Ok(answers)
+}
+
+/// `App,f,[[a,b],v],[(S,E),…]).` (RTEC's recognitions file, after `recognitions(`) →
+/// `f(a,b,v) S E` per interval; an open end (`inf`) is kept as the word.
+fn insert_recognitions(
+    rest: &str,
+    line: usize,
+    answers: &mut BTreeSet<String>,
+) -> anyhow::Result<()> {
+    let malformed =
+        || anyhow!("line {line}: expected `recognitions(App,f,[[args],value],[(S,E),…]).`");
+    let (_, rest) = rest.split_once(',').ok_or_else(malformed)?;
+    let (name, rest) = rest.split_once(",[[").ok_or_else(malformed)?;
+    let (args, rest) = rest.split_once("],").ok_or_else(malformed)?;
+    let (value, intervals) = rest.split_once("],").ok_or_else(malformed)?;
+    let mut fields: Vec<&str> = args
+        .split(',')
+        .map(str::trim)
+        .filter(|a| !a.is_empty())
+        .collect();
+    fields.push(value.trim());
+    let atom = format!("{}({})", name.trim(), fields.join(","));
+    let ends: Vec<&str> = intervals
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|s| !s.is_empty())
+        .collect();
+    if ends.len() % 2 != 0 {
+        return Err(malformed());
+    }
+    for pair in ends.chunks(2) {
+        answers.insert(format!("{atom} {} {}", pair[0], pair[1]));
+    }
+    Ok(())
+}
+
+/// The side-by-side table (markdown), with ratios against stgflow and each diff's first
+/// lines.
+pub fn table(outcomes: &[Outcome]) -> String {
+    let mut text = String::from(
+        "| system | wall s | CPU s | peak RSS MiB | wall vs stgflow | answers | output |\n|---|---:|---:|---:|---:|---:|---|\n",
+    );
+    let base = outcomes
+        .first()
+        .map_or(1.0, |o| o.usage.wall.as_secs_f64().max(1e-9));
+    for outcome in outcomes {
+        let verdict = match &outcome.diff {
+            None => "reference".to_owned(),
+            Some(diff) if diff.is_equal() => "equal".to_owned(),
+            Some(diff) => format!(
+                "DIFFERS: {} only in {}, {} only in stgflow",
+                diff.only_peer.len(),
+                outcome.name,
+                diff.only_stgflow.len()
+            ),
+        };
+        let _ = writeln!(
+            text,
+            "| {} | {:.3} | {:.3} | {:.1} | {:.2}× | {} | {verdict} |",
+            outcome.name,
+            outcome.usage.wall.as_secs_f64(),
+            outcome.usage.cpu.as_secs_f64(),
+            outcome.usage.peak_rss_kib as f64 / 1024.0,
+            outcome.usage.wall.as_secs_f64() / base,
+            outcome.answers.len(),
+        );
+    }
+    for outcome in outcomes {
+        let Some(diff) = outcome.diff.as_ref().filter(|d| !d.is_equal()) else {
+            continue;
+        };
+        let _ = writeln!(
+            text,
+            "\n`{}` against stgflow (first 10 each):",
+            outcome.name
+        );
+        for answer in diff.only_peer.iter().take(10) {
+            let _ = writeln!(text, "    > {answer}");
+        }
+        for answer in diff.only_stgflow.iter().take(10) {
+            let _ = writeln!(text, "    < {answer}");
+        }
+    }
+    text
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn set(items: &[&str]) -> BTreeSet<String> {
+        items.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn laser_lines_and_stgflow_points_meet() {
+        let ours = normalise_stgflow_points("q(1,2,0).\nalarm(2).\nq(3,4,2).\n").unwrap();
+        let theirs =
+            normalise_laser("#timeline 0 2\n0: q(1, 2)\n1:\n2: alarm q(3,4)\ntook 3 ms\n").unwrap();
+        assert_eq!(ours, set(&["0: q(1,2)", "2: alarm", "2: q(3,4)"]));
+        assert_eq!(ours, theirs);
+    }
+
+    #[test]
+    fn rtec_intervals_and_stgflow_intervals_meet() {
+        let ours = normalise_stgflow_intervals(
+            "moving(id1,id2,true) [10,20)\nmoving(id1,id2,true) [30,31)\n",
+        )
+        .unwrap();
+        let theirs =
+            normalise_rtec("holdsFor(moving(id1, id2)=true, [(10,20),(30,31)]).\n").unwrap();
+        assert_eq!(
+            ours,
+            set(&["moving(id1,id2,true) 10 20", "moving(id1,id2,true) 30 31"])
+        );
+        assert_eq!(ours, theirs);
+        let nested = normalise_rtec("moving(id1,id2)=true: [[10,20],[30,31]]\n").unwrap();
+        assert_eq!(nested, theirs);
+        let recognitions =
+            normalise_rtec("recognitions(caviar,moving,[[id1,id2],true],[(10,20),(30,31)]).\n")
+                .unwrap();
+        assert_eq!(recognitions, theirs);
+        assert!(normalise_rtec("f=v [(1,2),(3)]").is_err());
+    }
+
+    #[test]
+    fn common_predicates_drop_what_one_side_never_prints() {
+        assert_eq!(predicate("7: p(a,b)"), "p");
+        assert_eq!(predicate("7: alarm"), "alarm");
+        assert_eq!(predicate("f(a,v) 3 5"), "f");
+        let (ours, theirs) = common_predicates(
+            &set(&["f(a,v) 1 2", "g(a,v) 1 2"]),
+            &set(&["f(a,v) 1 3", "helper(a,v) 0 9"]),
+        );
+        assert_eq!(ours, set(&["f(a,v) 1 2"]));
+        assert_eq!(theirs, set(&["f(a,v) 1 3"]));
+    }
+
+    #[test]
+    fn diffs_name_both_sides() {
+        let diff = Diff::between(&set(&["a", "b"]), &set(&["b", "c"]));
+        assert_eq!(diff.only_peer, vec!["c"]);
+        assert_eq!(diff.only_stgflow, vec!["a"]);
+        assert!(!diff.is_equal());
+        assert!(Diff::between(&set(&["a"]), &set(&["a"])).is_equal());
+    }
+
+    #[test]
+    fn shell_quoting_survives_quotes() {
+        assert_eq!(shell_quote(Path::new("/tmp/it's")), r"'/tmp/it'\''s'");
+    }
+}

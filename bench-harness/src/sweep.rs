@@ -1,0 +1,662 @@
+//! `stgflow-bench sweep`: runs workloads over a grid of workers × processes × window sizes
+//! × rates × stream lengths × input modes, each point `repeat` times, and records one CSV
+//! row per run.
+//!
+//! Every run is the real binary on real files: `stgflow run PROGRAM STREAM --mode changes`
+//! with stdout discarded (batch), or the stream written to its stdin time point by time
+//! point with the output read back (streaming, for latency). A cluster run starts
+//! `processes` copies on loopback ports with a fresh hostfile; its wall time is until the
+//! last one exits, its CPU time the sum and its peak RSS the largest process's.
+//!
+//! Streams are generated once per (stream kind, rate, length) into `OUT/streams/` and
+//! reused by later sweeps into the same directory.
+
+use std::ffi::OsString;
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+
+use crate::measure::{self, Usage, Wrapper};
+use crate::workload::Workload;
+
+/// How the stream reaches `stgflow`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum InputMode {
+    /// The stream file is an argument (`stgflow run P S`).
+    Batch,
+    /// The stream is written to stdin one time point at a time (`stgflow run P -`).
+    Streaming,
+}
+
+impl InputMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            InputMode::Batch => "batch",
+            InputMode::Streaming => "streaming",
+        }
+    }
+}
+
+impl std::str::FromStr for InputMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "batch" => Ok(InputMode::Batch),
+            "streaming" => Ok(InputMode::Streaming),
+            _ => Err(format!(
+                "unknown input mode `{s}` (expected batch or streaming)"
+            )),
+        }
+    }
+}
+
+/// The grid of a sweep.
+#[derive(Clone, Debug)]
+pub struct Grid {
+    pub workloads: Vec<Workload>,
+    pub workers: Vec<usize>,
+    pub processes: Vec<usize>,
+    pub windows: Vec<u64>,
+    pub rates: Vec<u64>,
+    pub lengths: Vec<u64>,
+    pub modes: Vec<InputMode>,
+    pub repeat: usize,
+    /// Time points per second fed in streaming mode; unpaced when `None`.
+    pub pace: Option<f64>,
+    /// Where the recorded workloads' RTEC data is (`caviar/`, `ctm/`, `voting/`).
+    pub data: PathBuf,
+    /// stgflow's output mode (`--mode`); streaming runs need `changes`.
+    pub output: String,
+}
+
+/// One run: the grid point, what it read and what it cost.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    pub workload: Workload,
+    /// 0 for workloads without a window.
+    pub window: u64,
+    /// 0 for workloads without a rate.
+    pub rate: u64,
+    pub length: u64,
+    pub workers: usize,
+    pub processes: usize,
+    pub mode: InputMode,
+    pub repeat: usize,
+    pub input_facts: u64,
+    pub usage: Usage,
+    /// Per-time-point output latency in streaming mode (µs).
+    pub latency_p50_us: Option<f64>,
+    pub latency_p99_us: Option<f64>,
+    /// Every latency sample (streaming mode), for the CDF plot; not written to the CSV.
+    pub latencies_us: Vec<f64>,
+}
+
+impl Row {
+    pub fn facts_per_s(&self) -> f64 {
+        self.input_facts as f64 / self.usage.wall.as_secs_f64().max(1e-9)
+    }
+
+    /// Everything but the repeat index: rows with equal keys are repeats of one point.
+    pub fn key(&self) -> (Workload, u64, u64, u64, usize, usize, InputMode) {
+        (
+            self.workload,
+            self.window,
+            self.rate,
+            self.length,
+            self.workers,
+            self.processes,
+            self.mode,
+        )
+    }
+}
+
+pub const CSV_HEADER: &str = "workload,window,rate,length,workers,processes,mode,repeat,input_facts,wall_s,cpu_s,peak_rss_kib,facts_per_s,latency_p50_us,latency_p99_us";
+
+/// The row as a CSV line (no newline).
+pub fn csv_line(row: &Row) -> String {
+    let optional = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.1}"));
+    format!(
+        "{},{},{},{},{},{},{},{},{},{:.6},{:.6},{},{:.1},{},{}",
+        row.workload,
+        row.window,
+        row.rate,
+        row.length,
+        row.workers,
+        row.processes,
+        row.mode.name(),
+        row.repeat,
+        row.input_facts,
+        row.usage.wall.as_secs_f64(),
+        row.usage.cpu.as_secs_f64(),
+        row.usage.peak_rss_kib,
+        row.facts_per_s(),
+        optional(row.latency_p50_us),
+        optional(row.latency_p99_us),
+    )
+}
+
+/// Where a sweep finds `stgflow` and leaves its files.
+#[derive(Clone, Debug)]
+pub struct Setup {
+    pub stgflow: PathBuf,
+    pub wrapper: Wrapper,
+    pub out: PathBuf,
+}
+
+/// Runs the whole grid, calling `progress` with each finished row (and writing nothing
+/// itself but streams and programs under `setup.out`).
+pub fn run_grid(
+    setup: &Setup,
+    grid: &Grid,
+    mut progress: impl FnMut(&Row),
+) -> anyhow::Result<Vec<Row>> {
+    if grid.repeat == 0 {
+        bail!("--repeat must be at least 1");
+    }
+    if grid.output != "changes" && grid.modes.contains(&InputMode::Streaming) {
+        bail!("streaming runs measure latency on `--mode changes` output; use --output changes");
+    }
+    let streams = setup.out.join("streams");
+    let programs = setup.out.join("programs");
+    for dir in [&streams, &programs, &setup.wrapper.scratch] {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    let mut rows = Vec::new();
+    for &workload in &grid.workloads {
+        let windows = if workload.has_window() {
+            grid.windows.clone()
+        } else {
+            vec![0]
+        };
+        let rates = if workload.has_rate() {
+            grid.rates.clone()
+        } else {
+            vec![0]
+        };
+        let lengths = if workload.has_length() {
+            grid.lengths.clone()
+        } else {
+            vec![0]
+        };
+        for &window in &windows {
+            let program = programs.join(workload.program_file(window));
+            std::fs::write(&program, workload.program(window))
+                .with_context(|| format!("cannot write {}", program.display()))?;
+            for &rate in &rates {
+                for &length in &lengths {
+                    let (stream_files, input_facts, extra) = match workload.recorded() {
+                        Some(recorded) => {
+                            let files: Vec<PathBuf> = recorded
+                                .files
+                                .iter()
+                                .map(|f| grid.data.join(recorded.dir).join(f))
+                                .collect();
+                            let records = count_records(&files)?;
+                            let extra = recorded.args.iter().map(|a| (*a).to_owned()).collect();
+                            (files, records, extra)
+                        }
+                        None => {
+                            let stream = workload.stream_path(&streams, rate, length);
+                            let facts = ensure_stream(workload, rate, length, &stream)?;
+                            (vec![stream], facts, Vec::new())
+                        }
+                    };
+                    for &mode in &grid.modes {
+                        let points = match mode {
+                            InputMode::Streaming
+                                if workload.recorded().is_some() || workload.is_lars() =>
+                            {
+                                bail!(
+                                    "{workload}: streaming mode needs a generated TD stream; run recorded and LARS workloads in batch mode"
+                                )
+                            }
+                            InputMode::Streaming => measure::time_points(&stream_files[0])?,
+                            InputMode::Batch => Vec::new(),
+                        };
+                        for &processes in &grid.processes {
+                            for &workers in &grid.workers {
+                                for repeat in 0..grid.repeat {
+                                    let point = Point {
+                                        output: &grid.output,
+                                        program: &program,
+                                        streams: &stream_files,
+                                        extra: &extra,
+                                        workers,
+                                        processes,
+                                    };
+                                    let (usage, latencies) = match mode {
+                                        InputMode::Batch => (run_batch(setup, &point)?, Vec::new()),
+                                        InputMode::Streaming => {
+                                            run_streaming(setup, &point, &points, grid.pace)?
+                                        }
+                                    };
+                                    let row = Row {
+                                        workload,
+                                        window,
+                                        rate,
+                                        length,
+                                        workers,
+                                        processes,
+                                        mode,
+                                        repeat,
+                                        input_facts,
+                                        usage,
+                                        latency_p50_us: measure::quantile(&latencies, 0.5),
+                                        latency_p99_us: measure::quantile(&latencies, 0.99),
+                                        latencies_us: latencies,
+                                    };
+                                    progress(&row);
+                                    rows.push(row);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(rows)
+}
+
+/// The number of records (non-empty lines) in `files`.
+fn count_records(files: &[PathBuf]) -> anyhow::Result<u64> {
+    let mut records = 0;
+    for file in files {
+        let bytes = std::fs::read(file).with_context(|| {
+            format!(
+                "cannot read {} (recorded workloads read RTEC's data; see --data)",
+                file.display()
+            )
+        })?;
+        records += bytes
+            .split(|&b| b == b'\n')
+            .filter(|line| !line.iter().all(u8::is_ascii_whitespace))
+            .count() as u64;
+    }
+    Ok(records)
+}
+
+/// Generates the stream unless a complete one is already there; returns its fact count.
+fn ensure_stream(workload: Workload, rate: u64, length: u64, path: &Path) -> anyhow::Result<u64> {
+    // The count is written after the stream, so a present count means a complete stream.
+    let count = path.with_extension("count");
+    if let Ok(text) = std::fs::read_to_string(&count)
+        && let Ok(facts) = text.trim().parse()
+        && path.exists()
+    {
+        return Ok(facts);
+    }
+    let summary = workload.write_stream(rate, length, path)?;
+    std::fs::write(&count, format!("{}\n", summary.facts))
+        .with_context(|| format!("cannot write {}", count.display()))?;
+    Ok(summary.facts)
+}
+
+struct Point<'a> {
+    /// `--mode` of the run.
+    output: &'a str,
+    program: &'a Path,
+    streams: &'a [PathBuf],
+    /// Extra `stgflow run` arguments (e.g. `--tick 40`).
+    extra: &'a [String],
+    workers: usize,
+    processes: usize,
+}
+
+impl Point<'_> {
+    /// `stgflow run` arguments for process `index`, reading the streams, or stdin when
+    /// `stdin` is set.
+    fn args(&self, stdin: bool, index: usize, hostfile: &Path) -> Vec<OsString> {
+        let mut args: Vec<OsString> = vec!["run".into(), self.program.into()];
+        if stdin {
+            args.push("-".into());
+        } else {
+            args.extend(self.streams.iter().map(|s| s.as_os_str().to_owned()));
+        }
+        args.extend(self.extra.iter().map(OsString::from));
+        args.extend([
+            "--mode".into(),
+            self.output.into(),
+            "-q".into(),
+            "-w".into(),
+            self.workers.to_string().into(),
+        ]);
+        if self.processes > 1 {
+            args.extend([
+                "-n".into(),
+                self.processes.to_string().into(),
+                "-p".into(),
+                index.to_string().into(),
+                "-h".into(),
+                hostfile.into(),
+                "--connect-timeout".into(),
+                "60".into(),
+            ]);
+        }
+        args
+    }
+}
+
+/// Starts processes 1.. of a cluster (their output is empty by design) and returns them.
+fn start_peers(
+    setup: &Setup,
+    point: &Point<'_>,
+    hostfile: &Path,
+) -> anyhow::Result<Vec<measure::Measured>> {
+    if point.processes > 1 {
+        measure::loopback_hostfile(point.processes, hostfile)?;
+    }
+    (1..point.processes)
+        .map(|index| {
+            setup.wrapper.spawn(
+                &setup.stgflow,
+                &point.args(false, index, hostfile),
+                Stdio::null(),
+                Stdio::null(),
+                Stdio::piped(),
+            )
+        })
+        .collect()
+}
+
+/// Combines the processes of one cluster run: wall of the slowest, CPU summed, the
+/// largest peak RSS.
+fn combine(first: Usage, peers: Vec<measure::Measured>) -> anyhow::Result<Usage> {
+    let mut total = first;
+    for peer in peers {
+        let usage = peer.finish()?;
+        total.wall = total.wall.max(usage.wall);
+        total.cpu += usage.cpu;
+        total.peak_rss_kib = total.peak_rss_kib.max(usage.peak_rss_kib);
+    }
+    Ok(total)
+}
+
+fn run_batch(setup: &Setup, point: &Point<'_>) -> anyhow::Result<Usage> {
+    let hostfile = setup.wrapper.scratch.join("hosts");
+    let peers = start_peers(setup, point, &hostfile)?;
+    let first = setup
+        .wrapper
+        .spawn(
+            &setup.stgflow,
+            &point.args(false, 0, &hostfile),
+            Stdio::null(),
+            Stdio::null(),
+            Stdio::piped(),
+        )?
+        .finish();
+    combine(first?, peers)
+}
+
+fn run_streaming(
+    setup: &Setup,
+    point: &Point<'_>,
+    points: &[(u64, Vec<u8>)],
+    pace: Option<f64>,
+) -> anyhow::Result<(Usage, Vec<f64>)> {
+    let hostfile = setup.wrapper.scratch.join("hosts");
+    let peers = start_peers(setup, point, &hostfile)?;
+    let mut first = setup.wrapper.spawn(
+        &setup.stgflow,
+        &point.args(true, 0, &hostfile),
+        Stdio::piped(),
+        Stdio::piped(),
+        Stdio::piped(),
+    )?;
+    let (Some(stdin), Some(stdout)) = (first.stdin(), first.stdout()) else {
+        bail!("the streaming run has no pipes");
+    };
+    let latencies = measure::stream_through(points, stdin, stdout, pace);
+    let usage = first.finish()?;
+    Ok((combine(usage, peers)?, latencies?))
+}
+
+/// Writes `rows` as CSV to `path`.
+pub fn write_csv(rows: &[Row], path: &Path) -> anyhow::Result<()> {
+    let mut text = String::from(CSV_HEADER);
+    text.push('\n');
+    for row in rows {
+        let _ = writeln!(text, "{}", csv_line(row));
+    }
+    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Writes every latency sample as `workload,window,rate,length,workers,processes,latency_us`
+/// (streaming rows only), so the CDF can be redrawn by other tools.
+pub fn write_latencies(rows: &[Row], path: &Path) -> anyhow::Result<()> {
+    let mut out = std::io::BufWriter::new(
+        std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?,
+    );
+    writeln!(
+        out,
+        "workload,window,rate,length,workers,processes,repeat,latency_us"
+    )?;
+    for row in rows.iter().filter(|r| r.mode == InputMode::Streaming) {
+        for latency in &row.latencies_us {
+            writeln!(
+                out,
+                "{},{},{},{},{},{},{},{latency:.1}",
+                row.workload,
+                row.window,
+                row.rate,
+                row.length,
+                row.workers,
+                row.processes,
+                row.repeat
+            )?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// Reads back a sweep's `results.csv` and, where given, its `latencies.csv`.
+pub fn read_results(results: &Path, latencies: Option<&Path>) -> anyhow::Result<Vec<Row>> {
+    let text = std::fs::read_to_string(results)
+        .with_context(|| format!("cannot read {}", results.display()))?;
+    let mut lines = text.lines().enumerate();
+    match lines.next() {
+        Some((_, header)) if header == CSV_HEADER => {}
+        _ => bail!(
+            "{}: not a stgflow-bench results file (header differs)",
+            results.display()
+        ),
+    }
+    let mut rows = Vec::new();
+    for (n, line) in lines {
+        let row =
+            parse_row(line).map_err(|e| anyhow::anyhow!("{}:{}: {e}", results.display(), n + 1))?;
+        rows.push(row);
+    }
+    if let Some(path) = latencies {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        for (n, line) in text.lines().enumerate().skip(1) {
+            let fields: Vec<&str> = line.split(',').collect();
+            let bad = || anyhow::anyhow!("{}:{}: malformed latency line", path.display(), n + 1);
+            if fields.len() != 8 {
+                return Err(bad());
+            }
+            let latency: f64 = fields[7].parse().map_err(|_| bad())?;
+            let row = rows
+                .iter_mut()
+                .find(|r| {
+                    r.mode == InputMode::Streaming
+                        && [
+                            r.workload.to_string(),
+                            r.window.to_string(),
+                            r.rate.to_string(),
+                            r.length.to_string(),
+                            r.workers.to_string(),
+                            r.processes.to_string(),
+                            r.repeat.to_string(),
+                        ]
+                        .iter()
+                        .zip(&fields[..7])
+                        .all(|(a, b)| a == b)
+                })
+                .ok_or_else(bad)?;
+            row.latencies_us.push(latency);
+        }
+    }
+    Ok(rows)
+}
+
+fn parse_row(line: &str) -> Result<Row, String> {
+    let fields: Vec<&str> = line.split(',').collect();
+    if fields.len() != CSV_HEADER.split(',').count() {
+        return Err(format!("expected {} fields", CSV_HEADER.split(',').count()));
+    }
+    fn number<T: std::str::FromStr>(text: &str, what: &str) -> Result<T, String> {
+        text.parse()
+            .map_err(|_| format!("{what}: `{text}` is not a number"))
+    }
+    let optional = |text: &str, what: &str| -> Result<Option<f64>, String> {
+        if text.is_empty() {
+            Ok(None)
+        } else {
+            number(text, what).map(Some)
+        }
+    };
+    Ok(Row {
+        workload: fields[0].parse()?,
+        window: number(fields[1], "window")?,
+        rate: number(fields[2], "rate")?,
+        length: number(fields[3], "length")?,
+        workers: number(fields[4], "workers")?,
+        processes: number(fields[5], "processes")?,
+        mode: fields[6].parse()?,
+        repeat: number(fields[7], "repeat")?,
+        input_facts: number(fields[8], "input_facts")?,
+        usage: Usage {
+            wall: Duration::from_secs_f64(number(fields[9], "wall_s")?),
+            cpu: Duration::from_secs_f64(number(fields[10], "cpu_s")?),
+            peak_rss_kib: number(fields[11], "peak_rss_kib")?,
+        },
+        latency_p50_us: optional(fields[13], "latency_p50_us")?,
+        latency_p99_us: optional(fields[14], "latency_p99_us")?,
+        latencies_us: Vec::new(),
+    })
+}
+
+/// The median of the repeats of each grid point, in first-seen order: one row per point,
+/// with the median wall time (its facts/s follows), CPU time and peak RSS, and the
+/// latencies of all repeats pooled.
+pub fn medians(rows: &[Row]) -> Vec<Row> {
+    let mut groups: Vec<Vec<&Row>> = Vec::new();
+    for row in rows {
+        match groups.iter_mut().find(|g| g[0].key() == row.key()) {
+            Some(group) => group.push(row),
+            None => groups.push(vec![row]),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|group| {
+            let median = |f: &dyn Fn(&Row) -> f64| {
+                let values: Vec<f64> = group.iter().map(|r| f(r)).collect();
+                measure::quantile(&values, 0.5).unwrap_or(0.0)
+            };
+            let latencies: Vec<f64> = group
+                .iter()
+                .flat_map(|r| r.latencies_us.iter().copied())
+                .collect();
+            Row {
+                repeat: group.len(),
+                usage: Usage {
+                    wall: Duration::from_secs_f64(median(&|r| r.usage.wall.as_secs_f64())),
+                    cpu: Duration::from_secs_f64(median(&|r| r.usage.cpu.as_secs_f64())),
+                    peak_rss_kib: median(&|r| r.usage.peak_rss_kib as f64) as u64,
+                },
+                latency_p50_us: measure::quantile(&latencies, 0.5),
+                latency_p99_us: measure::quantile(&latencies, 0.99),
+                latencies_us: latencies,
+                ..group[0].clone()
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn row(workers: usize, repeat: usize, wall_ms: u64) -> Row {
+        Row {
+            workload: Workload::Diamond,
+            window: 10,
+            rate: 100,
+            length: 1000,
+            workers,
+            processes: 1,
+            mode: InputMode::Batch,
+            repeat,
+            input_facts: 100_000,
+            usage: Usage {
+                wall: Duration::from_millis(wall_ms),
+                cpu: Duration::from_millis(wall_ms),
+                peak_rss_kib: 1000 + wall_ms,
+            },
+            latency_p50_us: None,
+            latency_p99_us: None,
+            latencies_us: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn medians_group_repeats_of_a_point() {
+        let rows = [
+            row(1, 0, 300),
+            row(2, 0, 200),
+            row(1, 1, 100),
+            row(1, 2, 200),
+        ];
+        let medians = medians(&rows);
+        assert_eq!(medians.len(), 2);
+        assert_eq!(medians[0].workers, 1);
+        assert_eq!(medians[0].repeat, 3);
+        assert_eq!(medians[0].usage.wall, Duration::from_millis(200));
+        assert_eq!(medians[1].usage.wall, Duration::from_millis(200));
+        assert!((medians[0].facts_per_s() - 500_000.0).abs() < 1.0);
+    }
+
+    #[test]
+    fn results_read_back_as_written() {
+        let dir = std::env::temp_dir().join(format!("stgflow-sweep-csv-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut streaming = row(1, 0, 100);
+        streaming.mode = InputMode::Streaming;
+        streaming.latencies_us = vec![12.5, 30.0];
+        streaming.latency_p50_us = Some(12.5);
+        streaming.latency_p99_us = Some(30.0);
+        let rows = vec![row(2, 0, 250), streaming];
+        write_csv(&rows, &dir.join("results.csv")).unwrap();
+        write_latencies(&rows, &dir.join("latencies.csv")).unwrap();
+        let back =
+            read_results(&dir.join("results.csv"), Some(&dir.join("latencies.csv"))).unwrap();
+        assert_eq!(back, rows);
+        std::fs::write(dir.join("bad.csv"), format!("{CSV_HEADER}\ndiamond,1\n")).unwrap();
+        let error = read_results(&dir.join("bad.csv"), None)
+            .unwrap_err()
+            .to_string();
+        assert!(error.ends_with("bad.csv:2: expected 15 fields"), "{error}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn csv_lines_match_the_header() {
+        let line = csv_line(&row(2, 1, 250));
+        assert_eq!(line.split(',').count(), CSV_HEADER.split(',').count());
+        assert!(
+            line.starts_with("diamond,10,100,1000,2,1,batch,1,100000,0.250000,"),
+            "{line}"
+        );
+        assert!(line.ends_with(",400000.0,,"), "{line}");
+    }
+}

@@ -1,0 +1,386 @@
+//! The `stgflow-bench` binary end to end: a tiny sweep grid (CSV rows, plots, report), a
+//! loopback cluster point, and `compare` against stand-in peers (shell scripts written
+//! here that print known answers and keep the stream they were given).
+//!
+//! The sweep runs the `stgflow` binary built beside `stgflow-bench` (`cargo test
+//! --workspace` builds both).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn harness() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_stgflow-bench"))
+}
+
+fn stgflow() -> PathBuf {
+    let path = harness().with_file_name("stgflow");
+    assert!(
+        path.is_file(),
+        "{} is missing: run `cargo build -p stgflow-cli` (or `cargo test --workspace`) first",
+        path.display()
+    );
+    path
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("stgflow-bench-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create a scratch directory");
+    dir
+}
+
+fn bench(args: &[&str]) -> Output {
+    Command::new(harness())
+        .args(args)
+        .arg("--stgflow")
+        .arg(stgflow())
+        .output()
+        .expect("run stgflow-bench")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn csv_rows(path: &Path) -> Vec<Vec<String>> {
+    let content = std::fs::read_to_string(path).expect("read the CSV");
+    let mut lines = content.lines();
+    let header: Vec<&str> = lines.next().expect("a header").split(',').collect();
+    assert_eq!(header[0], "workload");
+    assert_eq!(header.len(), 15);
+    lines
+        .map(|line| {
+            let fields: Vec<String> = line.split(',').map(str::to_owned).collect();
+            assert_eq!(fields.len(), header.len(), "{line}");
+            fields
+        })
+        .collect()
+}
+
+#[test]
+fn sweep_tiny_grid_writes_every_row_plot_and_the_report() {
+    let out = scratch("sweep");
+    let out_arg = out.to_string_lossy().into_owned();
+    let result = bench(&[
+        "sweep",
+        "--workload",
+        "diamond,tick",
+        "--window",
+        "1,2",
+        "--workers",
+        "1,2",
+        "--rate",
+        "5",
+        "--length",
+        "10,20",
+        "--mode",
+        "batch,streaming",
+        "--repeat",
+        "1",
+        "--out",
+        &out_arg,
+    ]);
+    assert!(result.status.success(), "{}", text(&result.stderr));
+    let rows = csv_rows(&out.join("results.csv"));
+    // diamond: 2 windows × 2 lengths × 2 modes × 2 worker counts; tick: 2 × 2 × 2.
+    assert_eq!(rows.len(), 16 + 8);
+    let mut keys: Vec<String> = rows.iter().map(|r| r[..7].join(",")).collect();
+    keys.sort();
+    keys.dedup();
+    assert_eq!(keys.len(), 24, "every grid point once");
+    for row in &rows {
+        let (workload, window, rate, length, mode) = (&row[0], &row[1], &row[2], &row[3], &row[6]);
+        let length: u64 = length.parse().unwrap_or(0);
+        let expected_facts = if workload == "diamond" {
+            assert!(window == "1" || window == "2");
+            assert_eq!(rate, "5");
+            5 * length
+        } else {
+            assert_eq!((window.as_str(), rate.as_str()), ("0", "0"));
+            length
+        };
+        assert_eq!(row[8], expected_facts.to_string(), "{row:?}");
+        let wall: f64 = row[9].parse().expect("wall seconds");
+        let rss: u64 = row[11].parse().expect("peak RSS");
+        assert!(wall > 0.0 && rss > 0, "{row:?}");
+        // Streaming rows carry latencies (every time point prints a change here).
+        assert_eq!(mode == "streaming", !row[13].is_empty(), "{row:?}");
+    }
+    for stem in [
+        "throughput_vs_workers",
+        "throughput_vs_window",
+        "throughput_vs_length",
+        "memory_vs_length",
+        "latency_cdf",
+    ] {
+        let png = std::fs::read(out.join("plots").join(format!("{stem}.png"))).expect("a PNG");
+        assert!(
+            png.len() > 1000 && png.starts_with(b"\x89PNG\r\n\x1a\n"),
+            "{stem}.png"
+        );
+        let svg =
+            std::fs::read_to_string(out.join("plots").join(format!("{stem}.svg"))).expect("an SVG");
+        assert!(svg.contains("<svg") && svg.contains("</svg>"), "{stem}.svg");
+    }
+    let report = std::fs::read_to_string(out.join("report.md")).expect("the report");
+    assert!(
+        report.contains("| diamond | 2 | 5 | 20 | 2 | 1 | streaming | 1 | 100 |"),
+        "{report}"
+    );
+    assert!(
+        report
+            .contains("![Throughput vs workers (batch, median)](plots/throughput_vs_workers.svg)")
+    );
+    let latencies = std::fs::read_to_string(out.join("latencies.csv")).expect("latencies");
+    assert!(latencies.lines().count() > 20);
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn sweep_runs_a_two_process_loopback_cluster() {
+    let out = scratch("cluster");
+    let out_arg = out.to_string_lossy().into_owned();
+    let result = bench(&[
+        "sweep",
+        "--workload",
+        "device-safety",
+        "--processes",
+        "2",
+        "--rate",
+        "20",
+        "--length",
+        "30",
+        "--mode",
+        "batch,streaming",
+        "--repeat",
+        "1",
+        "--out",
+        &out_arg,
+    ]);
+    assert!(result.status.success(), "{}", text(&result.stderr));
+    let rows = csv_rows(&out.join("results.csv"));
+    assert_eq!(rows.len(), 2);
+    assert!(rows.iter().all(|r| r[5] == "2"));
+    // Two plots need two points on an axis; one grid point draws none, and says so.
+    let report = std::fs::read_to_string(out.join("report.md")).expect("the report");
+    assert!(
+        report.contains(
+            "- `throughput_vs_workers` not drawn: the grid has fewer than two worker counts."
+        ),
+        "{report}"
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn sweep_rejects_an_unknown_workload() {
+    let result = bench(&["sweep", "--workload", "triangle"]);
+    assert_eq!(result.status.code(), Some(2));
+    assert!(text(&result.stderr).contains("unknown workload `triangle`"));
+}
+
+/// A stand-in peer: copies the stream it is given to `seen`, prints `answer`.
+fn peer_script(dir: &Path, name: &str, answer: &str) -> String {
+    let answer_file = dir.join(format!("{name}.answer"));
+    std::fs::write(&answer_file, answer).expect("write the answer");
+    let seen = dir.join(format!("{name}.seen"));
+    format!(
+        "cp {{stream}} '{}' && cat '{}'",
+        seen.display(),
+        answer_file.display()
+    )
+}
+
+#[test]
+fn compare_converts_streams_diffs_answers_and_tabulates() {
+    let dir = scratch("compare");
+    let program = dir.join("q.tdl");
+    std::fs::write(
+        &program,
+        "q(A, B, T) :- p(A, B, T).\nf(A, true, T) :- p(A, B, T).\n#output q, f.\n",
+    )
+    .expect("write the program");
+    let stream = dir.join("s.facts");
+    std::fs::write(&stream, "p(1, 2, 0).\np(3,4,2).\n").expect("write the stream");
+    // Laser's answer includes f, since stgflow's points output does.
+    let laser = peer_script(
+        &dir,
+        "laser",
+        "0: q(1,2) f(1,true)\n1:\n2: q(3,4) f(3,true)\nfinished in 1 ms\n",
+    );
+    let rtec = peer_script(
+        &dir,
+        "rtec",
+        "holdsFor(f(1)=true, [(0,1)]).\nholdsFor(f(3)=true, [(2,3)]).\nholdsFor(q(1)=2, [(0,1)]).\nholdsFor(q(3)=4, [(2,3)]).\n",
+    );
+    let wrong = peer_script(&dir, "wrong", "0: q(1,2) f(1,true)\n2: q(3,5) f(3,true)\n");
+    let out = dir.join("out");
+    let base = |peers: &[String]| -> Vec<String> {
+        let mut args: Vec<String> = vec![
+            "compare".into(),
+            "--program".into(),
+            program.to_string_lossy().into_owned(),
+            "--stream".into(),
+            stream.to_string_lossy().into_owned(),
+            "--repeat".into(),
+            "1".into(),
+            "--out".into(),
+            out.to_string_lossy().into_owned(),
+        ];
+        for peer in peers {
+            args.push("--peer".into());
+            args.push(peer.clone());
+        }
+        args
+    };
+
+    let args = base(&[format!("laser={laser}"), format!("rtec={rtec}")]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let equal = bench(&args);
+    assert_eq!(equal.status.code(), Some(0), "{}", text(&equal.stderr));
+    let table = text(&equal.stdout);
+    assert!(
+        table.starts_with(
+            "| system | wall s | CPU s | peak RSS MiB | wall vs stgflow | answers | output |"
+        ),
+        "{table}"
+    );
+    assert!(
+        table.contains("| stgflow |") && table.contains("| 1.00× | 4 | reference |"),
+        "{table}"
+    );
+    assert!(
+        table.contains("| laser |") && table.contains("| 4 | equal |"),
+        "{table}"
+    );
+    assert!(
+        table.contains("| rtec |") && table.contains("| 4 | equal |"),
+        "{table}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("laser.seen")).expect("laser saw a stream"),
+        "#timeline 0 2\n0: p(1,2)\n1:\n2: p(3,4)\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("rtec.seen")).expect("rtec saw a stream"),
+        "p|0|0|1|2\np|2|2|3|4\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("table.md")).expect("table.md"),
+        table
+    );
+
+    let mut args = base(&[format!("wrong={wrong}")]);
+    args.extend(["--peer-kind".to_owned(), "wrong=laser".to_owned()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let differs = bench(&args);
+    assert_eq!(differs.status.code(), Some(1), "{}", text(&differs.stderr));
+    let table = text(&differs.stdout);
+    assert!(
+        table.contains("| wrong |")
+            && table.contains("DIFFERS: 1 only in wrong, 1 only in stgflow"),
+        "{table}"
+    );
+    assert!(
+        table.contains("    > 2: q(3,5)\n") && table.contains("    < 2: q(3,4)\n"),
+        "{table}"
+    );
+
+    // A peer with its own input: {stream0} is that file, unconverted.
+    let own = dir.join("own.rtec");
+    std::fs::write(&own, "p|0|0|1|2\n").expect("write the peer's own input");
+    let mut args = base(&[format!("rtec={}", rtec.replace("{stream}", "{stream0}"))]);
+    args.extend([
+        "--peer-stream".to_owned(),
+        format!("rtec={}", own.display()),
+    ]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let own_input = bench(&args);
+    assert_eq!(
+        own_input.status.code(),
+        Some(0),
+        "{}",
+        text(&own_input.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("rtec.seen")).expect("rtec saw its own input"),
+        "p|0|0|1|2\n"
+    );
+
+    let unknown = bench(&[
+        "compare",
+        "--program",
+        "q.tdl",
+        "--stream",
+        "s.facts",
+        "--peer",
+        "mystery=true",
+    ]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(text(&unknown.stderr).contains("give its kind with --peer-kind mystery=laser"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn sweep_runs_the_recorded_event_calculus_workloads() {
+    let out = scratch("recorded");
+    let out_arg = out.to_string_lossy().into_owned();
+    // The excerpts under datasets/ec have the same layout as RTEC's full data.
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../datasets/ec");
+    let data_arg = data.to_string_lossy().into_owned();
+    let result = bench(&[
+        "sweep",
+        "--workload",
+        "caviar,ctm,voting",
+        "--data",
+        &data_arg,
+        "--repeat",
+        "1",
+        "--out",
+        &out_arg,
+    ]);
+    assert!(result.status.success(), "{}", text(&result.stderr));
+    let rows = csv_rows(&out.join("results.csv"));
+    let workloads: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(workloads, ["caviar", "ctm", "voting"]);
+    for row in &rows {
+        let recorded: Vec<String> = match row[0].as_str() {
+            "caviar" => vec![
+                "caviar/appearance.csv".into(),
+                "caviar/movementB.csv".into(),
+            ],
+            "voting" => vec!["voting/voting.csv".into()],
+            _ => std::fs::read_dir(data.join("ctm"))
+                .expect("the CTM excerpt")
+                .filter_map(|e| e.ok())
+                .map(|e| format!("ctm/{}", e.file_name().to_string_lossy()))
+                .filter(|name| name.ends_with(".csv"))
+                .collect(),
+        };
+        let records: usize = recorded
+            .iter()
+            .map(|f| {
+                std::fs::read_to_string(data.join(f))
+                    .expect("an excerpt")
+                    .lines()
+                    .filter(|l| !l.trim().is_empty())
+                    .count()
+            })
+            .sum();
+        assert_eq!(row[8], records.to_string(), "{row:?}");
+    }
+    let streaming = bench(&[
+        "sweep",
+        "--workload",
+        "voting",
+        "--data",
+        &data_arg,
+        "--mode",
+        "streaming",
+        "--out",
+        &out_arg,
+    ]);
+    assert_eq!(streaming.status.code(), Some(2));
+    assert!(text(&streaming.stderr).contains("streaming mode needs a generated TD stream"));
+    let _ = std::fs::remove_dir_all(&out);
+}
