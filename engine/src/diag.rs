@@ -273,10 +273,7 @@ impl Diagnostics {
 }
 
 /// The candidate nearest to `name` by edit distance, if it is close enough to be a typo.
-pub fn closest<'a>(
-    name: &str,
-    candidates: impl Iterator<Item = &'a str>,
-) -> Option<&'a str> {
+pub fn closest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
     candidates
         .map(|c| (edit_distance(name, c), c))
         .filter(|&(d, c)| d > 0 && d <= 2.max(c.len() / 3))

@@ -528,4 +528,3 @@ fn classify_builtins(body: &[Literal], builtins: Vec<(CmpOp, Expr, Expr, Span)>)
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
-
