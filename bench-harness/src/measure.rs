@@ -95,6 +95,14 @@ impl Measured {
         self.child.stdout.take()
     }
 
+    /// Stops the command (its wrapper and, through the closed pipes and the cluster's
+    /// lost connection, the command) and waits for the wrapper.
+    pub fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.usage_file);
+    }
+
     /// Waits for the command; fails when it exited non-zero, with its stderr if captured.
     pub fn finish(mut self) -> anyhow::Result<Usage> {
         let mut stderr = String::new();

@@ -365,9 +365,16 @@ fn start_peers(
 }
 
 /// Combines the processes of one cluster run: wall of the slowest, CPU summed, the
-/// largest peak RSS.
-fn combine(first: Usage, peers: Vec<measure::Measured>) -> anyhow::Result<Usage> {
-    let mut total = first;
+/// largest peak RSS. When process 0 failed, the others are stopped rather than left to
+/// wait for it until their connect timeout.
+fn combine(first: anyhow::Result<Usage>, peers: Vec<measure::Measured>) -> anyhow::Result<Usage> {
+    let mut total = match first {
+        Ok(usage) => usage,
+        Err(error) => {
+            peers.into_iter().for_each(measure::Measured::kill);
+            return Err(error);
+        }
+    };
     for peer in peers {
         let usage = peer.finish()?;
         total.wall = total.wall.max(usage.wall);
@@ -388,9 +395,9 @@ fn run_batch(setup: &Setup, point: &Point<'_>) -> anyhow::Result<Usage> {
             Stdio::null(),
             Stdio::null(),
             Stdio::piped(),
-        )?
-        .finish();
-    combine(first?, peers)
+        )
+        .and_then(measure::Measured::finish);
+    combine(first, peers)
 }
 
 fn run_streaming(
@@ -401,19 +408,27 @@ fn run_streaming(
 ) -> anyhow::Result<(Usage, Vec<f64>)> {
     let hostfile = setup.wrapper.scratch.join("hosts");
     let peers = start_peers(setup, point, &hostfile)?;
-    let mut first = setup.wrapper.spawn(
+    let mut first = match setup.wrapper.spawn(
         &setup.stgflow,
         &point.args(true, 0, &hostfile),
         Stdio::piped(),
         Stdio::piped(),
         Stdio::piped(),
-    )?;
+    ) {
+        Ok(first) => first,
+        Err(error) => return combine(Err(error), peers).map(|usage| (usage, Vec::new())),
+    };
     let (Some(stdin), Some(stdout)) = (first.stdin(), first.stdout()) else {
-        bail!("the streaming run has no pipes");
+        first.kill();
+        return combine(
+            Err(anyhow::anyhow!("the streaming run has no pipes")),
+            peers,
+        )
+        .map(|usage| (usage, Vec::new()));
     };
     let latencies = measure::stream_through(points, stdin, stdout, pace);
-    let usage = first.finish()?;
-    Ok((combine(usage, peers)?, latencies?))
+    let usage = combine(first.finish(), peers)?;
+    Ok((usage, latencies?))
 }
 
 /// Writes `rows` as CSV to `path`.
