@@ -15,11 +15,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use hashbrown::{HashMap, HashSet};
-use stgflow_engine::drive::{FactSource, ProgramFacts, Timeline, drive};
+use stgflow_engine::drive::Timeline;
 use stgflow_engine::eval::{arith, compare};
-use stgflow_engine::reference::Reference;
-use stgflow_engine::runtime;
-use stgflow_engine::sink::{Mode, Sink};
 use stgflow_engine::stream::{FactReader, Schema, StreamFormat};
 use stgflow_engine::syntax::ast::CmpOp;
 use stgflow_engine::value::Value;
@@ -618,44 +615,11 @@ pub fn run_translated(
         StreamFormat::Laser,
         Schema::new(program),
     );
-    let mut sources: Vec<Box<dyn FactSource + '_>> =
-        vec![Box::new(ProgramFacts::new(program)), Box::new(reader)];
-    let mut sink = Sink::new(Vec::new(), Mode::Points, program);
-    match engine {
-        Engine::Reference => {
-            let mut evaluator = Reference::new(program, analysis);
-            drive(
-                program,
-                &mut sources,
-                Timeline::default(),
-                &mut evaluator,
-                &mut sink,
-            )
-            .map_err(|e| e.to_string())?;
-        }
-        Engine::Dataflow {
-            workers,
-            lower_windows,
-        } => {
-            let options = runtime::Options {
-                cluster: runtime::Cluster {
-                    workers: *workers,
-                    ..runtime::Cluster::default()
-                },
-                lower_windows: *lower_windows,
-                ..runtime::Options::default()
-            };
-            runtime::run(
-                program,
-                analysis,
-                &mut sources,
-                Timeline::default(),
-                &options,
-                &mut sink,
-            )
-            .map_err(|e| e.to_string())?;
-        }
-    }
-    let text = String::from_utf8(sink.into_inner()).map_err(|e| e.to_string())?;
-    Ok(text.lines().map(str::to_owned).collect())
+    crate::evaluate(
+        program,
+        analysis,
+        Box::new(reader),
+        Timeline::default(),
+        engine,
+    )
 }

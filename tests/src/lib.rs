@@ -14,9 +14,11 @@ use std::collections::BTreeSet;
 
 use stgflow_engine::compile_str;
 use stgflow_engine::drive::{FactSource, ProgramFacts, Timeline, drive};
+use stgflow_engine::ir::Program;
 use stgflow_engine::reference::Reference;
 use stgflow_engine::runtime;
 use stgflow_engine::sink::{Mode, Sink};
+use stgflow_engine::stratify::Analysis;
 use stgflow_engine::stream::{FactReader, Schema, StreamFormat};
 
 /// Which evaluation path [`run`] takes.
@@ -62,13 +64,26 @@ pub fn run(
         StreamFormat::Td,
         Schema::new(&program),
     );
-    let mut sources: Vec<Box<dyn FactSource + '_>> =
-        vec![Box::new(ProgramFacts::new(&program)), Box::new(reader)];
-    let mut sink = Sink::new(Vec::new(), Mode::Points, &program);
+    evaluate(&program, analysis, Box::new(reader), timeline, engine)
+}
+
+/// Runs `engine` on a compiled program over `stream` (and the program's own facts) in
+/// `points` mode; returns the set of output lines. Every runner of the cross-path tests
+/// goes through here, so they differ only in how they compile and read.
+pub fn evaluate<'a>(
+    program: &'a Program,
+    analysis: &Analysis,
+    stream: Box<dyn FactSource + 'a>,
+    timeline: Timeline,
+    engine: &Engine,
+) -> Result<BTreeSet<String>, String> {
+    let mut sources: Vec<Box<dyn FactSource + 'a>> =
+        vec![Box::new(ProgramFacts::new(program)), stream];
+    let mut sink = Sink::new(Vec::new(), Mode::Points, program);
     match engine {
         Engine::Reference => {
-            let mut evaluator = Reference::new(&program, analysis);
-            drive(&program, &mut sources, timeline, &mut evaluator, &mut sink)
+            let mut evaluator = Reference::new(program, analysis);
+            drive(program, &mut sources, timeline, &mut evaluator, &mut sink)
                 .map_err(|e| e.to_string())?;
         }
         Engine::Dataflow {
@@ -84,7 +99,7 @@ pub fn run(
                 ..runtime::Options::default()
             };
             runtime::run(
-                &program,
+                program,
                 analysis,
                 &mut sources,
                 timeline,
