@@ -18,10 +18,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use proptest::prelude::*;
-use stgflow_engine::drive::{FactSource, ProgramFacts, Timeline, drive};
-use stgflow_engine::reference::Reference;
-use stgflow_engine::runtime;
-use stgflow_engine::sink::{Mode, Sink};
+use stgflow_engine::drive::Timeline;
 use stgflow_engine::stream::{FactReader, Schema, StreamFormat};
 use stgflow_tests::generate::Rng;
 
@@ -522,40 +519,18 @@ fn run(
     let analysis = compiled.analysis.as_ref().ok_or("no analysis")?;
     let schema = Schema::new(program).with_rtec_shapes(ec.shapes.clone());
     let reader = FactReader::new(stream.as_bytes(), "stream", StreamFormat::Rtec, schema);
-    let mut sources: Vec<Box<dyn FactSource + '_>> =
-        vec![Box::new(ProgramFacts::new(program)), Box::new(reader)];
-    let mut sink = Sink::new(Vec::new(), Mode::Points, program);
     let timeline = Timeline {
         from: Some(0),
         until: Some(length as u64 - 1),
     };
-    match engine {
-        Engine::Reference => {
-            let mut evaluator = Reference::new(program, analysis);
-            drive(program, &mut sources, timeline, &mut evaluator, &mut sink)
-                .map_err(|e| e.to_string())?;
-        }
-        Engine::Dataflow(workers) => {
-            let options = runtime::Options {
-                cluster: runtime::Cluster {
-                    workers,
-                    ..runtime::Cluster::default()
-                },
-                ..runtime::Options::default()
-            };
-            runtime::run(
-                program,
-                analysis,
-                &mut sources,
-                timeline,
-                &options,
-                &mut sink,
-            )
-            .map_err(|e| e.to_string())?;
-        }
-    }
-    let text = String::from_utf8(sink.into_inner()).map_err(|e| e.to_string())?;
-    Ok(text.lines().map(str::to_owned).collect())
+    let engine = match engine {
+        Engine::Reference => stgflow_tests::Engine::Reference,
+        Engine::Dataflow(workers) => stgflow_tests::Engine::Dataflow {
+            workers,
+            lower_windows: true,
+        },
+    };
+    stgflow_tests::evaluate(program, analysis, Box::new(reader), timeline, &engine)
 }
 
 fn check_seed(seed: u64, length: usize) -> Result<(), String> {
