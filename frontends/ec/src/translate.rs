@@ -1012,13 +1012,25 @@ impl Generator<'_> {
                 atom(format!("{name}{suffix}"), args, at(&time, k, span), span)
             };
             if self.names.kind(name) == Some(Kind::Simple) {
-                if info.variable_value || info.values.is_empty() {
-                    let v = var("V", span);
+                // Rules 14–16 once with a value variable, or once per listed value.
+                let any_value = info.variable_value || info.values.is_empty();
+                let instances: Vec<(ast::Expr, Option<Value>, String)> = if any_value {
+                    vec![(var("V", span), None, format!("`{name}`, any value"))]
+                } else {
+                    info.values
+                        .iter()
+                        .map(|value| {
+                            let v = ast::Expr::Const(*value, span);
+                            (v, Some(*value), format!("`{name}={value}`"))
+                        })
+                        .collect()
+                };
+                for (v, value, which) in &instances {
                     self.emit(
                         instance(v.clone(), "", 0),
                         vec![ast::Literal::Positive(instance(v.clone(), "_i", 1))],
                         span,
-                        format!("EC inertia (rule 14) for `{name}`, any value"),
+                        format!("EC inertia (rule 14) for {which}"),
                     );
                     self.emit(
                         instance(v.clone(), "", 0),
@@ -1027,55 +1039,39 @@ impl Generator<'_> {
                             literal(true, instance(v.clone(), "_t", 1), span),
                         ],
                         span,
-                        format!("EC inertia (rule 15) for `{name}`, any value"),
+                        format!("EC inertia (rule 15) for {which}"),
                     );
-                    self.emit(
-                        instance(v.clone(), "_t", 0),
-                        vec![
-                            ast::Literal::Positive(instance(var("V2", span), "_i", 0)),
-                            ast::Literal::Positive(instance(v.clone(), "", 0)),
-                            ast::Literal::Builtin(ast::Builtin {
-                                lhs: v,
-                                op: ast::CmpOp::Ne,
-                                rhs: var("V2", span),
-                                span,
-                            }),
-                        ],
-                        span,
-                        format!("EC value incompatibility (rule 16) for `{name}`, any value"),
-                    );
-                } else {
-                    for value in &info.values {
-                        let v = ast::Expr::Const(*value, span);
+                    let Some(value) = value else {
                         self.emit(
-                            instance(v.clone(), "", 0),
-                            vec![ast::Literal::Positive(instance(v.clone(), "_i", 1))],
-                            span,
-                            format!("EC inertia (rule 14) for `{name}={value}`"),
-                        );
-                        self.emit(
-                            instance(v.clone(), "", 0),
+                            instance(v.clone(), "_t", 0),
                             vec![
-                                ast::Literal::Positive(instance(v.clone(), "", 1)),
-                                literal(true, instance(v.clone(), "_t", 1), span),
+                                ast::Literal::Positive(instance(var("V2", span), "_i", 0)),
+                                ast::Literal::Positive(instance(v.clone(), "", 0)),
+                                ast::Literal::Builtin(ast::Builtin {
+                                    lhs: v.clone(),
+                                    op: ast::CmpOp::Ne,
+                                    rhs: var("V2", span),
+                                    span,
+                                }),
                             ],
                             span,
-                            format!("EC inertia (rule 15) for `{name}={value}`"),
+                            format!("EC value incompatibility (rule 16) for {which}"),
                         );
-                        for other in info.values.iter().filter(|o| *o != value) {
-                            self.emit(
-                                instance(v.clone(), "_t", 0),
-                                vec![ast::Literal::Positive(instance(
-                                    ast::Expr::Const(*other, span),
-                                    "_i",
-                                    0,
-                                ))],
-                                span,
-                                format!(
-                                    "EC value incompatibility (rule 16) for `{name}={value}` and `{name}={other}`"
-                                ),
-                            );
-                        }
+                        continue;
+                    };
+                    for other in info.values.iter().filter(|o| *o != value) {
+                        self.emit(
+                            instance(v.clone(), "_t", 0),
+                            vec![ast::Literal::Positive(instance(
+                                ast::Expr::Const(*other, span),
+                                "_i",
+                                0,
+                            ))],
+                            span,
+                            format!(
+                                "EC value incompatibility (rule 16) for `{name}={value}` and `{name}={other}`"
+                            ),
+                        );
                     }
                 }
             }
