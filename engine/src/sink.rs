@@ -52,6 +52,9 @@ pub struct Sink<W: Write> {
     /// `FactReader::with_tick`); 1 by default.
     pub time_scale: u64,
     line: String,
+    /// [`Mode::Laser`]'s atoms as text, kept between time points so that their buffers
+    /// are reused rather than allocated per atom per time point.
+    snapshot: Vec<String>,
 }
 
 impl<W: Write> Sink<W> {
@@ -73,6 +76,7 @@ impl<W: Write> Sink<W> {
             flush_each: false,
             time_scale: 1,
             line: String::new(),
+            snapshot: Vec::new(),
         }
     }
 
@@ -191,33 +195,34 @@ impl<W: Write> Sink<W> {
 
     /// `t: a b c` for [`Mode::Laser`]: every holding atom, sorted as text.
     fn write_snapshot(&mut self, t: u64) {
-        let mut atoms: Vec<String> = self
-            .holding
-            .keys()
-            .map(|(pred, args)| {
-                let mut atom = self.names[*pred].clone();
-                if !args.is_empty() {
-                    atom.push('(');
-                    for (i, value) in args.iter().enumerate() {
-                        if i > 0 {
-                            atom.push(',');
-                        }
-                        match value {
-                            Value::Sym(sym) => atom.push_str(sym.as_str()),
-                            other => push_value(&mut atom, *other),
-                        }
+        let count = self.holding.len();
+        if self.snapshot.len() < count {
+            self.snapshot.resize_with(count, String::new);
+        }
+        for ((pred, args), atom) in self.holding.keys().zip(&mut self.snapshot) {
+            atom.clear();
+            atom.push_str(&self.names[*pred]);
+            if !args.is_empty() {
+                atom.push('(');
+                for (i, value) in args.iter().enumerate() {
+                    if i > 0 {
+                        atom.push(',');
                     }
-                    atom.push(')');
+                    match value {
+                        Value::Sym(sym) => atom.push_str(sym.as_str()),
+                        other => push_value(atom, *other),
+                    }
                 }
-                atom
-            })
-            .collect();
+                atom.push(')');
+            }
+        }
+        let atoms = &mut self.snapshot[..count];
         atoms.sort_unstable();
         push_u64(&mut self.line, t.saturating_mul(self.time_scale));
         self.line.push(':');
-        for atom in atoms {
+        for atom in atoms.iter() {
             self.line.push(' ');
-            self.line.push_str(&atom);
+            self.line.push_str(atom);
         }
         self.line.push('\n');
     }
