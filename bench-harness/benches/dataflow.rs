@@ -20,24 +20,18 @@
 //! targets are about (`scripts/bench-dataflow.sh` runs those through the binary).
 
 use std::hint::black_box;
-use std::time::Duration;
 
 use criterion::{
-    BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group,
-    criterion_main, measurement::WallTime,
+    BenchmarkGroup, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main,
+    measurement::WallTime,
 };
 use stgflow_bench::run_dataflow;
 use stgflow_bench::workload::Workload;
 use stgflow_datasets::{Graph, Inertia, UniqueAtoms, examples, graph, inertia, unique_atoms};
 use stgflow_engine::sink::Mode;
 
-fn configure(group: &mut BenchmarkGroup<'_, WallTime>) {
-    group
-        .sampling_mode(SamplingMode::Flat)
-        .sample_size(10)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3));
-}
+mod common;
+use common::configure;
 
 fn generated(
     write: impl FnOnce(

@@ -16,25 +16,16 @@
 //! first checks the counts.
 
 use std::hint::black_box;
-use std::time::Duration;
 
-use criterion::{
-    BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group,
-    criterion_main, measurement::WallTime,
-};
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use stgflow_bench::{Engine, Input, run_compiled};
 use stgflow_datasets::convert::{Format, convert_td};
 use stgflow_datasets::{UniqueAtoms, unique_atoms};
 use stgflow_engine::sink::Mode;
 use stgflow_engine::stream::{Schema, StreamFormat};
 
-fn configure(group: &mut BenchmarkGroup<'_, WallTime>) {
-    group
-        .sampling_mode(SamplingMode::Flat)
-        .sample_size(10)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3));
-}
+mod common;
+use common::configure;
 
 fn lars(c: &mut Criterion) {
     let mut td = Vec::new();
