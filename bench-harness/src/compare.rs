@@ -162,13 +162,9 @@ pub fn run(comparison: &Comparison, wrapper: &Wrapper) -> anyhow::Result<Vec<Out
         stgflow_answers.push((kind, answers));
     }
     for peer in &comparison.peers {
-        let format = match peer.kind {
-            Kind::Laser => Format::Laser,
-            Kind::Rtec => Format::Rtec,
-        };
-        let extension = match peer.kind {
-            Kind::Laser => "laser",
-            Kind::Rtec => "rtec",
+        let (format, extension) = match peer.kind {
+            Kind::Laser => (Format::Laser, "laser"),
+            Kind::Rtec => (Format::Rtec, "rtec"),
         };
         let streams = if peer.streams.is_empty() {
             vec![convert_stream(comparison, format, extension)?]
