@@ -113,6 +113,30 @@ pub enum RunError {
     Output(#[from] io::Error),
     #[error("{0}")]
     Cluster(String),
+    /// Stopped by a signal (its number) after the output of every completed time point
+    /// was written.
+    #[error("stopped by signal {0}")]
+    Interrupted(i32),
+}
+
+impl From<crate::interrupt::Stop> for RunError {
+    fn from(stop: crate::interrupt::Stop) -> RunError {
+        match stop {
+            crate::interrupt::Stop::Signal(signal) => RunError::Interrupted(signal),
+            crate::interrupt::Stop::Cluster(message) => RunError::Cluster(message),
+        }
+    }
+}
+
+/// The next fact of `source`; a read that failed because the run is being stopped
+/// reports the stop, not an input error.
+fn next_fact(source: &mut Box<dyn FactSource + '_>) -> Result<Option<InputFact>, RunError> {
+    source
+        .next_fact()
+        .map_err(|error| match crate::interrupt::requested() {
+            Some(stop) => stop.into(),
+            None => RunError::Stream(error),
+        })
 }
 
 /// What the timeline driver hands completed time points to.
@@ -120,8 +144,15 @@ pub trait TimePoints {
     /// Time point `t` is complete; these input facts hold at it.
     fn complete(&mut self, t: u64, input: Vec<(PredId, Tuple)>) -> Result<(), RunError>;
     /// The time points `from..to` (exclusive) are complete and have no input.
+    /// A stop request ([`crate::interrupt`]) is seen between the time points of a quiet
+    /// stretch too.
     fn quiet(&mut self, from: u64, to: u64) -> Result<(), RunError> {
         for t in from..to {
+            if t > from {
+                if let Some(stop) = crate::interrupt::requested() {
+                    return Err(stop.into());
+                }
+            }
             self.complete(t, Vec::new())?;
         }
         Ok(())
@@ -185,7 +216,7 @@ pub fn drive<E: Evaluator, W: Write>(
 pub fn skipped(sources: &[Box<dyn FactSource + '_>]) -> SkipCounts {
     let mut total = SkipCounts::default();
     for source in sources {
-        merge_skips(&mut total, source.skipped());
+        total.merge(source.skipped());
     }
     total
 }
@@ -200,7 +231,7 @@ pub fn feed(
     let mut fed = Fed::default();
     let mut heads: Vec<Option<InputFact>> = Vec::with_capacity(sources.len());
     for source in sources.iter_mut() {
-        heads.push(source.next_fact()?);
+        heads.push(next_fact(source)?);
     }
     // Bounds not given explicitly come from the sources' declared timelines, if any.
     let declared: Vec<(u64, u64)> = sources
@@ -228,8 +259,11 @@ pub fn feed(
                 if let Some(fact) = head.take() {
                     input.push((fact.pred, fact.args));
                 }
-                *head = source.next_fact()?;
+                *head = next_fact(source)?;
             }
+        }
+        if let Some(stop) = crate::interrupt::requested() {
+            return Err(stop.into());
         }
         if time < next_t {
             fed.dropped += input.len() as u64;
@@ -248,12 +282,4 @@ pub fn feed(
         }
     }
     Ok(fed)
-}
-
-fn merge_skips(total: &mut SkipCounts, more: SkipCounts) {
-    total.unknown += more.unknown;
-    for (name, (arity, count, first)) in more.wrong_arity {
-        let entry = total.wrong_arity.entry(name).or_insert((arity, 0, first));
-        entry.1 += count;
-    }
 }

@@ -172,13 +172,25 @@ impl Program {
         self.rules.iter().any(|r| r.head.pred == pred)
     }
 
+    /// Whether each predicate is derived ([`Program::is_derived`] for all at once).
+    pub fn derived(&self) -> Vec<bool> {
+        let mut derived = vec![false; self.predicates.len()];
+        for rule in &self.rules {
+            if let Some(slot) = derived.get_mut(rule.head.pred) {
+                *slot = true;
+            }
+        }
+        derived
+    }
+
     /// The predicates to print: `#output` if given, else every predicate a rule defines.
     pub fn output_predicates(&self) -> Vec<PredId> {
         match &self.outputs {
             Some(outputs) => outputs.clone(),
-            None => (0..self.predicates.len())
-                .filter(|&p| self.is_derived(p))
-                .collect(),
+            None => {
+                let derived = self.derived();
+                (0..self.predicates.len()).filter(|&p| derived[p]).collect()
+            }
         }
     }
 

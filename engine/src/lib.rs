@@ -18,20 +18,28 @@
 //!   shared by the evaluators that step through time themselves.
 //! * [`reference`] — the reference evaluator: per time point, per stratum, semi-naive over
 //!   hash sets, keeping only the horizon. The oracle for every other evaluation path.
+//! * [`stg`] — Streaming Trigger Graphs: the paper's Algorithm 4 as written (nodes,
+//!   p-/n-edges, k-compatibility, consistency, MIN DATALOG, forgetting), with a DOT dump.
+//! * [`explain`] — derivation trees of facts (and why a fact does not hold), with the
+//!   LARS or EC rule each TD rule came from.
 //! * [`stream`], [`drive`], [`sink`] — input readers, the timeline driver and the output
 //!   modes (`points`, `changes`, `intervals`).
+//! * [`interrupt`] — stopping early and cleanly on a signal or a lost cluster peer.
 //!
 //! Front ends (LARS, Event Calculus) produce [`ir::Program`]s and never see the evaluators.
 
 pub mod diag;
 pub mod drive;
 pub mod eval;
+pub mod explain;
+pub mod interrupt;
 pub mod ir;
 pub mod plan;
 pub mod reference;
 pub mod render;
 pub mod runtime;
 pub mod sink;
+pub mod stg;
 pub mod stratify;
 pub mod stream;
 pub mod syntax;

@@ -98,8 +98,9 @@ pub fn render<'s>(
     // Input-only predicates hold their input facts. The runtime feeds each fact as +1
     // when it starts to hold and −1 when it stops, so these are 0/1 already.
     let mut holds: Vec<Option<Coll<'s, u64>>> = vec![None; n];
+    let derived = program.derived();
     for p in 0..n {
-        if !program.is_derived(p) {
+        if !derived[p] {
             holds[p] = inputs[p].clone();
         }
     }
@@ -205,6 +206,10 @@ pub fn render<'s>(
                 .map(move |row| (tag, row))
         })
         .collect();
+    if parts.is_empty() {
+        // Nothing to print (a program without rules): an empty output, not a panic.
+        return empty().map(|row| (0, row));
+    }
     concat_all(parts)
 }
 

@@ -22,7 +22,7 @@ use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
+use crossbeam_channel::{Receiver, RecvTimeoutError, SendTimeoutError, Sender, bounded, unbounded};
 use differential_dataflow::input::InputSession;
 use hashbrown::{HashMap, HashSet};
 use timely::dataflow::ProbeHandle;
@@ -37,6 +37,9 @@ use crate::sink::Sink;
 use crate::stratify::Analysis;
 
 type Update = ((u32, Row), u64, isize);
+
+/// How often the calling thread, waiting for worker 0, looks for a stop request.
+const STOP_POLL: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// Where the workers run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -77,12 +80,22 @@ impl Cluster {
         let text = std::fs::read_to_string(path).map_err(|e| {
             RunError::Cluster(format!("cannot read hostfile {}: {e}", path.display()))
         })?;
-        let addresses: Vec<String> = text
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty() && !l.starts_with('#'))
-            .map(str::to_owned)
-            .collect();
+        let mut addresses = Vec::new();
+        for (number, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            use std::net::ToSocketAddrs;
+            if let Err(e) = line.to_socket_addrs() {
+                return Err(RunError::Cluster(format!(
+                    "hostfile {}:{}: `{line}` is not a `host:port` address ({e})",
+                    path.display(),
+                    number + 1
+                )));
+            }
+            addresses.push(line.to_owned());
+        }
         if addresses.len() < self.processes {
             return Err(RunError::Cluster(format!(
                 "hostfile {} lists {} address(es) for {} processes",
@@ -119,9 +132,11 @@ impl Cluster {
             )));
         }
         let addresses = self.addresses()?;
+        crate::interrupt::watch_cluster_failures();
         let sockets = connect(
             &addresses[..self.processes],
             self.process,
+            threads,
             self.connect_timeout,
         )?;
         use timely::communication::allocator::zero_copy::initialize::initialize_networking_from_sockets;
@@ -145,18 +160,99 @@ impl Cluster {
     }
 }
 
+/// What a process says when it connects to another, and the answer it expects: a magic
+/// word, then its index, the number of processes and the worker threads per process.
+/// A stray program on a listed port, or a process started with other `-n`/`-w`, is found
+/// here, with a message, instead of hanging timely's setup.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Hello {
+    index: u64,
+    processes: u64,
+    workers: u64,
+}
+
+impl Hello {
+    const MAGIC: [u8; 8] = *b"stgflow1";
+
+    fn bytes(self) -> [u8; 32] {
+        let mut out = [0u8; 32];
+        out[..8].copy_from_slice(&Hello::MAGIC);
+        out[8..16].copy_from_slice(&self.index.to_le_bytes());
+        out[16..24].copy_from_slice(&self.processes.to_le_bytes());
+        out[24..].copy_from_slice(&self.workers.to_le_bytes());
+        out
+    }
+
+    /// Reads a hello from `stream` before `deadline`.
+    fn read(
+        stream: &mut std::net::TcpStream,
+        deadline: std::time::Instant,
+    ) -> Result<Hello, String> {
+        use std::io::Read;
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        stream
+            .set_read_timeout(Some(left.max(std::time::Duration::from_millis(10))))
+            .map_err(|e| e.to_string())?;
+        let mut bytes = [0u8; 32];
+        stream.read_exact(&mut bytes).map_err(|e| match e.kind() {
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
+                "no answer in time".to_owned()
+            }
+            std::io::ErrorKind::UnexpectedEof => "the connection was closed".to_owned(),
+            _ => e.to_string(),
+        })?;
+        stream.set_read_timeout(None).map_err(|e| e.to_string())?;
+        if bytes[..8] != Hello::MAGIC {
+            return Err("it is not an stgflow process of this version".to_owned());
+        }
+        let word = |i: usize| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&bytes[i..i + 8]);
+            u64::from_le_bytes(w)
+        };
+        Ok(Hello {
+            index: word(8),
+            processes: word(16),
+            workers: word(24),
+        })
+    }
+
+    /// Why `other` cannot join this cluster, if it cannot.
+    fn mismatch(self, other: Hello) -> Option<String> {
+        if other.processes != self.processes {
+            Some(format!(
+                "it runs with -n {} and this process with -n {}",
+                other.processes, self.processes
+            ))
+        } else if other.workers != self.workers {
+            Some(format!(
+                "it runs with -w {} and this process with -w {}; every process needs the same -w",
+                other.workers, self.workers
+            ))
+        } else {
+            None
+        }
+    }
+}
+
 /// Connects this process to every other: it dials the processes before it and accepts the
-/// ones after it, each announcing its index. Timely's own setup prints progress to stdout
-/// and retries forever; this one is quiet and gives up after `timeout` with a message
-/// naming the process it waited for.
+/// ones after it, exchanging a [`Hello`] with each. Timely's own setup prints progress to
+/// stdout and retries forever; this one is quiet and gives up after `timeout` with a
+/// message naming the process it waited for.
 fn connect(
     addresses: &[String],
     me: usize,
+    workers: usize,
     timeout: std::time::Duration,
 ) -> Result<Vec<Option<std::net::TcpStream>>, RunError> {
-    use std::io::{Read, Write};
+    use std::io::Write;
     use std::net::{TcpListener, TcpStream};
     let deadline = std::time::Instant::now() + timeout;
+    let hello = Hello {
+        index: me as u64,
+        processes: addresses.len() as u64,
+        workers: workers as u64,
+    };
     let listener = if me + 1 < addresses.len() {
         let listener = TcpListener::bind(&addresses[me]).map_err(|e| {
             RunError::Cluster(format!(
@@ -173,7 +269,7 @@ fn connect(
     };
     let mut sockets: Vec<Option<TcpStream>> = (0..addresses.len()).map(|_| None).collect();
     for (index, address) in addresses.iter().enumerate().take(me) {
-        let stream = loop {
+        let mut stream = loop {
             match TcpStream::connect(address) {
                 Ok(stream) => break stream,
                 Err(e) if std::time::Instant::now() > deadline => {
@@ -185,15 +281,24 @@ fn connect(
                 Err(_) => std::thread::sleep(std::time::Duration::from_millis(50)),
             }
         };
-        let mut stream = stream;
-        stream
+        let answer = stream
             .set_nodelay(true)
-            .and_then(|()| stream.write_all(&(me as u64).to_le_bytes()))
-            .map_err(|e| {
-                RunError::Cluster(format!(
-                    "process {me} lost process {index} at {address}: {e}"
-                ))
-            })?;
+            .and_then(|()| stream.write_all(&hello.bytes()))
+            .map_err(|e| e.to_string())
+            .and_then(|()| Hello::read(&mut stream, deadline));
+        let problem = match answer {
+            Err(e) => Some(e),
+            Ok(answer) if answer.index != index as u64 => Some(format!(
+                "it is process {} of the cluster, not process {index}",
+                answer.index
+            )),
+            Ok(answer) => hello.mismatch(answer),
+        };
+        if let Some(problem) = problem {
+            return Err(RunError::Cluster(format!(
+                "process {me} reached {address} but not stgflow process {index} ({problem}); check the hostfile and that the port is not used by another program"
+            )));
+        }
         sockets[index] = Some(stream);
     }
     if let Some(listener) = listener {
@@ -204,26 +309,39 @@ fn connect(
             .any(|(_, s)| s.is_none())
         {
             match listener.accept() {
-                Ok((mut stream, _)) => {
-                    let mut index = [0u8; 8];
-                    stream
+                Ok((mut stream, peer)) => {
+                    let greeting = stream
                         .set_nonblocking(false)
                         .and_then(|()| stream.set_nodelay(true))
-                        .and_then(|()| stream.read_exact(&mut index))
-                        .map_err(|e| {
-                            RunError::Cluster(format!(
-                                "process {me}: a peer failed to announce itself: {e}"
-                            ))
-                        })?;
-                    let index = usize::try_from(u64::from_le_bytes(index)).unwrap_or(usize::MAX);
-                    match sockets.get_mut(index) {
-                        Some(slot) if index > me && slot.is_none() => *slot = Some(stream),
-                        _ => {
-                            return Err(RunError::Cluster(format!(
-                                "process {me}: unexpected peer index {index}"
-                            )));
-                        }
+                        .map_err(|e| e.to_string())
+                        .and_then(|()| {
+                            // Peers greet at once; a silent connection is not one of them.
+                            let soon =
+                                std::time::Instant::now() + std::time::Duration::from_secs(5);
+                            Hello::read(&mut stream, deadline.min(soon))
+                        });
+                    let from = match greeting {
+                        // A stray connection: not one of ours; keep waiting.
+                        Err(_) => continue,
+                        Ok(from) => from,
+                    };
+                    let index = usize::try_from(from.index).unwrap_or(usize::MAX);
+                    let problem = match sockets.get(index) {
+                        Some(None) if index > me => hello.mismatch(from),
+                        Some(Some(_)) => Some(format!("process {index} connected twice")),
+                        _ => Some(format!("it says it is process {index}")),
+                    };
+                    // Answer even a peer that cannot join, so that it sees why.
+                    let answered = stream.write_all(&hello.bytes());
+                    if let Some(problem) = problem {
+                        return Err(RunError::Cluster(format!(
+                            "process {me}: a peer at {peer} cannot join ({problem})"
+                        )));
                     }
+                    answered.map_err(|e| {
+                        RunError::Cluster(format!("process {me} lost process {index}: {e}"))
+                    })?;
+                    sockets[index] = Some(stream);
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
                     if std::time::Instant::now() > deadline {
@@ -325,6 +443,7 @@ pub fn run<W: Write>(
         unit_fed: false,
         pending: BTreeMap::new(),
         summary: RunSummary::default(),
+        flushed_on_stop: false,
     };
     let result = feed(sources, timeline, &mut feeder).and_then(|fed| feeder.finish().map(|()| fed));
     let finished = match result {
@@ -346,11 +465,22 @@ pub fn run<W: Write>(
     finished
 }
 
+/// Waits for the workers. A lost cluster peer makes timely's network threads, then the
+/// workers and the network guard panic; that becomes the [`crate::interrupt`] reason's
+/// message instead of a panic of the calling thread.
 fn join(guards: timely::communication::WorkerGuards<()>) -> Result<(), RunError> {
-    for result in guards.join() {
-        result.map_err(|e| RunError::Cluster(format!("a worker failed: {e}")))?;
-    }
-    Ok(())
+    let joined = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| guards.join()));
+    let failure = match joined {
+        Ok(results) => match results.into_iter().find_map(Result::err) {
+            None => return Ok(()),
+            Some(error) => format!("a worker failed: {error}"),
+        },
+        Err(_) => "the cluster's network failed".to_owned(),
+    };
+    Err(match crate::interrupt::requested() {
+        Some(crate::interrupt::Stop::Cluster(message)) => RunError::Cluster(message),
+        _ => RunError::Cluster(failure),
+    })
 }
 
 /// One worker: builds the dataflow; worker 0 also feeds it and reports its output.
@@ -447,6 +577,8 @@ struct Feeder<'a, W: Write> {
     unit_fed: bool,
     pending: BTreeMap<u64, HashMap<(PredId, Tuple), isize>>,
     summary: RunSummary,
+    /// Whether a stop request has flushed the sink (see [`Feeder::flush_on_stop`]).
+    flushed_on_stop: bool,
 }
 
 impl<W: Write> Feeder<'_, W> {
@@ -479,16 +611,14 @@ impl<W: Write> Feeder<'_, W> {
     fn send_batch(&mut self) -> Result<(), RunError> {
         let updates = std::mem::take(&mut self.batch);
         self.batch_start = None;
-        let Some(channel) = &self.to_worker else {
+        let Some(channel) = self.to_worker.clone() else {
             return Ok(());
         };
-        if channel
-            .send(ToWorker::Feed {
-                updates,
-                advance_to: self.advance_to,
-            })
-            .is_err()
-        {
+        let message = ToWorker::Feed {
+            updates,
+            advance_to: self.advance_to,
+        };
+        if self.send(&channel, message).is_err() {
             return Err(RunError::Cluster("worker 0 stopped".to_owned()));
         }
         if self.live {
@@ -501,10 +631,49 @@ impl<W: Write> Feeder<'_, W> {
         Ok(())
     }
 
+    /// Sends `message` to worker 0, waiting while its channel is full (see
+    /// [`Feeder::flush_on_stop`]).
+    fn send(&mut self, channel: &Sender<ToWorker>, message: ToWorker) -> Result<(), ()> {
+        let mut message = message;
+        loop {
+            match channel.send_timeout(message, STOP_POLL) {
+                Ok(()) => return Ok(()),
+                Err(SendTimeoutError::Timeout(back)) => {
+                    message = back;
+                    self.flush_on_stop();
+                }
+                Err(SendTimeoutError::Disconnected(_)) => return Err(()),
+            }
+        }
+    }
+
+    /// The next message from worker 0, waiting for it (see [`Feeder::flush_on_stop`]).
+    fn next_message(&mut self) -> Result<FromWorker, ()> {
+        loop {
+            match self.from_worker.recv_timeout(STOP_POLL) {
+                Ok(message) => return Ok(message),
+                Err(RecvTimeoutError::Timeout) => self.flush_on_stop(),
+                Err(RecvTimeoutError::Disconnected) => return Err(()),
+            }
+        }
+    }
+
+    /// While the calling thread waits for worker 0 — which may be in one long step — a
+    /// stop request ([`crate::interrupt`]) flushes what is written so far at once: the
+    /// run still stops cleanly when the worker comes back, and if the process is ended
+    /// before that (a second signal, the command's grace period), the output of the
+    /// completed time points written so far is not lost in a buffer.
+    fn flush_on_stop(&mut self) {
+        if !self.flushed_on_stop && crate::interrupt::requested().is_some() {
+            self.flushed_on_stop = true;
+            let _ = self.sink.flush();
+        }
+    }
+
     /// Receives output until everything before `upto` is written.
     fn wait_for(&mut self, upto: u64) -> Result<(), RunError> {
         while self.next_emit.is_some_and(|next| next < upto) {
-            match self.from_worker.recv() {
+            match self.next_message() {
                 Ok(FromWorker::Done) | Err(_) => {
                     return Err(RunError::Cluster("worker 0 stopped".to_owned()));
                 }
@@ -558,11 +727,12 @@ impl<W: Write> Feeder<'_, W> {
         let Some(channel) = self.to_worker.take() else {
             return Ok(());
         };
-        let _ = channel.send(ToWorker::Finish {
+        let finish = ToWorker::Finish {
             advance_to: self.advance_to,
-        });
+        };
+        let _ = self.send(&channel, finish);
         loop {
-            match self.from_worker.recv() {
+            match self.next_message() {
                 Ok(FromWorker::Done) | Err(_) => return Ok(()),
                 Ok(message) => self.receive(message)?,
             }
@@ -585,13 +755,24 @@ impl<W: Write> TimePoints for Feeder<'_, W> {
         self.fed_through(t)
     }
 
+    /// A quiet stretch goes out in batches of at most `batch_points` time points like any
+    /// other, so that output flows, memory stays bounded and a stop request is seen
+    /// between batches even when the stretch is 10^9 time points long.
     fn quiet(&mut self, from: u64, to: u64) -> Result<(), RunError> {
-        if from >= to {
-            return Ok(());
+        let mut from = from;
+        while from < to {
+            let start = *self.batch_start.get_or_insert(from);
+            self.feed_unit(from);
+            self.retract_previous(from);
+            let end = to.min(start.saturating_add(self.batch_points).max(from + 1));
+            self.fed_through(end - 1)?;
+            from = end;
+            if from < to {
+                if let Some(stop) = crate::interrupt::requested() {
+                    return Err(stop.into());
+                }
+            }
         }
-        self.batch_start.get_or_insert(from);
-        self.feed_unit(from);
-        self.retract_previous(from);
-        self.fed_through(to - 1)
+        Ok(())
     }
 }

@@ -14,7 +14,7 @@
 
 use std::collections::BTreeSet;
 
-use petgraph::algo::tarjan_scc;
+use petgraph::algo::kosaraju_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
 
 use crate::diag::Span;
@@ -99,7 +99,9 @@ pub fn ordered_sccs(n: usize, edges: impl Iterator<Item = (PredId, PredId)>) -> 
     for &(from, to) in &pairs {
         graph.add_edge(NodeIndex::new(from), NodeIndex::new(to), ());
     }
-    let mut sccs: Vec<Vec<PredId>> = tarjan_scc(&graph)
+    // Kosaraju's algorithm in petgraph is iterative; its Tarjan recurses once per node
+    // of a chain and overflows the stack on a program of 10,000 chained rules.
+    let mut sccs: Vec<Vec<PredId>> = kosaraju_scc(&graph)
         .into_iter()
         .map(|scc| {
             let mut preds: Vec<PredId> = scc.into_iter().map(NodeIndex::index).collect();
@@ -147,7 +149,7 @@ pub fn analyse(program: &Program) -> Analysis {
         .iter()
         .filter(|e| e.offset == 0)
         .map(|e| (e.from, e.to));
-    let derived: Vec<bool> = (0..n).map(|p| program.is_derived(p)).collect();
+    let derived = program.derived();
     let sccs: Vec<Vec<PredId>> = ordered_sccs(n, same_time)
         .into_iter()
         .filter(|scc| scc.iter().any(|&p| derived[p]))
@@ -158,23 +160,26 @@ pub fn analyse(program: &Program) -> Analysis {
             stratum_of[p] = Some(s);
         }
     }
-    let strata = sccs
+    // One pass over the rules and edges each, not one per stratum: a program may have
+    // 10,000 strata.
+    let mut strata: Vec<Stratum> = sccs
         .into_iter()
-        .enumerate()
-        .map(|(s, preds)| {
-            let rules = (0..program.rules.len())
-                .filter(|&r| stratum_of[program.rules[r].head.pred] == Some(s))
-                .collect();
-            let recursive = edges.iter().any(|e| {
-                e.offset == 0 && stratum_of[e.from] == Some(s) && stratum_of[e.to] == Some(s)
-            });
-            Stratum {
-                preds,
-                rules,
-                recursive,
-            }
+        .map(|preds| Stratum {
+            preds,
+            rules: Vec::new(),
+            recursive: false,
         })
         .collect();
+    for (r, rule) in program.rules.iter().enumerate() {
+        if let Some(s) = stratum_of[rule.head.pred] {
+            strata[s].rules.push(r);
+        }
+    }
+    for e in edges.iter().filter(|e| e.offset == 0) {
+        if let Some(s) = stratum_of[e.from].filter(|&s| stratum_of[e.to] == Some(s)) {
+            strata[s].recursive = true;
+        }
+    }
 
     let all = ordered_sccs(n, edges.iter().map(|e| (e.from, e.to)));
     let mut component = vec![0; n];
@@ -183,25 +188,37 @@ pub fn analyse(program: &Program) -> Analysis {
             component[p] = c;
         }
     }
+    // Per component: whether an offset>0 edge stays inside it; per rule: whether a body
+    // atom is in its head's component (it closes a cycle). One pass each.
+    let mut through_time = vec![false; all.len()];
+    for e in &edges {
+        if e.offset > 0 && component[e.from] == component[e.to] {
+            through_time[component[e.from]] = true;
+        }
+    }
+    let mut closes_cycle = vec![false; program.rules.len()];
+    for e in &edges {
+        if component[e.from] == component[program.rules[e.rule].head.pred] {
+            closes_cycle[e.rule] = true;
+        }
+    }
+    let mut rules_of: Vec<Vec<usize>> = vec![Vec::new(); all.len()];
+    for (r, rule) in program.rules.iter().enumerate() {
+        if through_time[component[rule.head.pred]] {
+            rules_of[component[rule.head.pred]].push(r);
+        }
+    }
     let temporal_sccs = all
         .iter()
         .enumerate()
-        .filter(|(c, _)| {
-            edges
-                .iter()
-                .any(|e| e.offset > 0 && component[e.from] == *c && component[e.to] == *c)
-        })
-        .map(|(c, preds)| TemporalScc {
-            preds: preds.clone(),
-            rules: (0..program.rules.len())
-                .filter(|&r| component[program.rules[r].head.pred] == c)
-                .collect(),
-            cycle_rules: (0..program.rules.len())
-                .filter(|&r| {
-                    component[program.rules[r].head.pred] == c
-                        && edges.iter().any(|e| e.rule == r && component[e.from] == c)
-                })
-                .collect(),
+        .filter(|(c, _)| through_time[*c])
+        .map(|(c, preds)| {
+            let rules = std::mem::take(&mut rules_of[c]);
+            TemporalScc {
+                preds: preds.clone(),
+                cycle_rules: rules.iter().copied().filter(|&r| closes_cycle[r]).collect(),
+                rules,
+            }
         })
         .collect();
 

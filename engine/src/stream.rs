@@ -16,9 +16,18 @@
 //!
 //! Ordered input is the contract: a time that goes backwards within one source is an
 //! error naming the file, the line and both times. A malformed line is an error naming
-//! file:line:column. Facts of predicates that the program never mentions are dropped as
-//! they are read; facts whose arity disagrees with the program are skipped and counted
-//! (reported once per predicate as a warning).
+//! file:line:column. Facts of predicates that the program never mentions, and facts whose
+//! arity disagrees with the program, are skipped and counted (the command line reports
+//! them as warnings), or are errors under [`Tolerance::strict`]. Times are at most
+//! [`MAX_TIME`], so that `t + 1` and `t + offset` never overflow.
+//!
+//! **Lateness.** With [`Tolerance::lateness`] N, a fact may come up to N time points
+//! behind the latest time seen so far in its source (the watermark is that time minus N).
+//! Facts are held back, sorted by time, until the watermark passes them; so a reader
+//! still hands out facts in time order, and the driver sees an ordered source. A fact
+//! later than N is an error (E102), or is skipped and counted with
+//! [`Tolerance::skip_late`]. The price: a time point's facts leave the reader only once a
+//! fact N time points later has been read (or the input ends).
 
 use std::fmt;
 use std::io::BufRead;
@@ -75,6 +84,20 @@ impl StreamFormat {
     }
 }
 
+/// The largest time accepted in a stream: 2^63 - 1, the largest TD integer.
+pub const MAX_TIME: u64 = i64::MAX as u64;
+
+/// How a reader treats input that breaks the contract.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tolerance {
+    /// Time points a fact may arrive behind the latest time seen (`--lateness N`).
+    pub lateness: u64,
+    /// Skip and count facts later than `lateness` instead of failing (`--skip-late`).
+    pub skip_late: bool,
+    /// Unknown predicates and wrong arities are errors, not counted skips (`--strict`).
+    pub strict: bool,
+}
+
 /// A malformed or out-of-order line.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub struct StreamError {
@@ -95,14 +118,19 @@ impl fmt::Display for StreamError {
         writeln!(f, "  --> {}:{}:{}", self.file, self.line, self.column)?;
         let number = self.line.to_string();
         let pad = " ".repeat(number.len());
-        let shown: String = self.text.chars().take(200).collect();
+        // At most EXCERPT characters of the line, around the column on a long line.
+        const EXCERPT: usize = 200;
+        let column = self.column.saturating_sub(1);
+        let skip = column.saturating_sub(EXCERPT - 50);
+        let mut shown: String = self.text.chars().skip(skip).take(EXCERPT).collect();
+        let mut caret = column - skip;
+        if skip > 0 {
+            shown.insert(0, '…');
+            caret += 1;
+        }
         writeln!(f, "{pad} |")?;
         writeln!(f, "{number} | {shown}")?;
-        write!(
-            f,
-            "{pad} | {}^",
-            " ".repeat(self.column.saturating_sub(1).min(200))
-        )?;
+        write!(f, "{pad} | {}^", " ".repeat(caret))?;
         if let Some(help) = &self.help {
             write!(f, "\n{pad} = help: {help}")?;
         }
@@ -115,8 +143,38 @@ impl fmt::Display for StreamError {
 pub struct SkipCounts {
     /// Facts of predicates the program does not mention.
     pub unknown: u64,
+    /// The first [`UNKNOWN_NAMES_KEPT`] unknown predicate names: (facts, first location).
+    pub unknown_names: HashMap<String, (u64, String)>,
     /// Per predicate name: (arity seen, facts skipped, first location).
     pub wrong_arity: HashMap<String, (usize, u64, String)>,
+    /// Facts more than the lateness behind (with `skip_late`), and the first location.
+    pub late: u64,
+    pub first_late: Option<String>,
+}
+
+/// How many distinct unknown predicate names a reader remembers (garbage input would
+/// otherwise grow the map without bound); the count covers them all.
+pub const UNKNOWN_NAMES_KEPT: usize = 16;
+
+impl SkipCounts {
+    /// Adds `more` (another source's counts) to these.
+    pub fn merge(&mut self, more: SkipCounts) {
+        self.unknown += more.unknown;
+        for (name, (count, first)) in more.unknown_names {
+            if self.unknown_names.len() < UNKNOWN_NAMES_KEPT
+                || self.unknown_names.contains_key(&name)
+            {
+                self.unknown_names.entry(name).or_insert((0, first)).0 += count;
+            }
+        }
+        for (name, (arity, count, first)) in more.wrong_arity {
+            self.wrong_arity.entry(name).or_insert((arity, 0, first)).1 += count;
+        }
+        self.late += more.late;
+        if self.first_late.is_none() {
+            self.first_late = more.first_late;
+        }
+    }
 }
 
 /// Predicate names the program knows, with their object arity.
@@ -160,11 +218,14 @@ pub struct FactReader<R> {
     buffer: Vec<u8>,
     /// Facts parsed from the current line not yet handed out (a TD line may hold several).
     pending: std::collections::VecDeque<InputFact>,
-    last_time: Option<(u64, usize)>,
+    /// The latest time point seen, and its line.
+    latest: Option<(u64, usize)>,
     /// Input time units per time point.
     tick: u64,
-    /// Facts of RTEC interval records at time points later than the current record's.
-    held: std::collections::BTreeMap<u64, Vec<InputFact>>,
+    tolerance: Tolerance,
+    /// Facts not yet handed out, by the time point they are next due: late facts waiting
+    /// for the watermark, and RTEC interval facts (each stays until its interval ends).
+    held: std::collections::BTreeMap<u64, Vec<Held>>,
     pub skipped: SkipCounts,
     /// The `#timeline START END` of a Laser stream, as time points.
     timeline: Option<(u64, u64)>,
@@ -189,8 +250,9 @@ impl<R: BufRead> FactReader<R> {
             line: 0,
             buffer: Vec::new(),
             pending: Default::default(),
-            last_time: None,
+            latest: None,
             tick: 1,
+            tolerance: Tolerance::default(),
             held: Default::default(),
             timeline: None,
             skipped: SkipCounts::default(),
@@ -200,6 +262,12 @@ impl<R: BufRead> FactReader<R> {
     /// Reads input time `t` as time point `t / tick` (a tick of 0 counts as 1).
     pub fn with_tick(mut self, tick: u64) -> Self {
         self.tick = tick.max(1);
+        self
+    }
+
+    /// Accepts late facts and unknown predicates as `tolerance` says.
+    pub fn with_tolerance(mut self, tolerance: Tolerance) -> Self {
+        self.tolerance = tolerance;
         self
     }
 
@@ -227,10 +295,11 @@ impl<R: BufRead> FactReader<R> {
                     help: None,
                 })?;
             if read == 0 {
-                if self.held.is_empty() {
+                // One time point at a time: an interval may run for a very long time.
+                let Some(first) = self.held.first_key_value().map(|(t, _)| *t) else {
                     return Ok(None);
-                }
-                self.release_held(u64::MAX);
+                };
+                self.release_held(first);
                 continue;
             }
             self.line += 1;
@@ -246,7 +315,7 @@ impl<R: BufRead> FactReader<R> {
                     }
                 }
                 Err(e) => Err(self.error(
-                    &String::from_utf8_lossy(&buffer),
+                    String::from_utf8_lossy(&buffer).trim_end_matches(['\n', '\r']),
                     e.valid_up_to(),
                     "invalid UTF-8 in the input".to_owned(),
                     None,
@@ -296,13 +365,28 @@ impl<R: BufRead> FactReader<R> {
         }
     }
 
-    /// Hands out the held interval facts at time points up to `until`.
+    /// Hands out the held facts due at time points up to `until`, in time order; an
+    /// interval fact is due again at the next time point until its interval ends.
     fn release_held(&mut self, until: u64) {
         while let Some(entry) = self.held.first_entry() {
-            if *entry.key() > until {
+            let t = *entry.key();
+            if t > until {
                 break;
             }
-            self.pending.extend(entry.remove());
+            for held in entry.remove() {
+                let next = t + 1;
+                let again = (next < held.end).then(|| held.fact.clone());
+                self.pending.push_back(InputFact {
+                    time: t,
+                    ..held.fact
+                });
+                if let Some(fact) = again {
+                    self.held.entry(next).or_default().push(Held {
+                        fact,
+                        end: held.end,
+                    });
+                }
+            }
         }
     }
 
@@ -315,60 +399,196 @@ impl<R: BufRead> FactReader<R> {
         time: u64,
         at: usize,
     ) -> Result<(), Box<StreamError>> {
-        let time = self.advance(text, time, at)?;
-        self.queue(name, args, time);
-        Ok(())
+        let Some(time) = self.advance(text, time, at, 1)? else {
+            return Ok(());
+        };
+        self.queue(text, at, name, args, time, time + 1)
+    }
+
+    /// The time point below which no fact can come any more: the latest time seen minus
+    /// the lateness.
+    fn watermark(&self) -> u64 {
+        self.latest
+            .map_or(0, |(t, _)| t.saturating_sub(self.tolerance.lateness))
     }
 
     /// Moves the reader to input time `time` (scaled by the tick), checking the order and
-    /// handing out the held facts up to it; returns the time point.
-    fn advance(&mut self, text: &str, time: u64, at: usize) -> Result<u64, Box<StreamError>> {
+    /// handing out the held facts the watermark has passed; returns the time point, or
+    /// `None` when the line is too late and skipped (`facts` facts counted).
+    fn advance(
+        &mut self,
+        text: &str,
+        time: u64,
+        at: usize,
+        facts: u64,
+    ) -> Result<Option<u64>, Box<StreamError>> {
+        if time > MAX_TIME {
+            return Err(self.error(
+                text,
+                at,
+                format!("time {time} is too large (the limit is 2^63 - 1)"),
+                None,
+            ));
+        }
         let time = self.scaled(text, time, at)?;
-        if let Some((last, last_line)) = self.last_time {
-            if time < last {
-                let tick = self.tick;
-                let mut error = self.error(
-                    text,
-                    at,
-                    format!(
-                        "time goes backwards: {} after {} (line {last_line})",
-                        time * tick,
-                        last * tick
-                    ),
-                    Some("streams must be ordered by time".to_owned()),
-                );
-                error.code = "E102";
-                return Err(error);
+        if let Some((latest, latest_line)) = self.latest {
+            if time < self.watermark() {
+                if self.tolerance.skip_late {
+                    self.skipped.late += facts;
+                    if self.skipped.first_late.is_none() {
+                        self.skipped.first_late = Some(format!("{}:{}", self.name, self.line));
+                    }
+                    return Ok(None);
+                }
+                return Err(self.late(text, at, time, latest, latest_line));
             }
         }
-        self.last_time = Some((time, self.line));
-        self.release_held(time);
-        Ok(time)
+        if self.latest.is_none_or(|(latest, _)| time > latest) {
+            self.latest = Some((time, self.line));
+        }
+        self.release_held(self.watermark());
+        Ok(Some(time))
     }
 
-    /// Queues a fact of a known predicate with the right arity (else counts it as
-    /// skipped); returns the queued fact.
-    fn queue(&mut self, name: &str, args: Vec<Value>, time: u64) -> Option<&InputFact> {
+    /// The error for a fact at `time` behind the watermark.
+    fn late(
+        &self,
+        text: &str,
+        at: usize,
+        time: u64,
+        latest: u64,
+        latest_line: usize,
+    ) -> Box<StreamError> {
+        let tick = self.tick;
+        let lateness = self.tolerance.lateness;
+        let mut error = if lateness == 0 {
+            self.error(
+                text,
+                at,
+                format!(
+                    "time goes backwards: {} after {} (line {latest_line})",
+                    time * tick,
+                    latest * tick
+                ),
+                Some(
+                    "streams must be ordered by time (`--lateness N` accepts facts up to N \
+                     time points late)"
+                        .to_owned(),
+                ),
+            )
+        } else {
+            self.error(
+                text,
+                at,
+                format!(
+                    "time {} is {} time point{} late, more than the lateness of {lateness}, \
+                     after {} (line {latest_line})",
+                    time * tick,
+                    latest - time,
+                    if latest - time == 1 { "" } else { "s" },
+                    latest * tick
+                ),
+                Some("`--skip-late` skips such facts and counts them".to_owned()),
+            )
+        };
+        error.code = "E102";
+        error
+    }
+
+    /// Queues a fact holding on `[time, end)` if its predicate is known with this arity;
+    /// else counts it as skipped, or under `strict` fails.
+    fn queue(
+        &mut self,
+        text: &str,
+        at: usize,
+        name: &str,
+        args: Vec<Value>,
+        time: u64,
+        end: u64,
+    ) -> Result<(), Box<StreamError>> {
         let Some(&(pred, arity)) = self.schema.preds.get(name) else {
-            self.skipped.unknown += 1;
-            return None;
+            return self.unknown(text, at, name);
         };
         if args.len() != arity {
-            let location = format!("{}:{}", self.name, self.line);
-            let entry = self.skipped.wrong_arity.entry(name.to_owned()).or_insert((
-                args.len() + 1,
-                0,
-                location,
-            ));
-            entry.1 += 1;
-            return None;
+            return self.wrong_arity(text, at, name, args.len(), arity);
         }
-        self.pending.push_back(InputFact {
+        let fact = InputFact {
             pred,
             args: args.into_boxed_slice(),
             time,
-        });
-        self.pending.back()
+        };
+        if time <= self.watermark() && end == time + 1 {
+            self.pending.push_back(fact);
+        } else {
+            self.held.entry(time).or_default().push(Held { fact, end });
+        }
+        Ok(())
+    }
+
+    fn unknown(&mut self, text: &str, at: usize, name: &str) -> Result<(), Box<StreamError>> {
+        if self.tolerance.strict {
+            let help = crate::diag::closest(name, self.schema.preds.keys().map(String::as_str))
+                .map(|close| format!("did you mean `{close}`?"))
+                .or(Some(
+                    "without `--strict` such facts are skipped and counted".to_owned(),
+                ));
+            let mut error = self.error(
+                text,
+                at,
+                format!("the program has no predicate `{name}`"),
+                help,
+            );
+            error.code = "E104";
+            return Err(error);
+        }
+        self.skipped.unknown += 1;
+        let kept = self.skipped.unknown_names.len();
+        if let Some(entry) = self.skipped.unknown_names.get_mut(name) {
+            entry.0 += 1;
+        } else if kept < UNKNOWN_NAMES_KEPT {
+            let location = format!("{}:{}", self.name, self.line);
+            self.skipped
+                .unknown_names
+                .insert(name.to_owned(), (1, location));
+        }
+        Ok(())
+    }
+
+    fn wrong_arity(
+        &mut self,
+        text: &str,
+        at: usize,
+        name: &str,
+        seen: usize,
+        arity: usize,
+    ) -> Result<(), Box<StreamError>> {
+        if self.tolerance.strict {
+            let mut error = self.error(
+                text,
+                at,
+                format!(
+                    "`{name}` has {} argument{} here, but the program uses it with {}",
+                    seen + 1,
+                    if seen == 0 { "" } else { "s" },
+                    arity + 1
+                ),
+                Some(
+                    "the time counts as an argument; without `--strict` such facts are \
+                     skipped and counted"
+                        .to_owned(),
+                ),
+            );
+            error.code = "E105";
+            return Err(error);
+        }
+        let location = format!("{}:{}", self.name, self.line);
+        let entry =
+            self.skipped
+                .wrong_arity
+                .entry(name.to_owned())
+                .or_insert((seen + 1, 0, location));
+        entry.1 += 1;
+        Ok(())
     }
 
     fn parse_td_line(&mut self, text: &str) -> Result<(), Box<StreamError>> {
@@ -551,21 +771,14 @@ impl<R: BufRead> FactReader<R> {
             return self.accept(text, &name, args, time, fields[2].1);
         }
         let end = number(self, fields[3], "end time")?;
-        let first = self.advance(text, time, fields[2].1)?;
-        let last = self.scaled(text, end, fields[3].1)?;
+        let Some(first) = self.advance(text, time, fields[2].1, 1)? else {
+            return Ok(());
+        };
+        let last = self.scaled(text, end.min(MAX_TIME), fields[3].1)?;
         if last <= first {
             return Ok(());
         }
-        let Some(queued) = self.queue(&name, args, first).cloned() else {
-            return Ok(());
-        };
-        for t in first + 1..last {
-            self.held.entry(t).or_default().push(InputFact {
-                time: t,
-                ..queued.clone()
-            });
-        }
-        Ok(())
+        self.queue(text, 0, &name, args, first, last)
     }
 }
 
@@ -609,13 +822,16 @@ impl<R: BufRead> FactReader<R> {
                 Some("Laser stream lines read `t: p(a,b) q(c)`".to_owned()),
             ));
         };
-        let time = self.advance(text, time, indent)?;
+        let atoms = text[indent + colon + 1..].split_whitespace().count() as u64;
+        let Some(time) = self.advance(text, time, indent, atoms)? else {
+            return Ok(());
+        };
         let mut at = indent + colon + 1;
         for atom in text[at..].split_whitespace() {
             // Byte offset of this atom in the line, for errors.
             at = text[at..].find(atom).map_or(at, |offset| at + offset);
             let (name, args) = self.laser_atom(text, atom, at)?;
-            self.queue(name, args, time);
+            self.queue(text, at, name, args, time, time + 1)?;
             at += atom.len();
         }
         Ok(())
@@ -627,7 +843,7 @@ impl<R: BufRead> FactReader<R> {
         rest: &str,
         at: usize,
     ) -> Result<(), Box<StreamError>> {
-        if self.last_time.is_some() || self.timeline.is_some() {
+        if self.latest.is_some() || self.timeline.is_some() {
             return Err(self.error(
                 text,
                 0,
@@ -709,6 +925,13 @@ impl<R: BufRead> FactReader<R> {
         };
         Ok((name, args))
     }
+}
+
+/// A fact waiting in a reader until it is due; it holds on `[fact.time, end)`.
+#[derive(Clone, Debug)]
+struct Held {
+    fact: InputFact,
+    end: u64,
 }
 
 /// A CSV field's value: quoted fields are symbols, others numbers when they parse.
@@ -798,6 +1021,10 @@ impl<'a> Cursor<'a> {
             Some(c) if c.is_ascii_lowercase() => Ok(Value::sym(self.identifier().unwrap_or_default())),
             Some(c) if c.is_ascii_digit() || c == '-' => {
                 let text = self.take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+'));
+                let digits = text.strip_prefix('-').unwrap_or(text);
+                if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) && text.parse::<i64>().is_err() {
+                    return Err(format!("integer `{text}` is too large (the limit is 2^63 - 1)"));
+                }
                 number(text).ok_or_else(|| format!("`{text}` is not a number"))
             }
             Some('"') => {
@@ -1001,6 +1228,73 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    fn read_with(text: &str, tolerance: Tolerance) -> Result<Vec<u64>, Box<StreamError>> {
+        let compiled = compile_str("p.tdl", "r(T) :- s(T).");
+        let mut reader = FactReader::new(
+            text.as_bytes(),
+            "in",
+            StreamFormat::Td,
+            Schema::new(&compiled.program),
+        )
+        .with_tolerance(tolerance);
+        std::iter::from_fn(|| reader.next_fact().transpose())
+            .map(|fact| fact.map(|f| f.time))
+            .collect()
+    }
+
+    #[test]
+    fn late_facts_within_the_lateness_come_out_in_time_order() {
+        let late = |lateness, skip_late| Tolerance {
+            lateness,
+            skip_late,
+            strict: false,
+        };
+        let text = "s(3). s(1). s(5). s(4). s(3). s(7).\n";
+        assert_eq!(
+            read_with(text, late(2, false)).ok(),
+            Some(vec![1, 3, 3, 4, 5, 7])
+        );
+        let error = read_with(text, late(1, false)).err();
+        assert!(
+            error.is_some_and(|e| e.code == "E102" && e.message.contains("2 time points late"))
+        );
+        assert_eq!(read_with(text, late(1, true)).ok(), Some(vec![3, 4, 5, 7]));
+    }
+
+    #[test]
+    fn strict_makes_unknown_predicates_and_wrong_arities_errors() {
+        let strict = Tolerance {
+            strict: true,
+            ..Tolerance::default()
+        };
+        let unknown = read_with("s(1).\nss(2).\n", strict).err();
+        assert!(unknown.is_some_and(|e| e.code == "E104"
+            && e.line == 2
+            && e.help.is_some_and(|h| h.contains("`s`"))));
+        let arity = read_with("s(1).\ns(a, 2).\n", strict).err();
+        assert!(arity.is_some_and(|e| e.code == "E105" && e.message.contains("2 arguments")));
+        assert_eq!(
+            read_with("s(1).\nss(2).\ns(a, 2).\n", Tolerance::default()).ok(),
+            Some(vec![1])
+        );
+    }
+
+    #[test]
+    fn an_interval_to_the_end_of_time_is_handed_out_lazily() {
+        let text = format!("fast|0|2|{MAX_TIME}|v|a|b\nappear|0|4|a\n");
+        let compiled = compile_str("p.tdl", "o(T) :- appear(X, T), fast(X, Y, V, T).");
+        let schema = Schema::new(&compiled.program)
+            .with_rtec_shapes([("fast".to_owned(), RtecShape::Interval)]);
+        let mut reader = FactReader::new(text.as_bytes(), "in", StreamFormat::Rtec, schema);
+        let times: Vec<u64> = std::iter::from_fn(|| reader.next_fact().ok().flatten())
+            .take(8)
+            .map(|f| f.time)
+            .collect();
+        assert_eq!(times, [2, 3, 4, 4, 5, 6, 7, 8]);
+        let huge = read_all("p(a, b, 9223372036854775808).", StreamFormat::Td).err();
+        assert!(huge.is_some_and(|e| e.message.contains("too large")));
     }
 
     #[test]

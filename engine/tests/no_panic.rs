@@ -1,9 +1,11 @@
-//! The parser, the whole compile pipeline and the stream readers never panic, whatever
-//! the input: random bytes, random token soup, and mutations of valid programs.
+//! The parser, the whole compile pipeline and the stream readers (TD facts, CSV, RTEC
+//! records, Laser lines; with and without lateness, `--skip-late`, `--strict`, a clock
+//! tick) never panic, whatever the input: random bytes, random token soup, and mutations
+//! of valid programs and streams. The readers also always hand out facts in time order.
 
 use proptest::prelude::*;
 use stgflow_engine::compile_str;
-use stgflow_engine::stream::{FactReader, Schema, StreamFormat};
+use stgflow_engine::stream::{FactReader, RtecShape, Schema, StreamFormat, Tolerance};
 
 const TOKENS: &[&str] = &[
     "p",
@@ -54,24 +56,99 @@ const VALID: &str = "safe(X, T) :- repair(X, T-1).\n\
                      trusted(X, T) :- safe(X, T), safe(X, T-1), D = X + 1, D > 2.\n\
                      #output trusted.\n";
 
+const FORMATS: [StreamFormat; 4] = [
+    StreamFormat::Td,
+    StreamFormat::Csv,
+    StreamFormat::Rtec,
+    StreamFormat::Laser,
+];
+
 fn compile_everything(text: &str) {
     let compiled = compile_str("fuzz.tdl", text);
     let _ = compiled.render_diagnostics(false);
-    let mut reader = FactReader::new(
-        text.as_bytes(),
-        "fuzz",
-        StreamFormat::Td,
-        Schema::new(&compiled.program),
-    );
-    while let Ok(Some(_)) = reader.next_fact() {}
-    let mut reader = FactReader::new(
-        text.as_bytes(),
-        "fuzz",
-        StreamFormat::Csv,
-        Schema::new(&compiled.program),
-    );
-    while let Ok(Some(_)) = reader.next_fact() {}
+    for format in FORMATS {
+        let mut reader = FactReader::new(
+            text.as_bytes(),
+            "fuzz",
+            format,
+            Schema::new(&compiled.program),
+        );
+        while let Ok(Some(_)) = reader.next_fact() {}
+    }
 }
+
+/// Reads `bytes` in every format with the reader options `options` picks (as the fuzz
+/// targets do), checking that facts come out in time order; at most `limit` facts (an
+/// RTEC interval may hold for a very long time).
+fn read_every_format(bytes: &[u8], options: u8) {
+    let compiled = compile_str(
+        "p.tdl",
+        "q(X, Y, T) :- p(X, Y, T). r(T) :- s(T). o(T) :- appear(X, T), walking(X, V, T), fast(X, Y, V, T).",
+    );
+    for format in FORMATS {
+        let schema = Schema::new(&compiled.program).with_rtec_shapes([
+            ("walking".to_owned(), RtecShape::Point),
+            ("fast".to_owned(), RtecShape::Interval),
+        ]);
+        let tolerance = Tolerance {
+            lateness: u64::from(options & 0x7),
+            skip_late: options & 0x8 != 0,
+            strict: options & 0x10 != 0,
+        };
+        let tick = if options & 0x20 != 0 { 40 } else { 1 };
+        let mut reader = FactReader::new(bytes, "raw", format, schema)
+            .with_tick(tick)
+            .with_tolerance(tolerance);
+        let mut last = 0;
+        for _ in 0..10_000 {
+            match reader.next_fact() {
+                Ok(Some(fact)) => {
+                    assert!(fact.time >= last, "{format:?}: {} after {last}", fact.time);
+                    last = fact.time;
+                }
+                Ok(None) | Err(_) => break,
+            }
+        }
+    }
+}
+
+/// Pieces of stream lines in every format.
+const STREAM_TOKENS: &[&str] = &[
+    "p(a, 1, 3).",
+    "s(3).",
+    "s(",
+    "p(",
+    "3",
+    "-1",
+    "99999999999999999999",
+    "18446744073709551615",
+    "9223372036854775807",
+    ",",
+    "|",
+    ":",
+    ".",
+    " ",
+    "\n",
+    "\"",
+    "#timeline",
+    "#timeline 0 5\n",
+    "1: p(a,2) s\n",
+    "2:",
+    "s",
+    "p(a,b)",
+    "3,p,a,b\n",
+    "4,s\n",
+    "time,pred\n",
+    "appear|0|0|id0\n",
+    "fast|9|2|6|very|id0|bus\n",
+    "walking|3|3|true|id0\n",
+    "fast|0|1|9223372036854775807|v|a|b\n",
+    "zz(1).",
+    "p(a, 2).",
+    "%",
+    "\u{0}",
+    "é",
+];
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
@@ -83,6 +160,22 @@ proptest! {
         let compiled = compile_str("p.tdl", "q(X, T) :- p(X, T).");
         let mut reader = FactReader::new(&bytes[..], "raw", StreamFormat::Td, Schema::new(&compiled.program));
         while let Ok(Some(_)) = reader.next_fact() {}
+    }
+
+    #[test]
+    fn random_bytes_never_panic_any_stream_reader(
+        bytes in proptest::collection::vec(any::<u8>(), 0..400), options in any::<u8>(),
+    ) {
+        read_every_format(&bytes, options);
+    }
+
+    #[test]
+    fn stream_token_soup_never_panics_any_reader(
+        tokens in proptest::collection::vec(proptest::sample::select(STREAM_TOKENS), 0..60),
+        options in any::<u8>(),
+    ) {
+        read_every_format(tokens.concat().as_bytes(), options);
+        read_every_format(tokens.join(" ").as_bytes(), options);
     }
 
     #[test]

@@ -31,6 +31,12 @@ pub enum Engine {
         workers: usize,
         lower_windows: bool,
     },
+    /// Streaming Trigger Graphs (Algorithm 4), with at most this many nodes per time
+    /// point, empty nodes used as edge sources or not.
+    Stg {
+        max_nodes: usize,
+        skip_empty_nodes: bool,
+    },
 }
 
 /// Runs the reference evaluator on TD program and stream text, printing every predicate
@@ -99,6 +105,25 @@ pub fn evaluate<'a>(
                 ..runtime::Options::default()
             };
             runtime::run(
+                program,
+                analysis,
+                &mut sources,
+                timeline,
+                &options,
+                &mut sink,
+            )
+            .map_err(|e| e.to_string())?;
+        }
+        Engine::Stg {
+            max_nodes,
+            skip_empty_nodes,
+        } => {
+            let options = stgflow_engine::stg::Options {
+                max_nodes_per_time_point: *max_nodes,
+                skip_empty_nodes: *skip_empty_nodes,
+                ..stgflow_engine::stg::Options::default()
+            };
+            stgflow_engine::stg::run(
                 program,
                 analysis,
                 &mut sources,

@@ -8,7 +8,9 @@
 //!   evaluated as clipped sets of time points, no TD) equals the reference evaluator on the
 //!   translated program;
 //! * **the engine runs the translation right**: the dataflow engine with 1 and 3 workers,
-//!   windows lowered to delay operators and literal, equals the reference evaluator.
+//!   windows lowered to delay operators and literal, equals the reference evaluator;
+//!   so should the STG engine (Algorithm 4), whose check is `#[ignore]`d for a known
+//!   failure (see `stg_equals_reference_on_300_random_lars_programs`).
 
 use proptest::prelude::*;
 use stgflow_tests::Engine;
@@ -55,6 +57,52 @@ fn check(seed: u64, workers: &[usize]) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Algorithm 4 on the translation (the graph as written under a budget, else with empty
+/// nodes skipped) against the reference evaluator.
+fn check_stg(seed: u64) -> Result<(), String> {
+    let case = case(seed);
+    let context = || {
+        format!(
+            "seed {seed}\n--- program\n{}--- stream\n{}",
+            case.program, case.stream
+        )
+    };
+    let reference = run_translated(&case.program, &case.stream, &Engine::Reference)
+        .map_err(|e| format!("{}\n{e}", context()))?;
+    let mut stg = run_translated(&case.program, &case.stream, &stg_engine(false));
+    if stg.as_ref().is_err_and(|e| e.contains("built more than")) {
+        stg = run_translated(&case.program, &case.stream, &stg_engine(true));
+    }
+    let stg = stg.map_err(|e| format!("{}\n{e}", context()))?;
+    if stg != reference {
+        return Err(format!(
+            "{}--- stg\n--- missing {:?}\n--- extra {:?}",
+            context(),
+            reference.difference(&stg).collect::<Vec<_>>(),
+            stg.difference(&reference).collect::<Vec<_>>()
+        ));
+    }
+    Ok(())
+}
+
+#[test]
+#[ignore = "known failure of the STG engine on LARS translations (extra facts, e.g. seed \
+            8804287062165928337: a negated @ condition); run with --ignored"]
+fn stg_equals_reference_on_300_random_lars_programs() {
+    for seed in 0..300u64 {
+        if let Err(error) = check_stg(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15)) {
+            panic!("{error}");
+        }
+    }
+}
+
+fn stg_engine(skip_empty_nodes: bool) -> Engine {
+    Engine::Stg {
+        max_nodes: if skip_empty_nodes { 100_000 } else { 2_000 },
+        skip_empty_nodes,
+    }
 }
 
 proptest! {

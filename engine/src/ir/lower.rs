@@ -38,6 +38,9 @@ struct Lowering {
     program: Program,
     diagnostics: Diagnostics,
     outputs: Vec<ast::Ident>,
+    /// Predicate ids by name ([`Program::pred_id`] is a linear scan: quadratic on large
+    /// programs).
+    pred_ids: HashMap<String, PredId>,
 }
 
 /// Per-rule state: variable ids and the time variable.
@@ -91,7 +94,7 @@ impl Lowering {
     /// counts) against its first use.
     fn predicate(&mut self, ident: &ast::Ident, args: usize, span: Span) -> Option<PredId> {
         let object_arity = args.saturating_sub(1);
-        if let Some(id) = self.program.pred_id(&ident.name) {
+        if let Some(&id) = self.pred_ids.get(&ident.name) {
             let known = &self.program.predicates[id];
             if known.arity != object_arity {
                 let first = known.span;
@@ -116,7 +119,14 @@ impl Lowering {
             }
             return Some(id);
         }
-        Some(self.program.intern_pred(&ident.name, object_arity, span))
+        self.program.predicates.push(super::Predicate {
+            name: ident.name.clone(),
+            arity: object_arity,
+            span,
+        });
+        let id = self.program.predicates.len() - 1;
+        self.pred_ids.insert(ident.name.clone(), id);
+        Some(id)
     }
 
     fn fact(&mut self, atom: &ast::Atom) -> Option<Fact> {
@@ -421,7 +431,7 @@ impl Lowering {
         let mut outputs = Vec::new();
         for ident in std::mem::take(&mut self.outputs) {
             self.program.output_spans.push(ident.span);
-            match self.program.pred_id(&ident.name) {
+            match self.pred_ids.get(&ident.name).copied() {
                 Some(pred) => {
                     if !outputs.contains(&pred) {
                         outputs.push(pred);

@@ -15,7 +15,10 @@ use stgflow_engine::drive::{FactSource, ProgramFacts, RunError, Timeline, drive}
 use stgflow_engine::reference::Reference;
 use stgflow_engine::runtime;
 use stgflow_engine::sink::{Mode, Sink};
-use stgflow_engine::stream::{FactReader, RtecShape, Schema, StreamFormat};
+use stgflow_engine::stg;
+use stgflow_engine::stream::{
+    FactReader, RtecShape, Schema, SkipCounts, StreamFormat, Tolerance, UNKNOWN_NAMES_KEPT,
+};
 use stgflow_engine::{Compiled, compile_str};
 
 /// stgflow: Temporal Datalog stream reasoning.
@@ -52,6 +55,10 @@ enum Command {
     ///
     /// Example: stgflow check datasets/examples/device_safety.tdl --dump strata
     Check(CheckArgs),
+    /// Explain why a fact holds (its derivation, down to input facts) or why it does not.
+    ///
+    /// Example: stgflow explain datasets/examples/device_safety.tdl datasets/examples/device_safety.facts 'trusted(d1,4)'
+    Explain(ExplainArgs),
 }
 
 #[derive(Debug, Args)]
@@ -108,9 +115,72 @@ struct RunArgs {
     #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     tick: u64,
     /// First time point of the timeline (default: the first time in the input).
-    #[arg(long, value_name = "T")]
+    #[arg(long, value_name = "T", value_parser = clap::value_parser!(u64).range(..=stgflow_engine::stream::MAX_TIME))]
     from: Option<u64>,
     /// Last time point of the timeline (default: the last time in the input).
+    #[arg(long, value_name = "T", value_parser = clap::value_parser!(u64).range(..=stgflow_engine::stream::MAX_TIME))]
+    until: Option<u64>,
+    #[command(flatten)]
+    tolerance: ToleranceArgs,
+    /// Write the streaming trigger graph as Graphviz DOT (`--engine stg`): every node
+    /// built, with its rule, time and forget time, p-edges and n-edges.
+    #[arg(long, value_name = "FILE.dot")]
+    dump_stg: Option<PathBuf>,
+    /// Print the streaming trigger graph's counters on stderr (`--engine stg`): nodes
+    /// built, removed by MIN DATALOG, forgotten.
+    #[arg(long)]
+    stats: bool,
+    /// With `--engine stg`: use no empty node as an edge source (not in the paper; the
+    /// same facts from a graph that grows with the facts, not exponentially with the
+    /// stream).
+    #[arg(long)]
+    stg_skip_empty: bool,
+}
+
+/// How a run treats input that breaks the stream contract.
+#[derive(Debug, Args)]
+struct ToleranceArgs {
+    /// Accept facts up to N time points behind the latest time seen in their stream:
+    /// they are held back until the stream has moved N time points past them (so output
+    /// for time t comes once time t+N has been read). Later facts are an error.
+    #[arg(long, default_value_t = 0, value_name = "N", value_parser = clap::value_parser!(u64).range(..=stgflow_engine::stream::MAX_TIME))]
+    lateness: u64,
+    /// Skip facts later than `--lateness` allows, and report how many (a warning),
+    /// instead of stopping with an error.
+    #[arg(long)]
+    skip_late: bool,
+    /// Stop with an error on a fact of a predicate the program does not use, or with the
+    /// wrong number of arguments (by default such facts are skipped and counted in a
+    /// warning).
+    #[arg(long)]
+    strict: bool,
+}
+
+impl ToleranceArgs {
+    fn tolerance(&self) -> Tolerance {
+        Tolerance {
+            lateness: self.lateness,
+            skip_late: self.skip_late,
+            strict: self.strict,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+struct ExplainArgs {
+    /// The TD program (`.tdl`), Event Calculus description (`.ec`) or LARS program
+    /// (`.lars`).
+    program: PathBuf,
+    /// The input streams, then the fact to explain with its time last: `trusted(a,4)`.
+    #[arg(required = true, num_args = 1.., value_name = "STREAM… FACT")]
+    rest: Vec<String>,
+    /// Stream format (as for `run`).
+    #[arg(long, value_enum)]
+    format: Option<FormatArg>,
+    /// First time point of the timeline.
+    #[arg(long, value_name = "T")]
+    from: Option<u64>,
+    /// Last time point of the timeline.
     #[arg(long, value_name = "T")]
     until: Option<u64>,
 }
@@ -134,6 +204,9 @@ enum EngineKind {
     Dataflow,
     /// The single-threaded reference evaluator (semi-naive per time point, per stratum).
     Reference,
+    /// Streaming Trigger Graphs: the paper's Algorithm 4 as written (`--dump-stg`,
+    /// `--stats`); for studying the algorithm on small streams.
+    Stg,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -205,10 +278,12 @@ pub fn run(
     let result = match cli.command {
         Command::Run(args) => context.run(args, stdin, &mut stdout),
         Command::Check(args) => context.check(args, &mut stdout),
+        Command::Explain(args) => context.explain(args, &mut stdout),
     };
     match result {
         Ok(()) => 0,
         Err(Failure::Reported) => 1,
+        Err(Failure::Exit(code)) => code,
         Err(Failure::Message(message)) => {
             let _ = writeln!(context.stderr, "error: {message}");
             1
@@ -220,6 +295,8 @@ enum Failure {
     /// Already printed (diagnostics).
     Reported,
     Message(String),
+    /// Already printed; exit with this code (128 + a signal's number).
+    Exit(i32),
 }
 
 struct Context<'a> {
@@ -237,9 +314,16 @@ impl Context<'_> {
         let bytes = std::fs::read(path)
             .map_err(|e| Failure::Message(format!("cannot read {name}: {e}")))?;
         let text = String::from_utf8(bytes).map_err(|e| {
+            let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+            let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
+            let line_start = valid.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+            let column = String::from_utf8_lossy(&valid[line_start..])
+                .chars()
+                .count()
+                + 1;
             Failure::Message(format!(
-                "{name}: invalid UTF-8 at byte {}",
-                e.utf8_error().valid_up_to()
+                "{name}:{line}:{column}: invalid UTF-8 (byte {}); programs must be UTF-8 text",
+                valid.len()
             ))
         })?;
         let compiled = if is_event_description(path) {
@@ -314,6 +398,82 @@ impl Context<'_> {
             .map_err(|e| Failure::Message(format!("cannot write the output: {e}")))
     }
 
+    /// `--stats` and `--dump-stg` after an STG run.
+    fn report_stg(
+        &mut self,
+        outcome: &stg::Outcome,
+        args: &RunArgs,
+        program: &stgflow_engine::ir::Program,
+    ) -> Result<(), Failure> {
+        if args.stats {
+            let stats = outcome.stats;
+            let _ = writeln!(
+                self.stderr,
+                "stgflow: stg: {} nodes built, {} removed by MIN DATALOG, {} forgotten, {} iterations",
+                stats.nodes_built, stats.removed_by_min_datalog, stats.forgotten, stats.iterations
+            );
+        }
+        if let (Some(path), Some(graph)) = (&args.dump_stg, &outcome.graph) {
+            std::fs::write(path, stg::to_dot(graph, program))
+                .map_err(|e| Failure::Message(format!("cannot write {}: {e}", path.display())))?;
+        }
+        Ok(())
+    }
+
+    fn explain(&mut self, args: ExplainArgs, stdout: &mut dyn Write) -> Result<(), Failure> {
+        use stgflow_engine::explain;
+        let compiled = self.compile(&args.program)?;
+        let program = &compiled.program;
+        let Some(analysis) = &compiled.analysis else {
+            return Err(Failure::Reported);
+        };
+        let Some((fact_text, streams)) = args.rest.split_last() else {
+            return Err(Failure::Message("explain: which fact?".to_owned()));
+        };
+        let fact =
+            explain::parse_fact(program, fact_text).map_err(|e| Failure::Message(e.to_string()))?;
+        let schema = Schema::new(program).with_rtec_shapes(self.rtec_shapes.clone());
+        let event_description = is_event_description(&args.program);
+        let mut sources: Vec<Box<dyn FactSource + '_>> = vec![Box::new(ProgramFacts::new(program))];
+        for stream in streams {
+            let format = match args.format {
+                Some(FormatArg::Td) => StreamFormat::Td,
+                Some(FormatArg::Csv) => StreamFormat::Csv,
+                Some(FormatArg::Rtec) => StreamFormat::Rtec,
+                Some(FormatArg::Laser) => StreamFormat::Laser,
+                None => match StreamFormat::from_path(stream) {
+                    StreamFormat::Csv if event_description => StreamFormat::Rtec,
+                    format => format,
+                },
+            };
+            let file = File::open(stream)
+                .map_err(|e| Failure::Message(format!("cannot open {stream}: {e}")))?;
+            sources.push(Box::new(FactReader::new(
+                BufReader::new(file),
+                stream.clone(),
+                format,
+                schema.clone(),
+            )));
+        }
+        let timeline = Timeline {
+            from: args.from,
+            until: args.until,
+        };
+        let materialised = match explain::materialise(program, analysis, &mut sources, timeline) {
+            Ok(materialised) => materialised,
+            Err(RunError::Stream(e)) => {
+                let _ = writeln!(self.stderr, "{e}");
+                return Err(Failure::Reported);
+            }
+            Err(e) => return Err(Failure::Message(e.to_string())),
+        };
+        let answer = materialised.explain(&fact);
+        let text = explain::render(program, &compiled.sources, &answer);
+        stdout
+            .write_all(text.as_bytes())
+            .map_err(|e| Failure::Message(format!("cannot write the output: {e}")))
+    }
+
     fn run(
         &mut self,
         args: RunArgs,
@@ -321,6 +481,13 @@ impl Context<'_> {
         stdout: &mut dyn Write,
     ) -> Result<(), Failure> {
         let started = Instant::now();
+        if args.engine != EngineKind::Stg
+            && (args.dump_stg.is_some() || args.stats || args.stg_skip_empty)
+        {
+            return Err(Failure::Message(
+                "--dump-stg, --stats and --stg-skip-empty need --engine stg".to_owned(),
+            ));
+        }
         let mut compiled = self.compile(&args.program)?;
         if !args.output.is_empty() {
             let mut outputs = Vec::new();
@@ -363,7 +530,9 @@ impl Context<'_> {
                 };
                 live = true;
                 sources.push(Box::new(
-                    FactReader::new(input, "<stdin>", format, schema.clone()).with_tick(args.tick),
+                    FactReader::new(input, "<stdin>", format, schema.clone())
+                        .with_tick(args.tick)
+                        .with_tolerance(args.tolerance.tolerance()),
                 ));
             } else {
                 let file = File::open(stream)
@@ -375,7 +544,8 @@ impl Context<'_> {
                         format,
                         schema.clone(),
                     )
-                    .with_tick(args.tick),
+                    .with_tick(args.tick)
+                    .with_tolerance(args.tolerance.tolerance()),
                 ));
             }
         }
@@ -420,10 +590,42 @@ impl Context<'_> {
             from: args.from.map(|t| t / args.tick),
             until: args.until.map(|t| t / args.tick),
         };
+        // From here a signal stops the run cleanly (see `stgflow_engine::interrupt`).
+        let listening = stgflow_engine::interrupt::listen();
+        // What the STG engine leaves besides the run: its counters and graph, or why it
+        // stopped.
+        let mut stg_outcome = None;
+        let mut stg_failure = None;
         let result = match args.engine {
             EngineKind::Reference => {
                 let mut evaluator = Reference::new(program, analysis);
                 drive(program, &mut sources, timeline, &mut evaluator, &mut sink)
+            }
+            EngineKind::Stg => {
+                let options = stg::Options {
+                    record: args.dump_stg.is_some(),
+                    skip_empty_nodes: args.stg_skip_empty,
+                    ..stg::Options::default()
+                };
+                match stg::run(
+                    program,
+                    analysis,
+                    &mut sources,
+                    timeline,
+                    &options,
+                    &mut sink,
+                ) {
+                    Ok(outcome) => {
+                        let summary = outcome.summary.clone();
+                        stg_outcome = Some(outcome);
+                        Ok(summary)
+                    }
+                    Err(stg::StgError::Run(error)) => Err(error),
+                    Err(error) => {
+                        stg_failure = Some(error.to_string());
+                        Ok(Default::default())
+                    }
+                }
             }
             EngineKind::Dataflow => {
                 let options = runtime::Options {
@@ -449,23 +651,27 @@ impl Context<'_> {
             }
         };
         drop(sink);
+        drop(listening);
+        // A run that finished after a signal arrived still reports the signal.
+        let result = match (result, stgflow_engine::interrupt::requested()) {
+            (Ok(_), Some(stgflow_engine::interrupt::Stop::Signal(signal))) => {
+                Err(RunError::Interrupted(signal))
+            }
+            (result, _) => result,
+        };
         if let Some(bar) = bar {
             bar.finish_and_clear();
+        }
+        if let Some(message) = stg_failure {
+            return Err(Failure::Message(message));
+        }
+        if let Some(outcome) = &stg_outcome {
+            self.report_stg(outcome, &args, program)?;
         }
         match result {
             Ok(summary) => {
                 if !self.quiet {
-                    for (name, (arity, count, first)) in &summary.skipped.wrong_arity {
-                        let _ = writeln!(
-                            self.stderr,
-                            "warning[W101]: skipped {count} input fact{} of `{name}` with {arity} argument{} (first at {first}); the program uses `{name}` with {}",
-                            plural(*count as usize),
-                            plural(*arity),
-                            program
-                                .pred_id(name)
-                                .map_or(0, |p| program.predicates[p].arity + 1),
-                        );
-                    }
+                    self.report_skips(&summary.skipped, program);
                 }
                 if self.verbose {
                     let span = match (summary.first, summary.last) {
@@ -495,6 +701,66 @@ impl Context<'_> {
                 Err(Failure::Reported)
             }
             Err(RunError::Cluster(message)) => Err(Failure::Message(message)),
+            Err(RunError::Interrupted(signal)) => {
+                if !self.quiet {
+                    let name = match signal {
+                        2 => "SIGINT",
+                        15 => "SIGTERM",
+                        _ => "a signal",
+                    };
+                    let _ = writeln!(
+                        self.stderr,
+                        "stgflow: stopped by {name}; the output of every completed time point was written"
+                    );
+                }
+                Err(Failure::Exit(128 + signal))
+            }
+        }
+    }
+}
+
+impl Context<'_> {
+    /// Warns about input facts that were read but not used: wrong arity (W101), unknown
+    /// predicates (W102), later than `--lateness` under `--skip-late` (W103).
+    fn report_skips(&mut self, skipped: &SkipCounts, program: &stgflow_engine::ir::Program) {
+        let mut wrong: Vec<_> = skipped.wrong_arity.iter().collect();
+        wrong.sort();
+        for (name, (arity, count, first)) in wrong {
+            let _ = writeln!(
+                self.stderr,
+                "warning[W101]: skipped {count} input fact{} of `{name}` with the wrong number of arguments (the first at {first}, with {arity}); the program uses `{name}` with {}",
+                plural(*count as usize),
+                program
+                    .pred_id(name)
+                    .map_or(0, |p| program.predicates[p].arity + 1),
+            );
+        }
+        if skipped.unknown > 0 {
+            let mut names: Vec<_> = skipped.unknown_names.iter().collect();
+            names.sort();
+            let mut listed: Vec<String> = names
+                .iter()
+                .map(|(name, (count, first))| format!("`{name}` ({count}, first at {first})"))
+                .collect();
+            if names.len() >= UNKNOWN_NAMES_KEPT {
+                listed.push("…".to_owned());
+            }
+            let _ = writeln!(
+                self.stderr,
+                "warning[W102]: skipped {} input fact{} of predicates the program does not use: {}; `--strict` makes this an error",
+                skipped.unknown,
+                plural(skipped.unknown as usize),
+                listed.join(", "),
+            );
+        }
+        if skipped.late > 0 {
+            let _ = writeln!(
+                self.stderr,
+                "warning[W103]: skipped {} input fact{} later than the lateness allows (first at {})",
+                skipped.late,
+                plural(skipped.late as usize),
+                skipped.first_late.as_deref().unwrap_or("?"),
+            );
         }
     }
 }

@@ -1,18 +1,60 @@
 //! The `stgflow` command. Everything but process setup lives in the library, so that the
 //! golden tests drive the same code in-process.
 
-use std::io::IsTerminal;
+use std::io::{BufReader, IsTerminal};
+
+use stgflow_engine::interrupt::{self, Interruptible, Stop};
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
     let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    watch_signals();
+    // stdin is read on its own thread (once read at all), so that a signal wakes a run
+    // waiting for a live stream's next line.
+    let stdin = BufReader::with_capacity(1 << 16, Interruptible::new(std::io::stdin()));
     // Unlocked handles: worker threads (and timely) may write too; holding the locks for
     // the whole run would deadlock them.
-    let stdin = std::io::stdin().lock();
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
     let code = stgflow_cli::run(std::env::args_os(), stdin, stdout, stderr, color);
     std::process::exit(code);
+}
+
+/// How long a run has, after a signal, to stop cleanly.
+const GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// SIGINT and SIGTERM: during a run, the run stops before the next time point, writes
+/// and flushes the output of every completed one and exits with 130 or 143. A second
+/// signal, one outside a run, or a run still going after [`GRACE`] ends the process with
+/// that code at once.
+fn watch_signals() {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
+        return;
+    };
+    let _ = std::thread::Builder::new()
+        .name("stgflow:signals".to_owned())
+        .spawn(move || {
+            for signal in signals.forever() {
+                if !interrupt::listening() || interrupt::requested().is_some() {
+                    std::process::exit(128 + signal);
+                }
+                interrupt::request(Stop::Signal(signal));
+                // A worker in one long step (building a huge dataflow, say) cannot stop
+                // at once; the output written so far is flushed (see the runtime), and
+                // after a grace period the process ends anyway.
+                let _ = std::thread::Builder::new()
+                    .name("stgflow:grace".to_owned())
+                    .spawn(move || {
+                        std::thread::sleep(GRACE);
+                        eprintln!(
+                            "stgflow: the run did not stop within {} s of the signal; exiting",
+                            GRACE.as_secs()
+                        );
+                        std::process::exit(128 + signal);
+                    });
+            }
+        });
 }

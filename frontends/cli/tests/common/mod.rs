@@ -1,0 +1,56 @@
+//! What the end-to-end tests of the `stgflow` binary share.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use assert_cmd::cargo::CommandCargoExt;
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The `stgflow` binary, run from the repository root.
+pub fn stgflow() -> Command {
+    let mut command =
+        Command::cargo_bin("stgflow").unwrap_or_else(|e| panic!("no stgflow binary: {e}"));
+    command.current_dir(root());
+    command
+}
+
+pub fn sorted(text: &str) -> Vec<String> {
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    lines.sort();
+    lines
+}
+
+/// A fresh directory under the system's temporary directory.
+pub fn tempdir() -> PathBuf {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "stgflow-cli-test-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+    dir
+}
+
+/// A loopback port that was free a moment ago.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A hostfile in `dir` listing `ports` on loopback, one process per port.
+pub fn hostfile(dir: &Path, ports: &[u16]) -> PathBuf {
+    let path = dir.join("hosts");
+    let text: String = ports.iter().map(|p| format!("127.0.0.1:{p}\n")).collect();
+    std::fs::write(&path, text).unwrap_or_else(|e| panic!("{e}"));
+    path
+}

@@ -1,0 +1,1 @@
+initiatedAt(f(X)=true, T) :- happensAt(ÿ(X), T).

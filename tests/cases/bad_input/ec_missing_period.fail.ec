@@ -1,0 +1,2 @@
+initiatedAt(f(X)=true, T) :- happensAt(e(X), T)
+terminatedAt(f(X)=true, T) :- happensAt(g(X), T).

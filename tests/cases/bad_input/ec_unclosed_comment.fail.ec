@@ -1,0 +1,2 @@
+/* an event description
+initiatedAt(f(X)=true, T) :- happensAt(e(X), T).

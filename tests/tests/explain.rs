@@ -1,0 +1,138 @@
+//! Golden cases for `stgflow explain`: every program under `tests/cases/explain/` with a
+//! `NAME.queries` file (one fact per line) is explained fact by fact through the command
+//! line (in-process), and the output compared with `NAME.explained`. The stream is
+//! `NAME.facts`, `NAME.csv` or `NAME.laser`; `--from`/`--until` are taken from `NAME.args`.
+//! `UPDATE_EXPECT=1 cargo test -p stgflow-tests --test explain` rewrites the expected files.
+
+use std::path::{Path, PathBuf};
+
+fn explain_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("cases")
+        .join("explain")
+}
+
+fn explain(dir: &Path, program: &str, stem: &str, fact: &str) -> String {
+    let mut args = vec![
+        "stgflow".to_owned(),
+        "explain".to_owned(),
+        program.to_owned(),
+    ];
+    for ext in ["facts", "csv", "laser"] {
+        if dir.join(format!("{stem}.{ext}")).exists() {
+            args.push(format!("{stem}.{ext}"));
+        }
+    }
+    if let Ok(extra) = std::fs::read_to_string(dir.join(format!("{stem}.args"))) {
+        let words: Vec<&str> = extra.split_whitespace().collect();
+        for pair in words.windows(2) {
+            if matches!(pair[0], "--from" | "--until") {
+                args.extend(pair.iter().map(|w| (*w).to_owned()));
+            }
+        }
+    }
+    args.push(fact.to_owned());
+    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+    let code = stgflow_cli::run(args, std::io::empty(), &mut stdout, &mut stderr, false);
+    format!(
+        "$ stgflow explain {program} … '{fact}'   (exit {code})\n{}{}",
+        String::from_utf8_lossy(&stdout),
+        String::from_utf8_lossy(&stderr)
+    )
+}
+
+#[test]
+fn explain_golden_cases() {
+    let dir = explain_dir();
+    std::env::set_current_dir(&dir).unwrap_or_else(|e| panic!("cd {}: {e}", dir.display()));
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("tests/cases/explain")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "queries"))
+        .collect();
+    entries.sort();
+    assert!(
+        entries.len() >= 4,
+        "too few explain cases: {}",
+        entries.len()
+    );
+    let update = std::env::var_os("UPDATE_EXPECT").is_some();
+    let mut failures = Vec::new();
+    for queries in entries {
+        let stem = queries
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let program = ["tdl", "lars", "ec"]
+            .iter()
+            .map(|ext| format!("{stem}.{ext}"))
+            .find(|p| dir.join(p).exists())
+            .unwrap_or_else(|| panic!("no program for {stem}"));
+        let text = std::fs::read_to_string(&queries).unwrap_or_default();
+        let mut actual = String::new();
+        for fact in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+            actual.push_str(&explain(&dir, &program, &stem, fact));
+        }
+        let expected_path = dir.join(format!("{stem}.explained"));
+        let expected = std::fs::read_to_string(&expected_path).unwrap_or_default();
+        if expected == actual {
+            continue;
+        }
+        if update {
+            std::fs::write(&expected_path, &actual).expect("write .explained");
+        } else {
+            failures.push(format!(
+                "{stem}\n--- expected\n{expected}\n--- actual\n{actual}"
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// What a derivation must be: the fact's own rule, body facts at their times, negated
+/// conditions absent, input facts at the leaves.
+#[test]
+fn example_1_derivation_of_trusted_a_4_is_a_real_derivation() {
+    let dir = explain_dir();
+    let program = std::fs::read_to_string(dir.join("example1.tdl")).expect("program");
+    let compiled = stgflow_engine::compile_str("example1.tdl", &program);
+    let analysis = compiled.analysis.as_ref().expect("valid");
+    let stream = std::fs::read_to_string(dir.join("example1.facts")).expect("stream");
+    let reader = stgflow_engine::stream::FactReader::new(
+        stream.as_bytes(),
+        "example1.facts",
+        stgflow_engine::stream::StreamFormat::Td,
+        stgflow_engine::stream::Schema::new(&compiled.program),
+    );
+    let mut sources: Vec<Box<dyn stgflow_engine::drive::FactSource + '_>> = vec![Box::new(reader)];
+    let materialised = stgflow_engine::explain::materialise(
+        &compiled.program,
+        analysis,
+        &mut sources,
+        stgflow_engine::drive::Timeline::default(),
+    )
+    .expect("runs");
+    let fact =
+        stgflow_engine::explain::parse_fact(&compiled.program, "trusted(a, 4)").expect("fact");
+    let stgflow_engine::explain::Answer::Holds(derivation) = materialised.explain(&fact) else {
+        panic!("trusted(a,4) holds");
+    };
+    let stgflow_engine::explain::Derivation::Rule { rule, body, .. } = derivation else {
+        panic!("derived by a rule");
+    };
+    assert_eq!(rule, 2);
+    let times: Vec<u64> = body
+        .iter()
+        .filter_map(|step| match step {
+            stgflow_engine::explain::Step::Holds(d) => Some(d.fact().time),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(times, vec![4, 3, 2]);
+    let unknown =
+        stgflow_engine::explain::parse_fact(&compiled.program, "trusted(a, 6)").expect("fact");
+    assert!(matches!(
+        materialised.explain(&unknown),
+        stgflow_engine::explain::Answer::DoesNotHold(..)
+    ));
+}
