@@ -253,7 +253,8 @@ fn var_of(term: &Term) -> Option<VarId> {
 }
 
 /// Matches `tuple` against `args`, binding unbound variables (recorded in `newly_bound`).
-fn unify(
+/// Shared by the STG interpreter and `explain`.
+pub(crate) fn unify(
     args: &[Term],
     tuple: &[Value],
     env: &mut [Option<Value>],

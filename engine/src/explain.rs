@@ -304,7 +304,7 @@ impl Materialised<'_> {
                 continue;
             }
             let mut env: Env = vec![None; rule.vars.len()];
-            if !bind(&rule.head.args, &fact.args, &mut env, &mut Vec::new()) {
+            if !crate::eval::unify(&rule.head.args, &fact.args, &mut env, &mut Vec::new()) {
                 continue;
             }
             let mut result = None;
@@ -423,7 +423,7 @@ impl Materialised<'_> {
                 tuples.sort();
                 for tuple in tuples {
                     let mut newly = Vec::new();
-                    let found = bind(&atom.args, tuple, env, &mut newly)
+                    let found = crate::eval::unify(&atom.args, tuple, env, &mut newly)
                         && self.solve(body, order, step + 1, t, env, accept);
                     for v in newly {
                         env[v] = None;
@@ -484,7 +484,7 @@ impl Materialised<'_> {
     fn failure(&self, rule_index: usize, fact: &GroundFact) -> String {
         let rule = &self.program.rules[rule_index];
         let mut env: Env = vec![None; rule.vars.len()];
-        if !bind(&rule.head.args, &fact.args, &mut env, &mut Vec::new()) {
+        if !crate::eval::unify(&rule.head.args, &fact.args, &mut env, &mut Vec::new()) {
             return HEAD_MISMATCH.to_owned();
         }
         let order = crate::stg::evaluation_order(&rule.body, env.len());
@@ -553,7 +553,7 @@ impl Materialised<'_> {
                 tuples.sort();
                 for tuple in tuples {
                     let mut newly = Vec::new();
-                    if bind(&atom.args, tuple, env, &mut newly) {
+                    if crate::eval::unify(&atom.args, tuple, env, &mut newly) {
                         self.furthest(body, order, step + 1, t, env, best);
                     }
                     for v in newly {
@@ -590,27 +590,6 @@ fn value_of(term: &Term, env: &Env) -> Option<Value> {
         Term::Const(c) => Some(*c),
         Term::Wildcard => None,
     }
-}
-
-fn bind(args: &[Term], tuple: &[Value], env: &mut Env, newly: &mut Vec<usize>) -> bool {
-    if args.len() != tuple.len() {
-        return false;
-    }
-    for (term, &value) in args.iter().zip(tuple) {
-        match term {
-            Term::Const(c) if *c != value => return false,
-            Term::Var(v) => match env[*v] {
-                Some(bound) if bound != value => return false,
-                Some(_) => {}
-                None => {
-                    env[*v] = Some(value);
-                    newly.push(*v);
-                }
-            },
-            _ => {}
-        }
-    }
-    true
 }
 
 /// `p(a, 4)`.

@@ -787,7 +787,7 @@ impl Join<'_> {
                 for relation in &self.reads[position] {
                     for tuple in relation.iter() {
                         let mut newly = Vec::new();
-                        if bind(&atom.args, tuple, env, &mut newly) {
+                        if crate::eval::unify(&atom.args, tuple, env, &mut newly) {
                             self.run(step + 1, env, out);
                         }
                         for v in newly {
@@ -829,33 +829,6 @@ impl Join<'_> {
             }
         }
     }
-}
-
-/// Matches `tuple` against `args`, binding unbound variables (recorded in `newly`).
-fn bind(
-    args: &[Term],
-    tuple: &[crate::value::Value],
-    env: &mut [Option<crate::value::Value>],
-    newly: &mut Vec<VarId>,
-) -> bool {
-    if args.len() != tuple.len() {
-        return false;
-    }
-    for (term, &value) in args.iter().zip(tuple) {
-        match term {
-            Term::Const(c) if *c != value => return false,
-            Term::Var(v) => match env[*v] {
-                Some(bound) if bound != value => return false,
-                Some(_) => {}
-                None => {
-                    env[*v] = Some(value);
-                    newly.push(*v);
-                }
-            },
-            _ => {}
-        }
-    }
-    true
 }
 
 /// What [`run`] returns.
