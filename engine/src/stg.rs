@@ -699,7 +699,8 @@ fn paper_strata(program: &Program, analysis: &Analysis) -> Vec<usize> {
     level
 }
 
-/// Positive atoms in body order, every other literal as soon as its inputs are bound.
+/// Positive atoms in body order, every other literal as soon as its inputs are bound (never
+/// before: a negation over an unbound variable would block nothing).
 pub(crate) fn evaluation_order(body: &[Literal], vars: usize) -> Vec<usize> {
     let mut bound = vec![false; vars];
     let mut order = Vec::with_capacity(body.len());
@@ -734,7 +735,14 @@ pub(crate) fn evaluation_order(body: &[Literal], vars: usize) -> Vec<usize> {
         if progress {
             continue;
         }
-        let Some(i) = (0..body.len()).find(|&i| !placed[i]) else {
+        // Nothing else is ready: the next positive atom binds more. A negation or filter
+        // placed before its variables are bound would read them as unbound (a negation
+        // then blocks nothing: `d2(C) :- not d1(C), e(A), d1(C).` derived d2), so one is
+        // placed early only when no positive atom is left (an unsafe rule).
+        let Some(i) = (0..body.len())
+            .find(|&i| !placed[i] && matches!(body[i], Literal::Positive(_)))
+            .or_else(|| (0..body.len()).find(|&i| !placed[i]))
+        else {
             break;
         };
         placed[i] = true;
