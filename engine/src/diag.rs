@@ -277,7 +277,8 @@ pub fn closest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Opt
     candidates
         .map(|c| (edit_distance(name, c), c))
         .filter(|&(d, c)| d > 0 && d <= 2.max(c.len() / 3))
-        .min_by_key(|&(d, _)| d)
+        // Ties go to the first name in order, not to whichever a hash map yields first.
+        .min_by_key(|&(d, c)| (d, c))
         .map(|(_, c)| c)
 }
 
