@@ -436,16 +436,7 @@ impl Context<'_> {
         let event_description = is_event_description(&args.program);
         let mut sources: Vec<Box<dyn FactSource + '_>> = vec![Box::new(ProgramFacts::new(program))];
         for stream in streams {
-            let format = match args.format {
-                Some(FormatArg::Td) => StreamFormat::Td,
-                Some(FormatArg::Csv) => StreamFormat::Csv,
-                Some(FormatArg::Rtec) => StreamFormat::Rtec,
-                Some(FormatArg::Laser) => StreamFormat::Laser,
-                None => match StreamFormat::from_path(stream) {
-                    StreamFormat::Csv if event_description => StreamFormat::Rtec,
-                    format => format,
-                },
-            };
+            let format = stream_format(args.format, stream, event_description);
             let file = File::open(stream)
                 .map_err(|e| Failure::Message(format!("cannot open {stream}: {e}")))?;
             sources.push(Box::new(FactReader::new(
@@ -512,16 +503,7 @@ impl Context<'_> {
         let mut stdin = Some(stdin);
         let mut live = false;
         for stream in &args.streams {
-            let format = match args.format {
-                Some(FormatArg::Td) => StreamFormat::Td,
-                Some(FormatArg::Csv) => StreamFormat::Csv,
-                Some(FormatArg::Rtec) => StreamFormat::Rtec,
-                Some(FormatArg::Laser) => StreamFormat::Laser,
-                None => match StreamFormat::from_path(stream) {
-                    StreamFormat::Csv if event_description => StreamFormat::Rtec,
-                    format => format,
-                },
-            };
+            let format = stream_format(args.format, stream, event_description);
             if stream == "-" {
                 let Some(input) = stdin.take() else {
                     return Err(Failure::Message(
@@ -906,6 +888,20 @@ fn dump_td(compiled: &Compiled) -> String {
 }
 
 /// Whether `path` is an Event Calculus description (`.ec`, RTEC syntax).
+/// A stream's format: `--format`, else by extension (`.csv` of an `.ec` program is RTEC).
+fn stream_format(given: Option<FormatArg>, stream: &str, event_description: bool) -> StreamFormat {
+    match given {
+        Some(FormatArg::Td) => StreamFormat::Td,
+        Some(FormatArg::Csv) => StreamFormat::Csv,
+        Some(FormatArg::Rtec) => StreamFormat::Rtec,
+        Some(FormatArg::Laser) => StreamFormat::Laser,
+        None => match StreamFormat::from_path(stream) {
+            StreamFormat::Csv if event_description => StreamFormat::Rtec,
+            format => format,
+        },
+    }
+}
+
 fn is_event_description(path: &std::path::Path) -> bool {
     path.extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("ec"))
