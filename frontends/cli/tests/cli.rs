@@ -2,12 +2,11 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::Stdio;
-use std::sync::mpsc;
 use std::time::Duration;
 
 mod common;
 
-use common::{free_port, hostfile, root, sorted, stgflow, tempdir};
+use common::{free_port, hostfile, lines_of, root, sorted, stgflow, tempdir};
 
 #[test]
 fn device_safety_example_runs_end_to_end() {
@@ -142,16 +141,7 @@ fn live_stdin_prints_each_time_point_once_the_next_arrives() {
         .spawn()
         .unwrap_or_else(|e| panic!("{e}"));
     let mut stdin = child.stdin.take().unwrap_or_else(|| panic!("no stdin"));
-    let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
-    let (lines_tx, lines) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if lines_tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let lines = lines_of(&mut child);
     let receive = |expected: &str| {
         let line = lines
             .recv_timeout(Duration::from_secs(20))

@@ -7,10 +7,9 @@ mod common;
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use common::{free_port, hostfile, stgflow, tempdir};
+use common::{free_port, hostfile, lines_of, stgflow, tempdir};
 
 const DEVICE_SAFETY: &str = "datasets/examples/device_safety.tdl";
 
@@ -46,21 +45,6 @@ fn stderr_of(child: &mut Child) -> String {
         let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
     }
     text
-}
-
-/// Lines of `child`'s stdout, read on a thread, as they come.
-fn lines_of(child: &mut Child) -> mpsc::Receiver<String> {
-    let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
-    let (sender, receiver) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if sender.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    receiver
 }
 
 /// Waits until `file` has at least `bytes` bytes.

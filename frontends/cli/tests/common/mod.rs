@@ -2,8 +2,10 @@
 
 #![allow(dead_code)]
 
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command};
+use std::sync::mpsc;
 
 use assert_cmd::cargo::CommandCargoExt;
 
@@ -53,4 +55,19 @@ pub fn hostfile(dir: &Path, ports: &[u16]) -> PathBuf {
     let text: String = ports.iter().map(|p| format!("127.0.0.1:{p}\n")).collect();
     std::fs::write(&path, text).unwrap_or_else(|e| panic!("{e}"));
     path
+}
+
+/// Lines of `child`'s stdout, read on a thread, as they come.
+pub fn lines_of(child: &mut Child) -> mpsc::Receiver<String> {
+    let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+    let (sender, receiver) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if sender.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    receiver
 }
