@@ -1,17 +1,24 @@
 //! Renders a [`Plan`] into a timely dataflow over differential collections.
 //!
 //! * **Time is the timely timestamp.** A fact holding on [a, b) is two updates: +1 at a,
-//!   −1 at b. Every predicate's collection is kept 0/1 (`distinct`).
+//!   −1 at b. Every predicate's collection is kept 0/1 (`zero_one`; `distinct` inside `iterate`).
 //! * **Offsets are delays.** A body atom `p(X, T-k)` reads p's collection delayed by k.
 //! * **Components are scopes.** Each component is rendered in its own region; a component
 //!   that recurses at offset 0 runs in `iterate` (one `Variable` per predicate).
-//! * **Negation is an antijoin** against the negated atom's projection, made 0/1 with
-//!   `distinct`: antijoin multiplies by the right side's counts, so that side must be 0/1.
+//! * **Joins and negation.** A positive atom joins the bindings so far on its shared
+//!   variables; a negated one is an antijoin against its projection. Over time points they
+//!   are the hash-map operators of [`hash_join`] (no history kept); inside `iterate`,
+//!   differential's `join_core` and `antijoin` (the projection made 0/1 with `distinct`,
+//!   since antijoin multiplies by its counts). Records are exchanged by the join key, so
+//!   objects are sharded over workers.
+//! * **One pass per record.** Binding an atom's row, comparisons, assignments, join keys
+//!   and the head projection are collected per rule ([`Pending`]) and done in one
+//!   `flat_map` before the next join or at the end; each predicate is read (delayed,
+//!   entered) and keyed once per scope ([`Reader`]) and shared by the rules that need it.
 //! * **Windows** use the delay operators of [`window`]; **temporal SCCs** the time-stepping
 //!   operator of [`stepper`].
-//! * Arrangements are keyed by the join variables, so differential's exchange shards
-//!   objects over workers.
 
+pub mod hash_join;
 pub mod stepper;
 pub mod window;
 pub mod zero_one;
@@ -27,8 +34,13 @@ use crate::ir::{Atom, Expr, Literal, PredId, Program, Rule, Term, VarId};
 use crate::plan::{Component, Plan};
 use crate::value::Value;
 
-/// A fact's object arguments, as differential data.
-pub type Row = Vec<Value>;
+/// A fact's object arguments (or a rule's variable bindings), as differential data: up to
+/// [`ROW_INLINE`] values inline, so that the common narrow rows cost no allocation as they
+/// are copied from operator to operator.
+pub type Row = smallvec::SmallVec<[Value; ROW_INLINE]>;
+
+/// How many values a [`Row`] holds without allocating.
+pub const ROW_INLINE: usize = 2;
 
 /// A collection of rows of one predicate.
 pub type Coll<'s, T> = VecCollection<'s, T, Row, isize>;
@@ -46,7 +58,19 @@ pub trait Time: Timestamp + Lattice {
     >(
         collection: VecCollection<'s, Self, D, isize>,
     ) -> VecCollection<'s, Self, D, isize>;
+
+    /// `logic(key, left value, right value)` for each pair of records with equal keys.
+    fn join_keyed<'s, L>(left: Keyed<'s, Self>, right: Keyed<'s, Self>, logic: L) -> Coll<'s, Self>
+    where
+        L: FnMut(&Row, &Row, &Row) -> Option<Row> + 'static;
+
+    /// The records of `left` whose key is not in `keys` (any counts: present means
+    /// positive).
+    fn antijoin<'s>(left: Keyed<'s, Self>, keys: Coll<'s, Self>) -> Keyed<'s, Self>;
 }
+
+/// Records keyed for a join: (key, record).
+pub type Keyed<'s, T> = VecCollection<'s, T, (Row, Row), isize>;
 
 impl Time for u64 {
     fn zero_one<
@@ -56,6 +80,17 @@ impl Time for u64 {
         collection: VecCollection<'s, u64, D, isize>,
     ) -> VecCollection<'s, u64, D, isize> {
         zero_one::zero_one(collection)
+    }
+
+    fn join_keyed<'s, L>(left: Keyed<'s, u64>, right: Keyed<'s, u64>, logic: L) -> Coll<'s, u64>
+    where
+        L: FnMut(&Row, &Row, &Row) -> Option<Row> + 'static,
+    {
+        hash_join::join(left, right, logic)
+    }
+
+    fn antijoin<'s>(left: Keyed<'s, u64>, keys: Coll<'s, u64>) -> Keyed<'s, u64> {
+        hash_join::antijoin(left, keys)
     }
 }
 
@@ -67,6 +102,25 @@ impl Time for Product<u64, u64> {
         collection: VecCollection<'s, Product<u64, u64>, D, isize>,
     ) -> VecCollection<'s, Product<u64, u64>, D, isize> {
         collection.distinct()
+    }
+
+    fn join_keyed<'s, L>(
+        left: Keyed<'s, Product<u64, u64>>,
+        right: Keyed<'s, Product<u64, u64>>,
+        logic: L,
+    ) -> Coll<'s, Product<u64, u64>>
+    where
+        L: FnMut(&Row, &Row, &Row) -> Option<Row> + 'static,
+    {
+        left.arrange_by_key().join_core(right.arrange_by_key(), logic)
+    }
+
+    fn antijoin<'s>(
+        left: Keyed<'s, Product<u64, u64>>,
+        keys: Coll<'s, Product<u64, u64>>,
+    ) -> Keyed<'s, Product<u64, u64>> {
+        // Differential's antijoin multiplies by the keys' counts: make them 0/1.
+        left.antijoin(keys.distinct())
     }
 }
 
@@ -138,6 +192,7 @@ pub fn render<'s>(
                     let unit_in = unit.clone().enter_region(region);
                     let own_input =
                         |p: PredId| inputs[p].clone().unwrap_or_else(empty).enter_region(region);
+                    let reader = Reader::new(&read);
                     let out: Vec<(PredId, Coll<'_, u64>)> = if *recursive {
                         // The iteration's output, seen at the outer time, may hold a
                         // record's −1 and +1 of later rounds unconsolidated: windows
@@ -155,7 +210,7 @@ pub fn render<'s>(
                                 {
                                     parts.push(render_rule(
                                         &program.rules[r],
-                                        &|a: &Atom| read(a),
+                                        &reader,
                                         unit_in.clone(),
                                     ));
                                 }
@@ -290,11 +345,12 @@ fn render_recursive<'s>(
             }
             read(atom).enter(inner)
         };
+        let reader = Reader::new(&lookup);
         let mut results = Vec::new();
         for (p, variable) in variables {
             let mut parts = vec![own_input(p).enter(inner)];
             for &r in rules.iter().filter(|&&r| program.rules[r].head.pred == p) {
-                parts.push(render_rule(&program.rules[r], &lookup, unit_inner.clone()));
+                parts.push(render_rule(&program.rules[r], &reader, unit_inner.clone()));
             }
             let result = concat_all(parts).distinct();
             variable.set(result.clone());
@@ -306,32 +362,66 @@ fn render_recursive<'s>(
 
 /// Renders one rule: joins its positive atoms on shared variables, filters by negations
 /// (antijoins), comparisons and assignments, and projects the head.
-fn render_rule<'s, T: Time>(
-    rule: &Rule,
-    source: &dyn Fn(&Atom) -> Coll<'s, T>,
-    unit: Coll<'s, T>,
-) -> Coll<'s, T> {
+///
+/// Work on one record at a time — binding the first atom's row, comparisons, assignments,
+/// computing a join key, projecting the head — is not an operator each: it is collected
+/// in a [`Pending`] and done in the one `flat_map` that comes before the next join or
+/// antijoin, or at the end. A rule `q(X) :- p(X, Y), X > 3.` is a single `flat_map`.
+fn render_rule<'s, T: Time>(rule: &Rule, reader: &Reader<'_, 's, T>, unit: Coll<'s, T>) -> Coll<'s, T> {
     let plan = RulePlan::new(rule, |_| false);
     let vars = rule.vars.len();
     let mut bound = vec![false; vars];
-    let mut env: Option<Coll<'s, T>> = None;
+    let from_unit = || Pending {
+        records: unit.clone(),
+        start: Start::Unit,
+        steps: Vec::new(),
+    };
+    let mut env: Option<Pending<'s, T>> = None;
     for literal in &plan.body {
         match literal {
             Literal::Positive(atom) => {
                 let matcher = AtomMatcher::new(atom, &bound);
                 env = Some(match env.take() {
-                    None => {
-                        let m = matcher.clone();
-                        source(atom).flat_map(move |row| m.bind(&row, vec![Value::Int(0); vars]))
-                    }
-                    Some(env) => {
-                        let (m1, m2, m3) = (matcher.clone(), matcher.clone(), matcher.clone());
-                        let left = env.map(move |e| (m1.env_key(&e), e));
-                        let right = source(atom)
-                            .flat_map(move |row| m2.matches(&row).then(|| (m2.row_key(&row), row)));
-                        left.join_map(right, move |_key, e, row| {
-                            m3.bind(row, e.clone()).unwrap_or_default()
-                        })
+                    None => Pending {
+                        records: reader.collection(atom),
+                        start: Start::Atom(atom.clone(), matcher),
+                        steps: Vec::new(),
+                    },
+                    Some(pending) => {
+                        let key: Vec<usize> = matcher.key.iter().map(|&(i, _)| i).collect();
+                        let right = reader.keyed(atom, &matcher, key);
+                        // The rule's first atom, as read: join the two atoms' keyed rows,
+                        // which other rules of the scope share. (The join key's variables
+                        // were all bound by that atom.)
+                        let plain = pending.plain_atom().and_then(|(first_atom, first)| {
+                            let positions = matcher
+                                .key
+                                .iter()
+                                .map(|&(_, v)| {
+                                    first.binds.iter().find(|(_, w)| *w == v).map(|&(i, _)| i)
+                                })
+                                .collect::<Option<Vec<usize>>>()?;
+                            Some((first_atom, first, positions))
+                        });
+                        let records = match plain {
+                            Some((first_atom, first, positions)) => {
+                                let left = reader.keyed(&first_atom, &first, positions);
+                                T::join_keyed(left, right, move |_key, row0, row1| {
+                                    let env = first.bind(row0, smallvec::smallvec![Value::Int(0); vars])?;
+                                    matcher.bind(row1, env)
+                                })
+                            }
+                            None => {
+                                let m1 = matcher.clone();
+                                let left = pending.flat_map(vars, move |e| Some((m1.env_key(&e), e)));
+                                T::join_keyed(left, right, move |_key, e, row| matcher.bind(row, e.clone()))
+                            }
+                        };
+                        Pending {
+                            records,
+                            start: Start::Env,
+                            steps: Vec::new(),
+                        }
                     }
                 });
                 for v in atom.args.iter().filter_map(var_of) {
@@ -340,53 +430,198 @@ fn render_rule<'s, T: Time>(
             }
             Literal::Negative(atom) => {
                 let matcher = AtomMatcher::new(atom, &bound);
-                let current = env
-                    .take()
-                    .unwrap_or_else(|| unit.clone().map(move |_| vec![Value::Int(0); vars]));
+                let current = env.take().unwrap_or_else(from_unit);
                 let (m1, m2) = (matcher.clone(), matcher);
-                let keyed = current.map(move |e| (m1.env_key(&e), e));
-                let blocked = T::zero_one(
-                    source(atom).flat_map(move |row| m2.matches(&row).then(|| m2.row_key(&row))),
-                );
-                env = Some(keyed.antijoin(blocked).map(|(_, e)| e));
+                let keyed = current.flat_map(vars, move |e| Some((m1.env_key(&e), e)));
+                let blocked = reader
+                    .collection(atom)
+                    .flat_map(move |row| m2.matches(&row).then(|| m2.row_key(&row)));
+                env = Some(Pending {
+                    records: T::antijoin(keyed, blocked).map(|(_, e)| e),
+                    start: Start::Env,
+                    steps: Vec::new(),
+                });
             }
             Literal::Compare { op, lhs, rhs, .. } => {
-                let current = env
-                    .take()
-                    .unwrap_or_else(|| unit.clone().map(move |_| vec![Value::Int(0); vars]));
-                let (op, lhs, rhs) = (*op, lhs.clone(), rhs.clone());
-                env = Some(
-                    current.filter(move |e| match (eval_row(&lhs, e), eval_row(&rhs, e)) {
-                        (Some(a), Some(b)) => compare(op, a, b),
-                        _ => false,
-                    }),
-                );
+                let mut current = env.take().unwrap_or_else(from_unit);
+                current
+                    .steps
+                    .push(Step::Compare(*op, lhs.clone(), rhs.clone()));
+                env = Some(current);
             }
             Literal::Assign { var, expr, .. } => {
-                let current = env
-                    .take()
-                    .unwrap_or_else(|| unit.clone().map(move |_| vec![Value::Int(0); vars]));
-                let (var, expr) = (*var, expr.clone());
-                env = Some(current.flat_map(move |mut e| {
-                    let value = eval_row(&expr, &e)?;
-                    e[var] = value;
-                    Some(e)
-                }));
-                bound[var] = true;
+                let mut current = env.take().unwrap_or_else(from_unit);
+                current.steps.push(Step::Assign(*var, expr.clone()));
+                env = Some(current);
+                bound[*var] = true;
             }
         }
     }
-    let env = env.unwrap_or_else(|| unit.map(move |_| vec![Value::Int(0); vars]));
     let head: Vec<Term> = rule.head.args.clone();
-    env.map(move |e| {
-        head.iter()
-            .map(|term| match term {
-                Term::Var(v) => e[*v],
-                Term::Const(c) => *c,
-                Term::Wildcard => Value::Int(0),
-            })
-            .collect()
+    env.unwrap_or_else(from_unit).flat_map(vars, move |e| {
+        Some(
+            head.iter()
+                .map(|term| match term {
+                    Term::Var(v) => e[*v],
+                    Term::Const(c) => *c,
+                    Term::Wildcard => Value::Int(0),
+                })
+                .collect(),
+        )
     })
+}
+
+/// Which rows a keyed collection of [`Reader::keyed`] holds and how it is keyed: those of
+/// `pred` read at `offset` that match `constants` and `repeats`, keyed by the values at
+/// `key`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct KeyedId {
+    pred: PredId,
+    offset: u32,
+    key: Vec<usize>,
+    constants: Vec<(usize, Value)>,
+    repeats: Vec<(usize, usize)>,
+}
+
+/// What the rules of one scope read: each predicate at each offset is read (delayed,
+/// entered) once, and each keyed version of it is built once and shared by every join
+/// that needs it — the four `distance` rules of CAVIAR, which join `coord` with itself,
+/// share one instead of building eight.
+struct Reader<'r, 's, T: Time> {
+    source: &'r dyn Fn(&Atom) -> Coll<'s, T>,
+    collections: std::cell::RefCell<hashbrown::HashMap<(PredId, u32), Coll<'s, T>>>,
+    keyed: std::cell::RefCell<hashbrown::HashMap<KeyedId, Keyed<'s, T>>>,
+}
+
+impl<'r, 's, T: Time> Reader<'r, 's, T> {
+    fn new(source: &'r dyn Fn(&Atom) -> Coll<'s, T>) -> Self {
+        Reader {
+            source,
+            collections: Default::default(),
+            keyed: Default::default(),
+        }
+    }
+
+    /// `atom`'s predicate read at its offset.
+    fn collection(&self, atom: &Atom) -> Coll<'s, T> {
+        self.collections
+            .borrow_mut()
+            .entry((atom.pred, atom.offset))
+            .or_insert_with(|| (self.source)(atom))
+            .clone()
+    }
+
+    /// The rows of `atom` that `matcher` accepts, keyed by the values at `key`.
+    fn keyed(&self, atom: &Atom, matcher: &AtomMatcher, key: Vec<usize>) -> Keyed<'s, T> {
+        let id = KeyedId {
+            pred: atom.pred,
+            offset: atom.offset,
+            key,
+            constants: matcher.constants.clone(),
+            repeats: matcher.repeats.clone(),
+        };
+        if let Some(keyed) = self.keyed.borrow().get(&id) {
+            return keyed.clone();
+        }
+        let filter = AtomMatcher {
+            key: Vec::new(),
+            constants: id.constants.clone(),
+            repeats: id.repeats.clone(),
+            binds: Vec::new(),
+        };
+        let positions = id.key.clone();
+        let keyed = self
+            .collection(atom)
+            .flat_map(move |row| {
+                filter.matches(&row).then(|| {
+                    let key: Row = positions.iter().filter_map(|&i| row.get(i).copied()).collect();
+                    (key, row)
+                })
+            });
+        self.keyed.borrow_mut().insert(id, keyed.clone());
+        keyed
+    }
+}
+
+/// Where a [`Pending`]'s records come from.
+enum Start {
+    /// The records are bindings already.
+    Env,
+    /// The records are rows of the rule's first atom, to bind into fresh bindings.
+    Atom(Atom, AtomMatcher),
+    /// The record is the unit row: fresh bindings, nothing bound.
+    Unit,
+}
+
+/// Per-record work on bindings, done within one `flat_map`.
+#[derive(Clone, Debug)]
+enum Step {
+    Compare(crate::syntax::ast::CmpOp, Expr, Expr),
+    Assign(VarId, Expr),
+}
+
+impl Step {
+    /// Applies the step to `env`; false when the record is filtered out.
+    fn apply(&self, env: &mut Row) -> bool {
+        match self {
+            Step::Compare(op, lhs, rhs) => match (eval_row(lhs, env), eval_row(rhs, env)) {
+                (Some(a), Some(b)) => compare(*op, a, b),
+                _ => false,
+            },
+            Step::Assign(var, expr) => match eval_row(expr, env) {
+                Some(value) => {
+                    env[*var] = value;
+                    true
+                }
+                None => false,
+            },
+        }
+    }
+}
+
+/// A rule's bindings so far: a collection, and the per-record work still to do on it.
+struct Pending<'s, T: Time> {
+    records: Coll<'s, T>,
+    start: Start,
+    steps: Vec<Step>,
+}
+
+impl<'s, T: Time> Pending<'s, T> {
+    /// The rule's first atom and its matcher, when the records are still its rows as read.
+    fn plain_atom(&self) -> Option<(Atom, AtomMatcher)> {
+        match &self.start {
+            Start::Atom(atom, matcher) if self.steps.is_empty() => {
+                Some((atom.clone(), matcher.clone()))
+            }
+            _ => None,
+        }
+    }
+
+    /// Does the pending work and then `out` on each record, in one `flat_map`.
+    fn flat_map<X: differential_dataflow::Data>(
+        self,
+        vars: usize,
+        out: impl Fn(Row) -> Option<X> + 'static,
+    ) -> VecCollection<'s, T, X, isize> {
+        let Pending {
+            records,
+            start,
+            steps,
+        } = self;
+        records.flat_map(move |record| {
+            let mut env = match &start {
+                Start::Env => record,
+                Start::Atom(_, matcher) => matcher.bind(&record, smallvec::smallvec![Value::Int(0); vars])?,
+                Start::Unit => smallvec::smallvec![Value::Int(0); vars],
+            };
+            for step in &steps {
+                if !step.apply(&mut env) {
+                    return None;
+                }
+            }
+            out(env)
+        })
+    }
 }
 
 fn var_of(term: &Term) -> Option<VarId> {

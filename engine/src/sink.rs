@@ -60,12 +60,7 @@ pub struct Sink<W: Write> {
 impl<W: Write> Sink<W> {
     pub fn new(out: W, mode: Mode, program: &Program) -> Sink<W> {
         let names: Vec<String> = program.predicates.iter().map(|p| p.name.clone()).collect();
-        let mut order: Vec<usize> = (0..names.len()).collect();
-        order.sort_by(|&a, &b| names[a].cmp(&names[b]));
-        let mut rank = vec![0; names.len()];
-        for (r, p) in order.into_iter().enumerate() {
-            rank[p] = r;
-        }
+        let rank = name_ranks(program);
         Sink {
             out,
             mode,
@@ -193,6 +188,43 @@ impl<W: Write> Sink<W> {
         Ok(())
     }
 
+    /// Records what changed at `t`, given **consolidated and in output order**: each fact
+    /// at most once, sorted by [`name_ranks`] of its predicate, then its arguments, with a
+    /// difference of +1 when it starts to hold and −1 when it stops — as the dataflow
+    /// runtime's workers deliver it. In `changes` mode the lines are written straight from
+    /// the slice (nothing is kept per fact); the other modes go through
+    /// [`Sink::emit_changes`].
+    pub fn emit_sorted<'a>(
+        &mut self,
+        t: u64,
+        changes: impl Iterator<Item = (PredId, &'a [Value], isize)>,
+    ) -> io::Result<()> {
+        if self.mode != Mode::Changes {
+            let owned = changes
+                .map(|(pred, args, diff)| ((pred, Tuple::from(args)), diff))
+                .collect();
+            return self.emit_changes(t, owned);
+        }
+        self.line.clear();
+        let shown = t.saturating_mul(self.time_scale);
+        for (pred, args, diff) in changes {
+            self.line.push(if diff > 0 { '+' } else { '-' });
+            self.write_atom(pred, args, false);
+            if !args.is_empty() {
+                self.line.push(')');
+            }
+            self.line.push_str(" @");
+            push_u64(&mut self.line, shown);
+            self.line.push('\n');
+        }
+        self.last_time = Some(t);
+        self.out.write_all(self.line.as_bytes())?;
+        if self.flush_each {
+            self.out.flush()?;
+        }
+        Ok(())
+    }
+
     /// `t: a b c` for [`Mode::Laser`]: every holding atom, sorted as text.
     fn write_snapshot(&mut self, t: u64) {
         let count = self.holding.len();
@@ -267,6 +299,19 @@ impl<W: Write> Sink<W> {
     pub fn into_inner(self) -> W {
         self.out
     }
+}
+
+/// Each predicate's rank when predicates are sorted by name: output within a time point
+/// is ordered by it, then by the arguments.
+pub fn name_ranks(program: &Program) -> Vec<usize> {
+    let names: Vec<&str> = program.predicates.iter().map(|p| p.name.as_str()).collect();
+    let mut order: Vec<usize> = (0..names.len()).collect();
+    order.sort_by(|&a, &b| names[a].cmp(names[b]));
+    let mut rank = vec![0; names.len()];
+    for (r, p) in order.into_iter().enumerate() {
+        rank[p] = r;
+    }
+    rank
 }
 
 /// Appends a value as `Display` writes it, with integers formatted without `fmt`.

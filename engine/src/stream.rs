@@ -616,14 +616,17 @@ impl<R: BufRead> FactReader<R> {
                     Some(format!("a fact has its time last: `{name}(…, 7).`")),
                 ));
             }
-            let mut args: Vec<(Value, usize)> = Vec::new();
+            // Inline for the usual few arguments: one allocation per fact, its own.
+            let mut args: smallvec::SmallVec<[Value; 8]> = smallvec::SmallVec::new();
+            let mut last_at;
             loop {
                 cursor.skip_space();
                 let at = cursor.pos;
                 let value = cursor
                     .constant()
                     .map_err(|message| self.error(text, at, message, None))?;
-                args.push((value, at));
+                args.push(value);
+                last_at = at;
                 cursor.skip_space();
                 if cursor.eat(',') {
                     continue;
@@ -642,15 +645,9 @@ impl<R: BufRead> FactReader<R> {
                     Some("every fact ends with `.`".to_owned()),
                 ));
             }
-            let (time, at) = args.pop().unwrap_or((Value::Int(-1), start));
-            let time = self.time_of(text, time, at)?;
-            self.accept(
-                text,
-                name,
-                args.into_iter().map(|(v, _)| v).collect(),
-                time,
-                start,
-            )?;
+            let time = args.pop().unwrap_or(Value::Int(-1));
+            let time = self.time_of(text, time, last_at)?;
+            self.accept(text, name, args.to_vec(), time, start)?;
         }
     }
 
@@ -826,13 +823,11 @@ impl<R: BufRead> FactReader<R> {
         let Some(time) = self.advance(text, time, indent, atoms)? else {
             return Ok(());
         };
-        let mut at = indent + colon + 1;
-        for atom in text[at..].split_whitespace() {
-            // Byte offset of this atom in the line, for errors.
-            at = text[at..].find(atom).map_or(at, |offset| at + offset);
+        for atom in text[indent + colon + 1..].split_whitespace() {
+            // Byte offset of this atom in the line, for errors: `atom` is a part of `text`.
+            let at = (atom.as_ptr() as usize).saturating_sub(text.as_ptr() as usize);
             let (name, args) = self.laser_atom(text, atom, at)?;
             self.queue(text, at, name, args, time, time + 1)?;
-            at += atom.len();
         }
         Ok(())
     }
@@ -903,7 +898,7 @@ impl<R: BufRead> FactReader<R> {
         let args = match args {
             None | Some("") => Vec::new(),
             Some(inner) => {
-                let mut values = Vec::new();
+                let mut values = Vec::with_capacity(inner.bytes().filter(|&b| b == b',').count() + 1);
                 let mut offset = at + name.len() + 1;
                 for arg in inner.split(',') {
                     if arg.is_empty() || arg.contains(['(', ')']) {
@@ -980,7 +975,11 @@ impl<'a> Cursor<'a> {
     }
 
     fn peek(&self) -> Option<char> {
-        self.rest().chars().next()
+        match self.text.as_bytes().get(self.pos) {
+            Some(&b) if b.is_ascii() => Some(char::from(b)),
+            Some(_) => self.rest().chars().next(),
+            None => None,
+        }
     }
 
     fn at_end(&self) -> bool {
@@ -1002,6 +1001,32 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    /// A plain decimal integer that ends where a constant ends (not a float, not a
+    /// symbol such as `12abc`), read without going through `str::parse`; `None` leaves
+    /// the cursor where it was, for the general path.
+    fn small_integer(&mut self) -> Option<i64> {
+        let bytes = self.text.as_bytes();
+        let mut at = self.pos;
+        let negative = bytes.get(at) == Some(&b'-');
+        if negative {
+            at += 1;
+        }
+        let start = at;
+        let mut value: i64 = 0;
+        while let Some(&b) = bytes.get(at).filter(|b| b.is_ascii_digit()) {
+            value = value.checked_mul(10)?.checked_add(i64::from(b - b'0'))?;
+            at += 1;
+        }
+        let ends = bytes
+            .get(at)
+            .is_none_or(|&b| !(b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'+')));
+        if at == start || !ends {
+            return None;
+        }
+        self.pos = at;
+        Some(if negative { -value } else { value })
+    }
+
     fn take_while(&mut self, keep: impl Fn(char) -> bool) -> &'a str {
         let rest = self.rest();
         let len = rest.find(|c: char| !keep(c)).unwrap_or(rest.len());
@@ -1020,6 +1045,9 @@ impl<'a> Cursor<'a> {
         match self.peek() {
             Some(c) if c.is_ascii_lowercase() => Ok(Value::sym(self.identifier().unwrap_or_default())),
             Some(c) if c.is_ascii_digit() || c == '-' => {
+                if let Some(i) = self.small_integer() {
+                    return Ok(Value::Int(i));
+                }
                 let text = self.take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+'));
                 let digits = text.strip_prefix('-').unwrap_or(text);
                 if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) && text.parse::<i64>().is_err() {

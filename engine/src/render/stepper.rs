@@ -24,9 +24,8 @@
 //! needs are skipped.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
 
-use differential_dataflow::AsCollection;
+use differential_dataflow::{AsCollection, Hashable};
 use hashbrown::{HashMap, HashSet};
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::channels::pact::Exchange;
@@ -109,7 +108,7 @@ fn route(positions: Option<&[Option<usize>]>, tag: u32, row: &Row) -> u64 {
         .and_then(|p| p.get(pred).copied().flatten())
         .and_then(|i| row.get(i))
     {
-        Some(value) => BuildHasherDefault::<DefaultHasher>::default().hash_one(value),
+        Some(value) => value.hashed(),
         None => 0,
     }
 }
@@ -139,7 +138,14 @@ struct State {
     active: HashSet<Value>,
     stash: Stash,
     last_processed: Option<u64>,
+    /// Emptied slots of quiescent keys, for the next key evaluated to fill.
+    spare_slots: Vec<Vec<Relation>>,
+    /// The keys whose input changed at the time point being processed.
+    dirty: HashSet<Value>,
 }
+
+/// Most emptied slots kept for reuse.
+const MAX_SPARE_SLOTS: usize = 1024;
 
 impl State {
     fn new(
@@ -198,6 +204,8 @@ impl State {
             active: HashSet::new(),
             stash: BTreeMap::new(),
             last_processed: None,
+            spare_slots: Vec::new(),
+            dirty: HashSet::new(),
         }
     }
 
@@ -227,7 +235,8 @@ impl State {
     }
 
     fn process(&mut self, t: u64, out: &mut Vec<Update>) {
-        let mut dirty: HashSet<Value> = HashSet::new();
+        let mut dirty = std::mem::take(&mut self.dirty);
+        dirty.clear();
         for ((tag, row), diff) in self.stash.remove(&t).unwrap_or_default() {
             let Some(local) = self
                 .local_of
@@ -245,12 +254,17 @@ impl State {
                 quiescent: false,
                 inputs: vec![HashMap::new(); locals],
             });
-            let count = state.inputs[local]
-                .entry(row.into_boxed_slice())
-                .or_insert(0);
-            *count += diff;
-            if *count == 0 {
-                state.inputs[local].retain(|_, c| *c != 0);
+            let counts = &mut state.inputs[local];
+            match counts.get_mut(&row[..]) {
+                Some(count) => {
+                    *count += diff;
+                    if *count == 0 {
+                        counts.remove(&row[..]);
+                    }
+                }
+                None => {
+                    counts.insert(Tuple::from(&row[..]), diff);
+                }
             }
             dirty.insert(key);
         }
@@ -264,6 +278,7 @@ impl State {
                 self.active.remove(&key);
             }
         }
+        self.dirty = dirty;
         self.last_processed = Some(t);
     }
 
@@ -277,9 +292,11 @@ impl State {
         if state.quiescent {
             // Nothing changed since the key went quiet, so each of the last `keep` time
             // points repeats its one kept slot.
-            if let Some(last) = state.slots.back().cloned() {
-                while state.slots.len() < keep {
-                    state.slots.push_front(last.clone());
+            if state.slots.len() < keep {
+                if let Some(last) = state.slots.back().cloned() {
+                    while state.slots.len() < keep {
+                        state.slots.push_front(last.clone());
+                    }
                 }
             }
             state.quiescent = false;
@@ -290,8 +307,10 @@ impl State {
         while state.slots.len() > keep {
             recycled = state.slots.pop_front();
         }
-        // Reuse the dropped slot's tables for the new time point.
-        let mut slot = recycled.unwrap_or_else(|| vec![Relation::new(); state.inputs.len()]);
+        // Reuse a dropped slot's tables for the new time point.
+        let mut slot = recycled
+            .or_else(|| self.spare_slots.pop())
+            .unwrap_or_else(|| vec![Relation::new(); state.inputs.len()]);
         for (relation, counts) in slot.iter_mut().zip(&state.inputs) {
             relation.clear();
             relation.extend(
@@ -321,11 +340,11 @@ impl State {
                 &empty
             };
             for fact in now.difference(before) {
-                out.push(((pred as u32, fact.to_vec()), t, 1));
+                out.push(((pred as u32, Row::from_slice(fact)), t, 1));
                 changed = true;
             }
             for fact in before.difference(now) {
-                out.push(((pred as u32, fact.to_vec()), t, -1));
+                out.push(((pred as u32, Row::from_slice(fact)), t, -1));
                 changed = true;
             }
         }
@@ -339,7 +358,12 @@ impl State {
         // Quiescent: the last `horizon` time points are equal; keep one of them, or
         // nothing when it is empty.
         while state.slots.len() > 1 {
-            state.slots.pop_front();
+            if let Some(mut slot) = state.slots.pop_front() {
+                if self.spare_slots.len() < MAX_SPARE_SLOTS && slot.len() == self.locals {
+                    slot.iter_mut().for_each(Relation::clear);
+                    self.spare_slots.push(slot);
+                }
+            }
         }
         state.quiescent = true;
         if !holds_anything && state.inputs.iter().all(HashMap::is_empty) {

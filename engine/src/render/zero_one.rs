@@ -14,9 +14,9 @@
 //! delayed past their retractions) reads as absent there, as `threshold(count > 0)` would.
 
 use std::collections::BTreeMap;
-use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher, Hash};
+use std::hash::Hash;
 
-use differential_dataflow::{AsCollection, ExchangeData, VecCollection};
+use differential_dataflow::{AsCollection, ExchangeData, Hashable, VecCollection};
 use hashbrown::HashMap;
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::channels::pact::Exchange;
@@ -31,20 +31,18 @@ where
 {
     let mut stash: BTreeMap<u64, Vec<(D, isize)>> = BTreeMap::new();
     let mut counts: HashMap<D, isize> = HashMap::new();
+    // A time point's net changes; kept between time points for its allocation.
+    let mut net: HashMap<D, isize> = HashMap::new();
     collection
         .inner
         .unary_frontier::<CapacityContainerBuilder<Vec<(D, u64, isize)>>, _, _, _>(
-            Exchange::new(|(data, _, _): &(D, u64, isize)| {
-                BuildHasherDefault::<DefaultHasher>::default().hash_one(data)
-            }),
+            Exchange::new(|(data, _, _): &(D, u64, isize)| data.hashed()),
             "ZeroOne",
             move |capability, _info| {
                 let mut capability = Some(capability);
                 move |(input, frontier), output| {
                     input.for_each(|_, data| {
-                        for (record, time, diff) in data.drain(..) {
-                            stash.entry(time).or_default().push((record, diff));
-                        }
+                        stash_updates(&mut stash, data);
                     });
                     let limit = frontier.frontier().first().copied();
                     while let Some(entry) = stash.first_entry() {
@@ -56,27 +54,18 @@ where
                         let Some(cap) = capability.as_ref() else {
                             continue;
                         };
-                        let mut net: HashMap<D, isize> = HashMap::with_capacity(updates.len());
+                        net.reserve(updates.len());
                         for (record, diff) in updates {
                             *net.entry(record).or_insert(0) += diff;
                         }
                         let at = cap.delayed(&time);
                         let mut session = output.session(&at);
-                        for (record, diff) in net {
+                        for (record, diff) in net.drain() {
                             if diff == 0 {
                                 continue;
                             }
-                            let count = counts.entry(record.clone()).or_insert(0);
-                            let before = *count > 0;
-                            *count += diff;
-                            let after = *count > 0;
-                            if *count == 0 {
-                                counts.remove(&record);
-                            }
-                            match (before, after) {
-                                (false, true) => session.give((record, time, 1)),
-                                (true, false) => session.give((record, time, -1)),
-                                _ => {}
+                            if let Some(sign) = presence_change(&mut counts, &record, diff) {
+                                session.give((record, time, sign));
                             }
                         }
                     }
@@ -85,4 +74,44 @@ where
             },
         )
         .as_collection()
+}
+
+/// Moves a batch of updates into `stash` by time point, one map lookup per run of equal
+/// times (updates come in such runs).
+pub(super) fn stash_updates<D>(
+    stash: &mut BTreeMap<u64, Vec<(D, isize)>>,
+    data: &mut Vec<(D, u64, isize)>,
+) {
+    let mut run: Option<(u64, &mut Vec<(D, isize)>)> = None;
+    for (record, time, diff) in data.drain(..) {
+        match &mut run {
+            Some((at, updates)) if *at == time => updates.push((record, diff)),
+            _ => {
+                let updates = stash.entry(time).or_default();
+                updates.push((record, diff));
+                run = Some((time, updates));
+            }
+        }
+    }
+}
+
+/// Adds `diff` to `record`'s count (kept only while not zero); +1 when the record became
+/// present (its count positive), −1 when it stopped being present, `None` otherwise.
+pub(super) fn presence_change<D: Hash + Eq + Clone>(
+    counts: &mut HashMap<D, isize>,
+    record: &D,
+    diff: isize,
+) -> Option<isize> {
+    let count = counts.entry(record.clone()).or_insert(0);
+    let before = *count > 0;
+    *count += diff;
+    let after = *count > 0;
+    if *count == 0 {
+        counts.remove(record);
+    }
+    match (before, after) {
+        (false, true) => Some(1),
+        (true, false) => Some(-1),
+        _ => None,
+    }
 }

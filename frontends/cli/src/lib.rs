@@ -96,6 +96,11 @@ struct RunArgs {
     /// operators (for checking that both agree).
     #[arg(long)]
     no_window_lowering: bool,
+    /// Batch replay (dataflow engine): most time points handed to the workers at once.
+    /// Larger batches cost fewer rounds of coordination; smaller ones keep less history
+    /// in the joins' arrangements between compactions.
+    #[arg(long, default_value_t = runtime::Options::default().batch_points, value_name = "N")]
+    batch_points: u64,
     /// Print help.
     #[arg(long, action = clap::ArgAction::Help)]
     help: Option<bool>,
@@ -620,6 +625,7 @@ impl Context<'_> {
                     },
                     lower_windows: !args.no_window_lowering,
                     live,
+                    batch_points: args.batch_points,
                     ..runtime::Options::default()
                 };
                 runtime::run(

@@ -1,0 +1,234 @@
+//! `join` and `antijoin` over totally ordered time points, on hash maps of what holds now.
+//!
+//! Differential's `join_core` keeps both inputs as arrangements with their history: until
+//! a batch is merged and compacted, a key's cursor walks every value the key ever had
+//! in it, and the join replays those histories to find the times that meet. Over time
+//! points, which are totally ordered and complete one after the other, that history is
+//! never needed: once the frontier passes t, the state *at t* is all later time points
+//! join against. These operators buffer updates until the frontier passes a time point,
+//! then apply that time point's changes in time order, each against the other side's
+//! current state:
+//!
+//! * join: Δ(A ⋈ B) = ΔA ⋈ B + A' ⋈ ΔB, where A' = A + ΔA;
+//! * antijoin against a 0/1 collection of keys B: Δ(A ▷ B) = ΔA ▷ B, plus ±A'[k] for each
+//!   key k whose presence in B flips.
+//!
+//! The work per time point is the size of its changes times the matching records of the
+//! other side; memory is what holds at the frontier, not what held before. A join
+//! without shared variables (a cartesian product, CAVIAR's `distance` over pairs of
+//! `coord`) made differential replay the whole history of its one key at every batch:
+//! on CAVIAR the whole run went from 1.2 s to the figure in BENCHMARKS.md.
+//!
+//! Records are exchanged by the hash of their key, so each key's state lives on one
+//! worker. Inside `iterate` (partially ordered times) the renderer uses differential's
+//! operators.
+
+use std::collections::BTreeMap;
+use std::hash::Hash;
+
+use differential_dataflow::{AsCollection, ExchangeData, Hashable, VecCollection};
+use hashbrown::HashMap;
+use timely::container::CapacityContainerBuilder;
+use timely::dataflow::channels::pact::Exchange;
+use timely::dataflow::operators::generic::Operator;
+use timely::progress::frontier::MutableAntichain;
+
+use super::zero_one::{presence_change, stash_updates};
+
+/// Per time point, buffered updates.
+type Stash<D> = BTreeMap<u64, Vec<(D, isize)>>;
+
+/// One side's changes at a time point: each joined with the other side's current state
+/// (`emit(key, value, other value, count)`), then applied to this side's state.
+fn join_changes<K: Hash + Eq + Clone, V: Hash + Eq, W>(
+    changes: Vec<((K, V), isize)>,
+    own: &mut State<K, V>,
+    other: &State<K, W>,
+    mut emit: impl FnMut(&K, &V, &W, isize),
+) {
+    for ((key, value), diff) in &changes {
+        for (other_value, count) in other.get(key).into_iter().flatten() {
+            emit(key, value, other_value, diff * count);
+        }
+    }
+    let mut touched = Vec::with_capacity(changes.len());
+    for ((key, value), diff) in changes {
+        touched.push(key.clone());
+        apply(own, key, value, diff);
+    }
+    prune(own, touched.into_iter());
+}
+
+/// The current state of one side: per key, its values with their counts (never zero).
+type State<K, V> = HashMap<K, HashMap<V, isize>>;
+
+/// The earliest time either input may still send: `None` once both are closed.
+fn limit(a: &MutableAntichain<u64>, b: &MutableAntichain<u64>) -> Option<u64> {
+    match (a.frontier().first(), b.frontier().first()) {
+        (Some(&x), Some(&y)) => Some(x.min(y)),
+        (x, y) => x.or(y).copied(),
+    }
+}
+
+/// The next buffered time point below `limit`.
+fn next_time<A, B>(a: &Stash<A>, b: &Stash<B>, limit: Option<u64>) -> Option<u64> {
+    let next = match (a.keys().next(), b.keys().next()) {
+        (Some(&x), Some(&y)) => x.min(y),
+        (x, y) => *x.or(y)?,
+    };
+    limit.is_none_or(|f| next < f).then_some(next)
+}
+
+/// Adds `diff` to `value`'s count under `key`, dropping counts that reach zero.
+fn apply<K: Hash + Eq, V: Hash + Eq>(state: &mut State<K, V>, key: K, value: V, diff: isize) {
+    use hashbrown::hash_map::Entry;
+    match state.entry(key).or_default().entry(value) {
+        Entry::Occupied(mut entry) => {
+            *entry.get_mut() += diff;
+            if *entry.get() == 0 {
+                entry.remove();
+            }
+        }
+        Entry::Vacant(entry) => {
+            if diff != 0 {
+                entry.insert(diff);
+            }
+        }
+    }
+}
+
+/// Removes keys left without values.
+fn prune<K: Hash + Eq, V>(state: &mut State<K, V>, keys: impl Iterator<Item = K>) {
+    for key in keys {
+        if state.get(&key).is_some_and(HashMap::is_empty) {
+            state.remove(&key);
+        }
+    }
+}
+
+/// The join of `left` and `right` on their keys: `logic(key, left value, right value)`
+/// for each pair, with the product of their counts (see the module doc).
+pub fn join<'s, K, V1, V2, O, L>(
+    left: VecCollection<'s, u64, (K, V1), isize>,
+    right: VecCollection<'s, u64, (K, V2), isize>,
+    mut logic: L,
+) -> VecCollection<'s, u64, O, isize>
+where
+    K: ExchangeData + Hash + Eq,
+    V1: ExchangeData + Hash + Eq,
+    V2: ExchangeData + Hash + Eq,
+    O: ExchangeData,
+    L: FnMut(&K, &V1, &V2) -> Option<O> + 'static,
+{
+    let mut stash1: Stash<(K, V1)> = BTreeMap::new();
+    let mut stash2: Stash<(K, V2)> = BTreeMap::new();
+    let mut state1: State<K, V1> = HashMap::new();
+    let mut state2: State<K, V2> = HashMap::new();
+    left.inner
+        .binary_frontier::<_, CapacityContainerBuilder<Vec<(O, u64, isize)>>, _, _, _, _>(
+            right.inner,
+            Exchange::new(|((key, _), _, _): &((K, V1), u64, isize)| key.hashed()),
+            Exchange::new(|((key, _), _, _): &((K, V2), u64, isize)| key.hashed()),
+            "HashJoin",
+            move |capability, _info| {
+                let mut capability = Some(capability);
+                move |(input1, frontier1), (input2, frontier2), output| {
+                    input1.for_each(|_, data| stash_updates(&mut stash1, data));
+                    input2.for_each(|_, data| stash_updates(&mut stash2, data));
+                    let limit = limit(frontier1, frontier2);
+                    while let Some(time) = next_time(&stash1, &stash2, limit) {
+                        let changes1 = stash1.remove(&time).unwrap_or_default();
+                        let changes2 = stash2.remove(&time).unwrap_or_default();
+                        let Some(cap) = capability.as_ref() else {
+                            continue;
+                        };
+                        let at = cap.delayed(&time);
+                        let mut session = output.session(&at);
+                        // ΔA ⋈ B, then A' ⋈ ΔB.
+                        join_changes(changes1, &mut state1, &state2, |key, v1, v2, diff| {
+                            if let Some(out) = logic(key, v1, v2) {
+                                session.give((out, time, diff));
+                            }
+                        });
+                        join_changes(changes2, &mut state2, &state1, |key, v2, v1, diff| {
+                            if let Some(out) = logic(key, v1, v2) {
+                                session.give((out, time, diff));
+                            }
+                        });
+                    }
+                    super::follow_frontier(&mut capability, limit);
+                }
+            },
+        )
+        .as_collection()
+}
+
+/// The records of `left` whose key is not in `keys`, a **0/1** collection (see the
+/// module doc).
+pub fn antijoin<'s, K, V>(
+    left: VecCollection<'s, u64, (K, V), isize>,
+    keys: VecCollection<'s, u64, K, isize>,
+) -> VecCollection<'s, u64, (K, V), isize>
+where
+    K: ExchangeData + Hash + Eq,
+    V: ExchangeData + Hash + Eq,
+{
+    let mut stash1: Stash<(K, V)> = BTreeMap::new();
+    let mut stash2: Stash<K> = BTreeMap::new();
+    let mut state1: State<K, V> = HashMap::new();
+    let mut present: HashMap<K, isize> = HashMap::new();
+    left.inner
+        .binary_frontier::<_, CapacityContainerBuilder<Vec<((K, V), u64, isize)>>, _, _, _, _>(
+            keys.inner,
+            Exchange::new(|((key, _), _, _): &((K, V), u64, isize)| key.hashed()),
+            Exchange::new(|(key, _, _): &(K, u64, isize)| key.hashed()),
+            "HashAntijoin",
+            move |capability, _info| {
+                let mut capability = Some(capability);
+                move |(input1, frontier1), (input2, frontier2), output| {
+                    input1.for_each(|_, data| stash_updates(&mut stash1, data));
+                    input2.for_each(|_, data| stash_updates(&mut stash2, data));
+                    let limit = limit(frontier1, frontier2);
+                    while let Some(time) = next_time(&stash1, &stash2, limit) {
+                        let changes1 = stash1.remove(&time).unwrap_or_default();
+                        let changes2 = stash2.remove(&time).unwrap_or_default();
+                        let Some(cap) = capability.as_ref() else {
+                            continue;
+                        };
+                        let at = cap.delayed(&time);
+                        let mut session = output.session(&at);
+                        // ΔA ▷ B (B before this time point's changes).
+                        let mut touched = Vec::with_capacity(changes1.len());
+                        for ((key, value), diff) in changes1 {
+                            if present.get(&key).is_none_or(|c| *c <= 0) {
+                                session.give(((key.clone(), value.clone()), time, diff));
+                            }
+                            touched.push(key.clone());
+                            apply(&mut state1, key, value, diff);
+                        }
+                        prune(&mut state1, touched.into_iter());
+                        // Keys of B whose presence flips: A' under them leaves or returns.
+                        let mut net: HashMap<K, isize> = HashMap::new();
+                        for (key, diff) in changes2 {
+                            *net.entry(key).or_insert(0) += diff;
+                        }
+                        for (key, diff) in net {
+                            if diff == 0 {
+                                continue;
+                            }
+                            // The key arriving in B removes A' under it; leaving, returns it.
+                            let Some(sign) = presence_change(&mut present, &key, diff).map(|s| -s)
+                            else {
+                                continue;
+                            };
+                            for (value, r) in state1.get(&key).into_iter().flatten() {
+                                session.give(((key.clone(), value.clone()), time, sign * r));
+                            }
+                        }
+                    }
+                    super::follow_frontier(&mut capability, limit);
+                }
+            },
+        )
+        .as_collection()
+}
