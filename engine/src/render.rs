@@ -167,11 +167,11 @@ pub fn render<'s>(
                 window,
             } => {
                 let source = holds[*source].clone().unwrap_or_else(empty);
-                let lowered = scope.region_named("Window", |region| {
-                    window::lower(source.enter_region(region), *window).leave_region(scope)
-                });
-                let own = inputs[*pred].clone().unwrap_or_else(empty);
-                holds[*pred] = Some(u64::zero_one(lowered.concat(own)));
+                let own = inputs[*pred].clone();
+                holds[*pred] = Some(scope.region_named("Window", |region| {
+                    let own = own.map(|own| own.enter_region(region));
+                    window::lower(source.enter_region(region), own, *window).leave_region(scope)
+                }));
             }
             Component::Dataflow {
                 preds,

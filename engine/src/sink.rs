@@ -206,16 +206,17 @@ impl<W: Write> Sink<W> {
             return self.emit_changes(t, owned);
         }
         self.line.clear();
-        let shown = t.saturating_mul(self.time_scale);
+        // ` @t` and the newline end every line of the time point: formatted once.
+        let mut end = String::from(" @");
+        push_u64(&mut end, t.saturating_mul(self.time_scale));
+        end.push('\n');
         for (pred, args, diff) in changes {
             self.line.push(if diff > 0 { '+' } else { '-' });
             self.write_atom(pred, args, false);
             if !args.is_empty() {
                 self.line.push(')');
             }
-            self.line.push_str(" @");
-            push_u64(&mut self.line, shown);
-            self.line.push('\n');
+            self.line.push_str(&end);
         }
         self.last_time = Some(t);
         self.out.write_all(self.line.as_bytes())?;
@@ -331,15 +332,27 @@ fn push_value(line: &mut String, value: Value) {
 }
 
 fn push_u64(line: &mut String, mut n: u64) {
+    // Two digits per division.
+    const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+        2021222324252627282930313233343536373839\
+        4041424344454647484950515253545556575859\
+        6061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899";
     let mut digits = [0u8; 20];
     let mut at = digits.len();
-    loop {
+    while n >= 100 {
+        let pair = (n % 100) as usize * 2;
+        n /= 100;
+        at -= 2;
+        digits[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    }
+    if n >= 10 {
+        let pair = n as usize * 2;
+        at -= 2;
+        digits[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    } else {
         at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
+        digits[at] = b'0' + n as u8;
     }
     // ASCII digits: always valid UTF-8.
     line.push_str(std::str::from_utf8(&digits[at..]).unwrap_or_default());
@@ -349,6 +362,20 @@ fn push_u64(line: &mut String, mut n: u64) {
 mod tests {
     use super::*;
     use crate::compile_str;
+
+    #[test]
+    fn integers_format_as_display_does() {
+        for n in [0, 7, 9, 10, 42, 99, 100, 101, 999, 1000, 65_536, u64::MAX - 1, u64::MAX] {
+            let mut line = String::new();
+            push_u64(&mut line, n);
+            assert_eq!(line, n.to_string());
+        }
+        for i in [i64::MIN, -1_000_001, -10, -1, 0, 5, 1 << 40, i64::MAX] {
+            let mut line = String::new();
+            push_value(&mut line, Value::Int(i));
+            assert_eq!(line, i.to_string());
+        }
+    }
 
     #[test]
     fn time_scale_multiplies_every_printed_time() {

@@ -133,8 +133,8 @@ where
             move |capability, _info| {
                 let mut capability = Some(capability);
                 move |(input1, frontier1), (input2, frontier2), output| {
-                    input1.for_each(|_, data| stash_updates(&mut stash1, data));
-                    input2.for_each(|_, data| stash_updates(&mut stash2, data));
+                    input1.for_each(|_, data| stash_updates(&mut stash1, data, &|t, _| t));
+                    input2.for_each(|_, data| stash_updates(&mut stash2, data, &|t, _| t));
                     let limit = limit(frontier1, frontier2);
                     while let Some(time) = next_time(&stash1, &stash2, limit) {
                         let changes1 = stash1.remove(&time).unwrap_or_default();
@@ -186,8 +186,8 @@ where
             move |capability, _info| {
                 let mut capability = Some(capability);
                 move |(input1, frontier1), (input2, frontier2), output| {
-                    input1.for_each(|_, data| stash_updates(&mut stash1, data));
-                    input2.for_each(|_, data| stash_updates(&mut stash2, data));
+                    input1.for_each(|_, data| stash_updates(&mut stash1, data, &|t, _| t));
+                    input2.for_each(|_, data| stash_updates(&mut stash2, data, &|t, _| t));
                     let limit = limit(frontier1, frontier2);
                     while let Some(time) = next_time(&stash1, &stash2, limit) {
                         let changes1 = stash1.remove(&time).unwrap_or_default();

@@ -22,25 +22,29 @@ use timely::dataflow::operators::vec::Map;
 use super::Coll;
 use crate::plan::Window;
 
-/// Lowers a window over the 0/1 collection `source`.
-pub fn lower<'s>(source: Coll<'s, u64>, window: Window) -> Coll<'s, u64> {
-    match window {
-        Window::Diamond(d) => {
-            let d = u64::from(d);
+/// When a change of the windowed predicate takes effect in the window: ♢ delays the
+/// retractions by d, □ the insertions.
+fn retime(window: Window) -> impl Fn(u64, isize) -> u64 + Clone + 'static {
+    move |time, diff| match window {
+        Window::Diamond(d) if diff < 0 => time + u64::from(d),
+        Window::Box(d) if diff > 0 => time + u64::from(d),
+        _ => time,
+    }
+}
+
+/// Lowers a window over the 0/1 collection `source`, united with `own` (input facts of the
+/// window's own predicate), if any. Without `own`, the delay and the closure are one
+/// operator: [`super::zero_one::zero_one_by`] delays each change as it buffers it.
+pub fn lower<'s>(source: Coll<'s, u64>, own: Option<Coll<'s, u64>>, window: Window) -> Coll<'s, u64> {
+    let retime = retime(window);
+    match own {
+        None => super::zero_one::zero_one_by(source, retime),
+        Some(own) => {
             let delayed = source
                 .inner
-                .map(move |(row, t, r)| if r < 0 { (row, t + d, r) } else { (row, t, r) })
+                .map(move |(row, t, r)| (row, retime(t, r), r))
                 .as_collection();
-            super::zero_one::zero_one(delayed)
-        }
-        Window::Box(d) => {
-            let d = u64::from(d);
-            let delayed = source
-                .inner
-                .map(move |(row, t, r)| if r > 0 { (row, t + d, r) } else { (row, t, r) })
-                .as_collection();
-            // Positive counts only: see the module doc on why not `distinct`.
-            super::zero_one::zero_one(delayed)
+            super::zero_one::zero_one(delayed.concat(own))
         }
     }
 }

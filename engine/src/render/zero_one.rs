@@ -29,6 +29,18 @@ pub fn zero_one<'s, D>(
 where
     D: ExchangeData + Hash + Eq,
 {
+    zero_one_by(collection, |time, _| time)
+}
+
+/// The 0/1 version of `collection` with each change moved to `retime(time, diff)` (not
+/// earlier than `time`) first: a window's delay and its closure in one operator.
+pub fn zero_one_by<'s, D>(
+    collection: VecCollection<'s, u64, D, isize>,
+    retime: impl Fn(u64, isize) -> u64 + 'static,
+) -> VecCollection<'s, u64, D, isize>
+where
+    D: ExchangeData + Hash + Eq,
+{
     let mut stash: BTreeMap<u64, Vec<(D, isize)>> = BTreeMap::new();
     let mut counts: HashMap<D, isize> = HashMap::new();
     // A time point's net changes; kept between time points for its allocation.
@@ -42,7 +54,7 @@ where
                 let mut capability = Some(capability);
                 move |(input, frontier), output| {
                     input.for_each(|_, data| {
-                        stash_updates(&mut stash, data);
+                        stash_updates(&mut stash, data, &retime);
                     });
                     let limit = frontier.frontier().first().copied();
                     while let Some(entry) = stash.first_entry() {
@@ -76,14 +88,16 @@ where
         .as_collection()
 }
 
-/// Moves a batch of updates into `stash` by time point, one map lookup per run of equal
-/// times (updates come in such runs).
+/// Moves a batch of updates into `stash` by time point (`retime(time, diff)`), one map
+/// lookup per run of equal times (updates come in such runs).
 pub(super) fn stash_updates<D>(
     stash: &mut BTreeMap<u64, Vec<(D, isize)>>,
     data: &mut Vec<(D, u64, isize)>,
+    retime: &impl Fn(u64, isize) -> u64,
 ) {
     let mut run: Option<(u64, &mut Vec<(D, isize)>)> = None;
     for (record, time, diff) in data.drain(..) {
+        let time = retime(time, diff);
         match &mut run {
             Some((at, updates)) if *at == time => updates.push((record, diff)),
             _ => {
