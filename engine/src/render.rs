@@ -112,7 +112,8 @@ impl Time for Product<u64, u64> {
     where
         L: FnMut(&Row, &Row, &Row) -> Option<Row> + 'static,
     {
-        left.arrange_by_key().join_core(right.arrange_by_key(), logic)
+        left.arrange_by_key()
+            .join_core(right.arrange_by_key(), logic)
     }
 
     fn antijoin<'s>(
@@ -367,7 +368,11 @@ fn render_recursive<'s>(
 /// computing a join key, projecting the head — is not an operator each: it is collected
 /// in a [`Pending`] and done in the one `flat_map` that comes before the next join or
 /// antijoin, or at the end. A rule `q(X) :- p(X, Y), X > 3.` is a single `flat_map`.
-fn render_rule<'s, T: Time>(rule: &Rule, reader: &Reader<'_, 's, T>, unit: Coll<'s, T>) -> Coll<'s, T> {
+fn render_rule<'s, T: Time>(
+    rule: &Rule,
+    reader: &Reader<'_, 's, T>,
+    unit: Coll<'s, T>,
+) -> Coll<'s, T> {
     let plan = RulePlan::new(rule, |_| false);
     let vars = rule.vars.len();
     let mut bound = vec![false; vars];
@@ -407,14 +412,18 @@ fn render_rule<'s, T: Time>(rule: &Rule, reader: &Reader<'_, 's, T>, unit: Coll<
                             Some((first_atom, first, positions)) => {
                                 let left = reader.keyed(&first_atom, &first, positions);
                                 T::join_keyed(left, right, move |_key, row0, row1| {
-                                    let env = first.bind(row0, smallvec::smallvec![Value::Int(0); vars])?;
+                                    let env = first
+                                        .bind(row0, smallvec::smallvec![Value::Int(0); vars])?;
                                     matcher.bind(row1, env)
                                 })
                             }
                             None => {
                                 let m1 = matcher.clone();
-                                let left = pending.flat_map(vars, move |e| Some((m1.env_key(&e), e)));
-                                T::join_keyed(left, right, move |_key, e, row| matcher.bind(row, e.clone()))
+                                let left =
+                                    pending.flat_map(vars, move |e| Some((m1.env_key(&e), e)));
+                                T::join_keyed(left, right, move |_key, e, row| {
+                                    matcher.bind(row, e.clone())
+                                })
                             }
                         };
                         Pending {
@@ -530,14 +539,15 @@ impl<'r, 's, T: Time> Reader<'r, 's, T> {
             binds: Vec::new(),
         };
         let positions = id.key.clone();
-        let keyed = self
-            .collection(atom)
-            .flat_map(move |row| {
-                filter.matches(&row).then(|| {
-                    let key: Row = positions.iter().filter_map(|&i| row.get(i).copied()).collect();
-                    (key, row)
-                })
-            });
+        let keyed = self.collection(atom).flat_map(move |row| {
+            filter.matches(&row).then(|| {
+                let key: Row = positions
+                    .iter()
+                    .filter_map(|&i| row.get(i).copied())
+                    .collect();
+                (key, row)
+            })
+        });
         self.keyed.borrow_mut().insert(id, keyed.clone());
         keyed
     }
@@ -611,7 +621,9 @@ impl<'s, T: Time> Pending<'s, T> {
         records.flat_map(move |record| {
             let mut env = match &start {
                 Start::Env => record,
-                Start::Atom(_, matcher) => matcher.bind(&record, smallvec::smallvec![Value::Int(0); vars])?,
+                Start::Atom(_, matcher) => {
+                    matcher.bind(&record, smallvec::smallvec![Value::Int(0); vars])?
+                }
                 Start::Unit => smallvec::smallvec![Value::Int(0); vars],
             };
             for step in &steps {

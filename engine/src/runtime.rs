@@ -24,8 +24,8 @@ use std::sync::Arc;
 use crossbeam_channel::{Receiver, RecvTimeoutError, SendTimeoutError, Sender, bounded, unbounded};
 use differential_dataflow::input::InputSession;
 use hashbrown::HashSet;
-use timely::dataflow::ProbeHandle;
 use timely::container::CapacityContainerBuilder;
+use timely::dataflow::ProbeHandle;
 use timely::dataflow::channels::pact::Pipeline;
 use timely::dataflow::operators::generic::Operator;
 use timely::dataflow::operators::{Exchange, Probe};
@@ -634,7 +634,8 @@ struct Feeder<'a, W: Write> {
 impl<W: Write> Feeder<'_, W> {
     fn retract_previous(&mut self, at: u64) {
         for (pred, tuple) in self.previous.drain() {
-            self.batch.push(((pred as u32, Row::from_slice(&tuple)), at, -1));
+            self.batch
+                .push(((pred as u32, Row::from_slice(&tuple)), at, -1));
         }
     }
 
@@ -742,7 +743,10 @@ impl<W: Write> Feeder<'_, W> {
         let mut updates = updates;
         in_output_order(&mut updates, &self.rank, self.first.unwrap_or(0));
         debug_assert!(
-            self.pending.last().zip(updates.first()).is_none_or(|(a, b)| a.1 <= b.1),
+            self.pending
+                .last()
+                .zip(updates.first())
+                .is_none_or(|(a, b)| a.1 <= b.1),
             "output arrives in time order"
         );
         self.pending.extend(updates);
@@ -811,7 +815,8 @@ impl<W: Write> TimePoints for Feeder<'_, W> {
             }
         }
         for (pred, tuple) in self.previous.drain() {
-            self.batch.push(((pred as u32, Row::from_slice(&tuple)), t, -1));
+            self.batch
+                .push(((pred as u32, Row::from_slice(&tuple)), t, -1));
         }
         self.spare = std::mem::replace(&mut self.previous, now);
         self.fed_through(t)

@@ -365,7 +365,21 @@ mod tests {
 
     #[test]
     fn integers_format_as_display_does() {
-        for n in [0, 7, 9, 10, 42, 99, 100, 101, 999, 1000, 65_536, u64::MAX - 1, u64::MAX] {
+        for n in [
+            0,
+            7,
+            9,
+            10,
+            42,
+            99,
+            100,
+            101,
+            999,
+            1000,
+            65_536,
+            u64::MAX - 1,
+            u64::MAX,
+        ] {
             let mut line = String::new();
             push_u64(&mut line, n);
             assert_eq!(line, n.to_string());

@@ -898,7 +898,8 @@ impl<R: BufRead> FactReader<R> {
         let args = match args {
             None | Some("") => Vec::new(),
             Some(inner) => {
-                let mut values = Vec::with_capacity(inner.bytes().filter(|&b| b == b',').count() + 1);
+                let mut values =
+                    Vec::with_capacity(inner.bytes().filter(|&b| b == b',').count() + 1);
                 let mut offset = at + name.len() + 1;
                 for arg in inner.split(',') {
                     if arg.is_empty() || arg.contains(['(', ')']) {

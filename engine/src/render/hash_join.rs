@@ -33,7 +33,7 @@ use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::generic::Operator;
 use timely::progress::frontier::MutableAntichain;
 
-use super::zero_one::{presence_change, stash_updates};
+use super::zero_one::{presence_change, send_at, stash_updates};
 
 /// Per time point, buffered updates.
 type Stash<D> = BTreeMap<u64, Vec<(D, isize)>>;
@@ -106,6 +106,53 @@ fn prune<K: Hash + Eq, V>(state: &mut State<K, V>, keys: impl Iterator<Item = K>
     }
 }
 
+/// A binary operator over time points: buffers both inputs (exchanged by `route1` and
+/// `route2`) until their frontiers pass a time point, then calls `step(time, left
+/// changes, right changes, out)` for each buffered time point in order and sends what it
+/// put in `out` at that time.
+fn by_time_point<'s, D1, D2, O>(
+    left: VecCollection<'s, u64, D1, isize>,
+    right: VecCollection<'s, u64, D2, isize>,
+    route1: impl Fn(&D1) -> u64 + 'static,
+    route2: impl Fn(&D2) -> u64 + 'static,
+    name: &str,
+    mut step: impl FnMut(u64, Vec<(D1, isize)>, Vec<(D2, isize)>, &mut Vec<(O, u64, isize)>) + 'static,
+) -> VecCollection<'s, u64, O, isize>
+where
+    D1: ExchangeData,
+    D2: ExchangeData,
+    O: ExchangeData,
+{
+    let mut stash1: Stash<D1> = BTreeMap::new();
+    let mut stash2: Stash<D2> = BTreeMap::new();
+    let mut out: Vec<(O, u64, isize)> = Vec::new();
+    left.inner
+        .binary_frontier::<_, CapacityContainerBuilder<Vec<(O, u64, isize)>>, _, _, _, _>(
+            right.inner,
+            Exchange::new(move |(data, _, _): &(D1, u64, isize)| route1(data)),
+            Exchange::new(move |(data, _, _): &(D2, u64, isize)| route2(data)),
+            name,
+            move |capability, _info| {
+                let mut capability = Some(capability);
+                move |(input1, frontier1), (input2, frontier2), output| {
+                    input1.for_each(|_, data| stash_updates(&mut stash1, data, &|t, _| t));
+                    input2.for_each(|_, data| stash_updates(&mut stash2, data, &|t, _| t));
+                    let limit = limit(frontier1, frontier2);
+                    while let Some(time) = next_time(&stash1, &stash2, limit) {
+                        let changes1 = stash1.remove(&time).unwrap_or_default();
+                        let changes2 = stash2.remove(&time).unwrap_or_default();
+                        if let Some(cap) = capability.as_ref() {
+                            step(time, changes1, changes2, &mut out);
+                            send_at(output, cap, time, &mut out);
+                        }
+                    }
+                    super::follow_frontier(&mut capability, limit);
+                }
+            },
+        )
+        .as_collection()
+}
+
 /// The join of `left` and `right` on their keys: `logic(key, left value, right value)`
 /// for each pair, with the product of their counts (see the module doc).
 pub fn join<'s, K, V1, V2, O, L>(
@@ -120,51 +167,32 @@ where
     O: ExchangeData,
     L: FnMut(&K, &V1, &V2) -> Option<O> + 'static,
 {
-    let mut stash1: Stash<(K, V1)> = BTreeMap::new();
-    let mut stash2: Stash<(K, V2)> = BTreeMap::new();
     let mut state1: State<K, V1> = HashMap::new();
     let mut state2: State<K, V2> = HashMap::new();
-    left.inner
-        .binary_frontier::<_, CapacityContainerBuilder<Vec<(O, u64, isize)>>, _, _, _, _>(
-            right.inner,
-            Exchange::new(|((key, _), _, _): &((K, V1), u64, isize)| key.hashed()),
-            Exchange::new(|((key, _), _, _): &((K, V2), u64, isize)| key.hashed()),
-            "HashJoin",
-            move |capability, _info| {
-                let mut capability = Some(capability);
-                move |(input1, frontier1), (input2, frontier2), output| {
-                    input1.for_each(|_, data| stash_updates(&mut stash1, data, &|t, _| t));
-                    input2.for_each(|_, data| stash_updates(&mut stash2, data, &|t, _| t));
-                    let limit = limit(frontier1, frontier2);
-                    while let Some(time) = next_time(&stash1, &stash2, limit) {
-                        let changes1 = stash1.remove(&time).unwrap_or_default();
-                        let changes2 = stash2.remove(&time).unwrap_or_default();
-                        let Some(cap) = capability.as_ref() else {
-                            continue;
-                        };
-                        let at = cap.delayed(&time);
-                        let mut session = output.session(&at);
-                        // ΔA ⋈ B, then A' ⋈ ΔB.
-                        join_changes(changes1, &mut state1, &state2, |key, v1, v2, diff| {
-                            if let Some(out) = logic(key, v1, v2) {
-                                session.give((out, time, diff));
-                            }
-                        });
-                        join_changes(changes2, &mut state2, &state1, |key, v2, v1, diff| {
-                            if let Some(out) = logic(key, v1, v2) {
-                                session.give((out, time, diff));
-                            }
-                        });
-                    }
-                    super::follow_frontier(&mut capability, limit);
+    by_time_point(
+        left,
+        right,
+        |(key, _): &(K, V1)| key.hashed(),
+        |(key, _): &(K, V2)| key.hashed(),
+        "HashJoin",
+        move |time, changes1, changes2, out| {
+            // ΔA ⋈ B, then A' ⋈ ΔB.
+            join_changes(changes1, &mut state1, &state2, |key, v1, v2, diff| {
+                if let Some(record) = logic(key, v1, v2) {
+                    out.push((record, time, diff));
                 }
-            },
-        )
-        .as_collection()
+            });
+            join_changes(changes2, &mut state2, &state1, |key, v2, v1, diff| {
+                if let Some(record) = logic(key, v1, v2) {
+                    out.push((record, time, diff));
+                }
+            });
+        },
+    )
 }
 
-/// The records of `left` whose key is not in `keys`, a **0/1** collection (see the
-/// module doc).
+/// The records of `left` whose key is not in `keys`: present while its count in `keys`
+/// is positive (see the module doc).
 pub fn antijoin<'s, K, V>(
     left: VecCollection<'s, u64, (K, V), isize>,
     keys: VecCollection<'s, u64, K, isize>,
@@ -173,62 +201,42 @@ where
     K: ExchangeData + Hash + Eq,
     V: ExchangeData + Hash + Eq,
 {
-    let mut stash1: Stash<(K, V)> = BTreeMap::new();
-    let mut stash2: Stash<K> = BTreeMap::new();
     let mut state1: State<K, V> = HashMap::new();
     let mut present: HashMap<K, isize> = HashMap::new();
-    left.inner
-        .binary_frontier::<_, CapacityContainerBuilder<Vec<((K, V), u64, isize)>>, _, _, _, _>(
-            keys.inner,
-            Exchange::new(|((key, _), _, _): &((K, V), u64, isize)| key.hashed()),
-            Exchange::new(|(key, _, _): &(K, u64, isize)| key.hashed()),
-            "HashAntijoin",
-            move |capability, _info| {
-                let mut capability = Some(capability);
-                move |(input1, frontier1), (input2, frontier2), output| {
-                    input1.for_each(|_, data| stash_updates(&mut stash1, data, &|t, _| t));
-                    input2.for_each(|_, data| stash_updates(&mut stash2, data, &|t, _| t));
-                    let limit = limit(frontier1, frontier2);
-                    while let Some(time) = next_time(&stash1, &stash2, limit) {
-                        let changes1 = stash1.remove(&time).unwrap_or_default();
-                        let changes2 = stash2.remove(&time).unwrap_or_default();
-                        let Some(cap) = capability.as_ref() else {
-                            continue;
-                        };
-                        let at = cap.delayed(&time);
-                        let mut session = output.session(&at);
-                        // ΔA ▷ B (B before this time point's changes).
-                        let mut touched = Vec::with_capacity(changes1.len());
-                        for ((key, value), diff) in changes1 {
-                            if present.get(&key).is_none_or(|c| *c <= 0) {
-                                session.give(((key.clone(), value.clone()), time, diff));
-                            }
-                            touched.push(key.clone());
-                            apply(&mut state1, key, value, diff);
-                        }
-                        prune(&mut state1, touched.into_iter());
-                        // Keys of B whose presence flips: A' under them leaves or returns.
-                        let mut net: HashMap<K, isize> = HashMap::new();
-                        for (key, diff) in changes2 {
-                            *net.entry(key).or_insert(0) += diff;
-                        }
-                        for (key, diff) in net {
-                            if diff == 0 {
-                                continue;
-                            }
-                            // The key arriving in B removes A' under it; leaving, returns it.
-                            let Some(sign) = presence_change(&mut present, &key, diff).map(|s| -s)
-                            else {
-                                continue;
-                            };
-                            for (value, r) in state1.get(&key).into_iter().flatten() {
-                                session.give(((key.clone(), value.clone()), time, sign * r));
-                            }
-                        }
-                    }
-                    super::follow_frontier(&mut capability, limit);
+    let mut net: HashMap<K, isize> = HashMap::new();
+    by_time_point(
+        left,
+        keys,
+        |(key, _): &(K, V)| key.hashed(),
+        |key: &K| key.hashed(),
+        "HashAntijoin",
+        move |time, changes1, changes2, out| {
+            // ΔA ▷ B (B before this time point's changes).
+            let mut touched = Vec::with_capacity(changes1.len());
+            for ((key, value), diff) in changes1 {
+                if present.get(&key).is_none_or(|c| *c <= 0) {
+                    out.push(((key.clone(), value.clone()), time, diff));
                 }
-            },
-        )
-        .as_collection()
+                touched.push(key.clone());
+                apply(&mut state1, key, value, diff);
+            }
+            prune(&mut state1, touched.into_iter());
+            // Keys of B whose presence flips: A' under them leaves or returns.
+            for (key, diff) in changes2 {
+                *net.entry(key).or_insert(0) += diff;
+            }
+            for (key, diff) in net.drain() {
+                if diff == 0 {
+                    continue;
+                }
+                // The key arriving in B removes A' under it; leaving, returns it.
+                let Some(sign) = presence_change(&mut present, &key, diff).map(|s| -s) else {
+                    continue;
+                };
+                for (value, r) in state1.get(&key).into_iter().flatten() {
+                    out.push(((key.clone(), value.clone()), time, sign * r));
+                }
+            }
+        },
+    )
 }

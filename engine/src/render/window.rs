@@ -35,7 +35,11 @@ fn retime(window: Window) -> impl Fn(u64, isize) -> u64 + Clone + 'static {
 /// Lowers a window over the 0/1 collection `source`, united with `own` (input facts of the
 /// window's own predicate), if any. Without `own`, the delay and the closure are one
 /// operator: [`super::zero_one::zero_one_by`] delays each change as it buffers it.
-pub fn lower<'s>(source: Coll<'s, u64>, own: Option<Coll<'s, u64>>, window: Window) -> Coll<'s, u64> {
+pub fn lower<'s>(
+    source: Coll<'s, u64>,
+    own: Option<Coll<'s, u64>>,
+    window: Window,
+) -> Coll<'s, u64> {
     let retime = retime(window);
     match own {
         None => super::zero_one::zero_one_by(source, retime),

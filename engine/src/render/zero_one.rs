@@ -20,7 +20,8 @@ use differential_dataflow::{AsCollection, ExchangeData, Hashable, VecCollection}
 use hashbrown::HashMap;
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::channels::pact::Exchange;
-use timely::dataflow::operators::generic::Operator;
+use timely::dataflow::operators::Capability;
+use timely::dataflow::operators::generic::{Operator, OutputBuilderSession};
 
 /// The 0/1 version of `collection` (see the module doc).
 pub fn zero_one<'s, D>(
@@ -43,8 +44,9 @@ where
 {
     let mut stash: BTreeMap<u64, Vec<(D, isize)>> = BTreeMap::new();
     let mut counts: HashMap<D, isize> = HashMap::new();
-    // A time point's net changes; kept between time points for its allocation.
+    // A time point's net changes and output; kept between time points for their allocation.
     let mut net: HashMap<D, isize> = HashMap::new();
+    let mut out: Vec<(D, u64, isize)> = Vec::new();
     collection
         .inner
         .unary_frontier::<CapacityContainerBuilder<Vec<(D, u64, isize)>>, _, _, _>(
@@ -70,16 +72,15 @@ where
                         for (record, diff) in updates {
                             *net.entry(record).or_insert(0) += diff;
                         }
-                        let at = cap.delayed(&time);
-                        let mut session = output.session(&at);
                         for (record, diff) in net.drain() {
                             if diff == 0 {
                                 continue;
                             }
                             if let Some(sign) = presence_change(&mut counts, &record, diff) {
-                                session.give((record, time, sign));
+                                out.push((record, time, sign));
                             }
                         }
+                        send_at(output, cap, time, &mut out);
                     }
                     super::follow_frontier(&mut capability, limit);
                 }
@@ -127,5 +128,21 @@ pub(super) fn presence_change<D: Hash + Eq + Clone>(
         (false, true) => Some(1),
         (true, false) => Some(-1),
         _ => None,
+    }
+}
+
+/// Sends `out` at `time`, when there is anything to send: a capability is taken only for
+/// time points with output, since each costs progress updates in every operator
+/// downstream.
+pub(super) fn send_at<D: ExchangeData>(
+    output: &mut OutputBuilderSession<'_, u64, CapacityContainerBuilder<Vec<(D, u64, isize)>>>,
+    capability: &Capability<u64>,
+    time: u64,
+    out: &mut Vec<(D, u64, isize)>,
+) {
+    if !out.is_empty() {
+        output
+            .session(&capability.delayed(&time))
+            .give_iterator(out.drain(..));
     }
 }
