@@ -131,11 +131,15 @@ pub(super) fn presence_change<D: Hash + Eq + Clone>(
     }
 }
 
+/// An operator's output of updates of `D` over time points.
+pub(super) type Output<'a, D> =
+    OutputBuilderSession<'a, u64, CapacityContainerBuilder<Vec<(D, u64, isize)>>>;
+
 /// Sends `out` at `time`, when there is anything to send: a capability is taken only for
 /// time points with output, since each costs progress updates in every operator
 /// downstream.
 pub(super) fn send_at<D: ExchangeData>(
-    output: &mut OutputBuilderSession<'_, u64, CapacityContainerBuilder<Vec<(D, u64, isize)>>>,
+    output: &mut Output<'_, D>,
     capability: &Capability<u64>,
     time: u64,
     out: &mut Vec<(D, u64, isize)>,
