@@ -119,6 +119,11 @@ impl<W: Write> Sink<W> {
         mut changes: Vec<((PredId, Tuple), isize)>,
     ) -> io::Result<()> {
         changes.sort_unstable_by(|a, b| self.order(&a.0, &b.0).then(b.1.cmp(&a.1)));
+        self.write_changes(t, changes)
+    }
+
+    /// [`Sink::emit_changes`] for changes already in output order.
+    fn write_changes(&mut self, t: u64, changes: Vec<((PredId, Tuple), isize)>) -> io::Result<()> {
         self.line.clear();
         let mut closed: Vec<((PredId, Tuple), u64)> = Vec::new();
         for (fact, diff) in changes {
@@ -193,7 +198,7 @@ impl<W: Write> Sink<W> {
     /// difference of +1 when it starts to hold and −1 when it stops — as the dataflow
     /// runtime's workers deliver it. In `changes` mode the lines are written straight from
     /// the slice (nothing is kept per fact); the other modes go through
-    /// [`Sink::emit_changes`].
+    /// [`Sink::emit_changes`], without its sort.
     pub fn emit_sorted<'a>(
         &mut self,
         t: u64,
@@ -203,7 +208,7 @@ impl<W: Write> Sink<W> {
             let owned = changes
                 .map(|(pred, args, diff)| ((pred, Tuple::from(args)), diff))
                 .collect();
-            return self.emit_changes(t, owned);
+            return self.write_changes(t, owned);
         }
         self.line.clear();
         // ` @t` and the newline end every line of the time point: formatted once.
