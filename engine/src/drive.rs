@@ -55,7 +55,7 @@ impl ProgramFacts {
             .iter()
             .map(|f| InputFact {
                 pred: f.pred,
-                args: f.args.clone().into_boxed_slice(),
+                args: Tuple::from_slice(&f.args),
                 time: f.time,
             })
             .collect();

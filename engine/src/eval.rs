@@ -10,7 +10,7 @@ use crate::syntax::ast::{ArithOp, CmpOp};
 use crate::value::Value;
 
 /// A fact's object arguments.
-pub type Tuple = Box<[Value]>;
+pub type Tuple = crate::render::Row;
 
 /// The facts of one predicate at one time point.
 pub type Relation = HashSet<Tuple>;

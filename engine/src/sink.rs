@@ -329,6 +329,7 @@ fn push_value(line: &mut String, value: Value) {
             }
             push_u64(line, i.unsigned_abs());
         }
+        Value::Sym(sym) if sym.is_bare() => line.push_str(sym.as_str()),
         other => {
             use std::fmt::Write as _;
             let _ = write!(line, "{other}");
@@ -400,7 +401,7 @@ mod tests {
     fn time_scale_multiplies_every_printed_time() {
         let compiled = compile_str("p.tdl", "q(X, T) :- p(X, T).");
         let q = compiled.program.pred_id("q").unwrap_or_default();
-        let fact = (q, vec![Value::sym("a")].into_boxed_slice());
+        let fact = (q, Tuple::from_slice(&[Value::sym("a")]));
         let mut printed = Vec::new();
         for mode in [Mode::Points, Mode::Changes, Mode::Intervals] {
             let mut sink = Sink::new(Vec::new(), mode, &compiled.program);
@@ -430,7 +431,7 @@ mod tests {
         let compiled = compile_str("p.tdl", "q(X, T) :- p(X, T). alarm(T) :- s(T).");
         let q = compiled.program.pred_id("q").unwrap_or_default();
         let alarm = compiled.program.pred_id("alarm").unwrap_or_default();
-        let fact = |x: Value| (q, vec![x].into_boxed_slice());
+        let fact = |x: Value| (q, Tuple::from_slice(&[x]));
         let mut sink = Sink::new(Vec::new(), Mode::Laser, &compiled.program);
         let points = [
             (
@@ -442,10 +443,7 @@ mod tests {
                 ],
             ),
             (4, vec![]),
-            (
-                5,
-                vec![(alarm, Vec::new().into_boxed_slice()), fact(Value::Int(9))],
-            ),
+            (5, vec![(alarm, Tuple::new()), fact(Value::Int(9))]),
         ];
         for (t, facts) in points {
             sink.emit(t, facts).unwrap_or_default();

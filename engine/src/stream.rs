@@ -181,6 +181,11 @@ impl SkipCounts {
 #[derive(Clone, Debug, Default)]
 pub struct Schema {
     preds: HashMap<String, (PredId, usize)>,
+    /// The last predicate looked up, with its arity: streams mostly repeat a predicate,
+    /// and comparing a name is cheaper than hashing it.
+    last: Option<(PredId, usize)>,
+    /// Names by predicate id.
+    names: Vec<String>,
     /// Shapes of RTEC records by name; a name not here is an event.
     rtec: HashMap<String, RtecShape>,
 }
@@ -194,8 +199,22 @@ impl Schema {
                 .enumerate()
                 .map(|(id, p)| (p.name.clone(), (id, p.arity)))
                 .collect(),
+            last: None,
+            names: program.predicates.iter().map(|p| p.name.clone()).collect(),
             rtec: HashMap::new(),
         }
+    }
+
+    /// The predicate named `name` and its arity.
+    fn lookup(&mut self, name: &str) -> Option<(PredId, usize)> {
+        if let Some((pred, arity)) = self.last {
+            if self.names.get(pred).is_some_and(|last| last == name) {
+                return Some((pred, arity));
+            }
+        }
+        let found = self.preds.get(name).copied()?;
+        self.last = Some(found);
+        Some(found)
     }
 
     /// Declares how RTEC records named `name` are laid out.
@@ -395,7 +414,7 @@ impl<R: BufRead> FactReader<R> {
         &mut self,
         text: &str,
         name: &str,
-        args: Vec<Value>,
+        args: impl Into<Tuple>,
         time: u64,
         at: usize,
     ) -> Result<(), Box<StreamError>> {
@@ -502,21 +521,18 @@ impl<R: BufRead> FactReader<R> {
         text: &str,
         at: usize,
         name: &str,
-        args: Vec<Value>,
+        args: impl Into<Tuple>,
         time: u64,
         end: u64,
     ) -> Result<(), Box<StreamError>> {
-        let Some(&(pred, arity)) = self.schema.preds.get(name) else {
+        let args: Tuple = args.into();
+        let Some((pred, arity)) = self.schema.lookup(name) else {
             return self.unknown(text, at, name);
         };
         if args.len() != arity {
             return self.wrong_arity(text, at, name, args.len(), arity);
         }
-        let fact = InputFact {
-            pred,
-            args: args.into_boxed_slice(),
-            time,
-        };
+        let fact = InputFact { pred, args, time };
         if time <= self.watermark() && end == time + 1 {
             self.pending.push_back(fact);
         } else {
@@ -647,7 +663,7 @@ impl<R: BufRead> FactReader<R> {
             }
             let time = args.pop().unwrap_or(Value::Int(-1));
             let time = self.time_of(text, time, last_at)?;
-            self.accept(text, name, args.to_vec(), time, start)?;
+            self.accept(text, name, Tuple::from_slice(&args), time, start)?;
         }
     }
 
@@ -699,7 +715,7 @@ impl<R: BufRead> FactReader<R> {
         if pred.is_empty() {
             return Err(self.error(text, *pred_at, "empty predicate name".to_owned(), None));
         }
-        let args = rest.iter().map(|(field, _)| csv_value(field)).collect();
+        let args: Tuple = rest.iter().map(|(field, _)| csv_value(field)).collect();
         let pred = pred.to_owned();
         self.accept(text, &pred, args, time, 0)
     }

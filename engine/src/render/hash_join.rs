@@ -33,7 +33,7 @@ use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::generic::Operator;
 use timely::progress::frontier::MutableAntichain;
 
-use super::zero_one::{presence_change, send_at, stash_updates};
+use super::zero_one::{Presence, send_at, stash_updates};
 
 /// Per time point, buffered updates.
 type Stash<D> = BTreeMap<u64, Vec<(D, isize)>>;
@@ -202,8 +202,7 @@ where
     V: ExchangeData + Hash + Eq,
 {
     let mut state1: State<K, V> = HashMap::new();
-    let mut present: HashMap<K, isize> = HashMap::new();
-    let mut net: HashMap<K, isize> = HashMap::new();
+    let mut present: Presence<K> = Presence::default();
     by_time_point(
         left,
         keys,
@@ -214,7 +213,7 @@ where
             // ΔA ▷ B (B before this time point's changes).
             let mut touched = Vec::with_capacity(changes1.len());
             for ((key, value), diff) in changes1 {
-                if present.get(&key).is_none_or(|c| *c <= 0) {
+                if !present.is_present(&key) {
                     out.push(((key.clone(), value.clone()), time, diff));
                 }
                 touched.push(key.clone());
@@ -223,20 +222,14 @@ where
             prune(&mut state1, touched.into_iter());
             // Keys of B whose presence flips: A' under them leaves or returns.
             for (key, diff) in changes2 {
-                *net.entry(key).or_insert(0) += diff;
+                present.add(key, diff);
             }
-            for (key, diff) in net.drain() {
-                if diff == 0 {
-                    continue;
-                }
-                // The key arriving in B removes A' under it; leaving, returns it.
-                let Some(sign) = presence_change(&mut present, &key, diff).map(|s| -s) else {
-                    continue;
-                };
+            // The key arriving in B removes A' under it; leaving, returns it.
+            present.flips(|key, sign| {
                 for (value, r) in state1.get(&key).into_iter().flatten() {
-                    out.push(((key.clone(), value.clone()), time, sign * r));
+                    out.push(((key.clone(), value.clone()), time, -sign * r));
                 }
-            }
+            });
         },
     )
 }

@@ -14,10 +14,10 @@
 //! delayed past their retractions) reads as absent there, as `threshold(count > 0)` would.
 
 use std::collections::BTreeMap;
-use std::hash::Hash;
+use std::hash::{BuildHasher, Hash};
 
 use differential_dataflow::{AsCollection, ExchangeData, Hashable, VecCollection};
-use hashbrown::HashMap;
+use hashbrown::{DefaultHashBuilder, HashTable};
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::Capability;
@@ -43,9 +43,8 @@ where
     D: ExchangeData + Hash + Eq,
 {
     let mut stash: BTreeMap<u64, Vec<(D, isize)>> = BTreeMap::new();
-    let mut counts: HashMap<D, isize> = HashMap::new();
-    // A time point's net changes and output; kept between time points for their allocation.
-    let mut net: HashMap<D, isize> = HashMap::new();
+    let mut counts: Presence<D> = Presence::default();
+    // A time point's output; kept between time points for its allocation.
     let mut out: Vec<(D, u64, isize)> = Vec::new();
     collection
         .inner
@@ -68,18 +67,10 @@ where
                         let Some(cap) = capability.as_ref() else {
                             continue;
                         };
-                        net.reserve(updates.len());
                         for (record, diff) in updates {
-                            *net.entry(record).or_insert(0) += diff;
+                            counts.add(record, diff);
                         }
-                        for (record, diff) in net.drain() {
-                            if diff == 0 {
-                                continue;
-                            }
-                            if let Some(sign) = presence_change(&mut counts, &record, diff) {
-                                out.push((record, time, sign));
-                            }
-                        }
+                        counts.flips(|record, sign| out.push((record, time, sign)));
                         send_at(output, cap, time, &mut out);
                     }
                     super::follow_frontier(&mut capability, limit);
@@ -110,24 +101,98 @@ pub(super) fn stash_updates<D>(
     }
 }
 
-/// Adds `diff` to `record`'s count (kept only while not zero); +1 when the record became
-/// present (its count positive), −1 when it stopped being present, `None` otherwise.
-pub(super) fn presence_change<D: Hash + Eq + Clone>(
-    counts: &mut HashMap<D, isize>,
-    record: &D,
-    diff: isize,
-) -> Option<isize> {
-    let count = counts.entry(record.clone()).or_insert(0);
-    let before = *count > 0;
-    *count += diff;
-    let after = *count > 0;
-    if *count == 0 {
-        counts.remove(record);
+/// Counts of records, changed a time point at a time, that report which records became
+/// present (count positive) or stopped being present over the time point: one hash and
+/// two probes per change, where a map of the time point's net changes and then the counts
+/// took up to four of each.
+pub(super) struct Presence<D> {
+    table: HashTable<Counted<D>>,
+    hasher: DefaultHashBuilder,
+    /// Records changed in the current time point, with their hashes.
+    touched: Vec<(u64, D)>,
+    /// Counts the time points; a record's `epoch` says when it was last touched.
+    epoch: u64,
+}
+
+struct Counted<D> {
+    record: D,
+    count: isize,
+    epoch: u64,
+    /// Whether the record was present before the current time point.
+    before: bool,
+}
+
+impl<D> Default for Presence<D> {
+    fn default() -> Presence<D> {
+        Presence {
+            table: HashTable::new(),
+            hasher: DefaultHashBuilder::default(),
+            touched: Vec::new(),
+            epoch: 0,
+        }
     }
-    match (before, after) {
-        (false, true) => Some(1),
-        (true, false) => Some(-1),
-        _ => None,
+}
+
+impl<D: Hash + Eq + Clone> Presence<D> {
+    /// Adds `diff` to `record`'s count in the current time point.
+    pub(super) fn add(&mut self, record: D, diff: isize) {
+        let hash = self.hasher.hash_one(&record);
+        let hasher = &self.hasher;
+        let epoch = self.epoch;
+        match self
+            .table
+            .entry(hash, |c| c.record == record, |c| hasher.hash_one(&c.record))
+        {
+            hashbrown::hash_table::Entry::Occupied(mut entry) => {
+                let counted = entry.get_mut();
+                if counted.epoch != epoch {
+                    counted.epoch = epoch;
+                    counted.before = counted.count > 0;
+                    self.touched.push((hash, record));
+                }
+                counted.count += diff;
+            }
+            hashbrown::hash_table::Entry::Vacant(entry) => {
+                self.touched.push((hash, record.clone()));
+                entry.insert(Counted {
+                    record,
+                    count: diff,
+                    epoch,
+                    before: false,
+                });
+            }
+        }
+    }
+
+    /// Whether `record`'s count is positive (before the current time point's changes
+    /// when asked before any of them).
+    pub(super) fn is_present(&self, record: &D) -> bool {
+        let hash = self.hasher.hash_one(record);
+        self.table
+            .find(hash, |c| &c.record == record)
+            .is_some_and(|c| c.count > 0)
+    }
+
+    /// Ends the current time point: calls `f(record, +1)` for each record that became
+    /// present in it and `f(record, −1)` for each that stopped being present, and forgets
+    /// records whose count is back to zero.
+    pub(super) fn flips(&mut self, mut f: impl FnMut(D, isize)) {
+        for (hash, record) in self.touched.drain(..) {
+            let Ok(entry) = self.table.find_entry(hash, |c| c.record == record) else {
+                continue;
+            };
+            let counted = entry.get();
+            let (before, after) = (counted.before, counted.count > 0);
+            if counted.count == 0 {
+                entry.remove();
+            }
+            match (before, after) {
+                (false, true) => f(record, 1),
+                (true, false) => f(record, -1),
+                _ => {}
+            }
+        }
+        self.epoch += 1;
     }
 }
 
