@@ -15,11 +15,42 @@ pub type Tuple = crate::render::Row;
 /// The facts of one predicate at one time point.
 pub type Relation = HashSet<Tuple>;
 
+/// A set of tuples as rules read it.
+pub trait Rows {
+    fn contains_row(&self, tuple: &[Value]) -> bool;
+    fn rows(&self) -> impl Iterator<Item = &[Value]>;
+}
+
+impl Rows for Relation {
+    fn contains_row(&self, tuple: &[Value]) -> bool {
+        self.contains(tuple)
+    }
+
+    fn rows(&self) -> impl Iterator<Item = &[Value]> {
+        self.iter().map(|t| &t[..])
+    }
+}
+
+/// A set of a few tuples in a vector, without hashing: the relations of one key at one
+/// time point in the time-stepping operator, which mostly hold none, one or two facts.
+pub type SmallRelation = smallvec::SmallVec<[Tuple; 1]>;
+
+impl Rows for SmallRelation {
+    fn contains_row(&self, tuple: &[Value]) -> bool {
+        self.iter().any(|t| t[..] == *tuple)
+    }
+
+    fn rows(&self) -> impl Iterator<Item = &[Value]> {
+        self.iter().map(|t| &t[..])
+    }
+}
+
 /// Where rules read facts from and write the facts they derive.
 pub trait Facts {
+    type Relation: Rows;
     /// The facts of `pred` at `time`; `None` when there are none (or the time point does
     /// not exist).
-    fn relation(&self, pred: PredId, time: u64) -> Option<&Relation>;
+    fn relation(&self, pred: PredId, time: u64) -> Option<&Self::Relation>;
     /// Adds a fact of `pred` at the time point being evaluated; whether it is new.
     fn insert(&mut self, pred: PredId, tuple: Tuple) -> bool;
 }
@@ -63,17 +94,17 @@ impl RulePlan {
         facts: &impl Facts,
         out: &mut Vec<Tuple>,
     ) {
-        let mut env: Vec<Option<Value>> = vec![None; self.vars];
+        let mut env: Env = smallvec::smallvec![None; self.vars];
         self.join(0, t, delta, facts, &mut env, out);
     }
 
-    fn join(
+    fn join<F: Facts>(
         &self,
         position: usize,
         t: u64,
         delta: Option<(usize, &Relation)>,
-        facts: &impl Facts,
-        env: &mut Vec<Option<Value>>,
+        facts: &F,
+        env: &mut Env,
         out: &mut Vec<Tuple>,
     ) {
         let Some(literal) = self.body.get(position) else {
@@ -87,29 +118,16 @@ impl RulePlan {
                 .and_then(|time| facts.relation(atom.pred, time))
         };
         match literal {
-            Literal::Positive(atom) => {
-                let relation = match delta {
-                    Some((delta_at, relation)) if delta_at == position => Some(relation),
-                    _ => at(atom),
-                };
-                let Some(relation) = relation else { return };
-                // Every argument bound: one lookup instead of a scan.
-                if let Some(found) = with_bound(&atom.args, env, |tuple| relation.contains(tuple)) {
-                    if found {
-                        self.join(position + 1, t, delta, facts, env, out);
-                    }
-                    return;
+            Literal::Positive(atom) => match delta {
+                Some((delta_at, relation)) if delta_at == position => {
+                    self.scan(atom, relation, position, t, delta, facts, env, out);
                 }
-                let mut newly_bound: Vec<VarId> = Vec::with_capacity(atom.args.len());
-                for tuple in relation {
-                    if unify(&atom.args, tuple, env, &mut newly_bound) {
-                        self.join(position + 1, t, delta, facts, env, out);
-                    }
-                    for v in newly_bound.drain(..) {
-                        env[v] = None;
+                _ => {
+                    if let Some(relation) = at(atom) {
+                        self.scan(atom, relation, position, t, delta, facts, env, out);
                     }
                 }
-            }
+            },
             Literal::Negative(atom) => {
                 if !at(atom).is_some_and(|relation| matches_any(&atom.args, relation, env)) {
                     self.join(position + 1, t, delta, facts, env, out);
@@ -133,6 +151,42 @@ impl RulePlan {
     }
 }
 
+/// A rule's variable bindings.
+type Env = smallvec::SmallVec<[Option<Value>; 8]>;
+
+impl RulePlan {
+    /// Joins the positive atom at `position` with `relation`, then the rest of the body.
+    #[allow(clippy::too_many_arguments)]
+    fn scan<F: Facts>(
+        &self,
+        atom: &Atom,
+        relation: &impl Rows,
+        position: usize,
+        t: u64,
+        delta: Option<(usize, &Relation)>,
+        facts: &F,
+        env: &mut Env,
+        out: &mut Vec<Tuple>,
+    ) {
+        // Every argument bound: one lookup instead of a scan.
+        if let Some(found) = with_bound(&atom.args, env, |tuple| relation.contains_row(tuple)) {
+            if found {
+                self.join(position + 1, t, delta, facts, env, out);
+            }
+            return;
+        }
+        let mut newly_bound: smallvec::SmallVec<[VarId; 8]> = smallvec::SmallVec::new();
+        for tuple in relation.rows() {
+            if unify(&atom.args, tuple, env, &mut newly_bound) {
+                self.join(position + 1, t, delta, facts, env, out);
+            }
+            for v in newly_bound.drain(..) {
+                env[v] = None;
+            }
+        }
+    }
+}
+
 /// Evaluates the rules of one stratum at `t` to a fixpoint: one round of every rule, then,
 /// when the stratum is recursive, semi-naive rounds that join each recursive atom against
 /// the previous round's new facts.
@@ -143,14 +197,35 @@ pub fn evaluate_stratum(
     t: u64,
     facts: &mut impl Facts,
 ) {
-    let mut derived: Vec<(PredId, Tuple)> = Vec::new();
-    let mut out = Vec::new();
+    evaluate_stratum_with(plans, rules, recursive, t, facts, &mut Scratch::default());
+}
+
+/// Buffers [`evaluate_stratum_with`] reuses between calls.
+#[derive(Debug, Default)]
+pub struct Scratch {
+    derived: Vec<(PredId, Tuple)>,
+    out: Vec<Tuple>,
+}
+
+/// [`evaluate_stratum`] with the first round's buffers kept in `scratch`: evaluators that
+/// call it for many small evaluations (a key at a time) allocate nothing per call.
+pub fn evaluate_stratum_with(
+    plans: &[RulePlan],
+    rules: &[usize],
+    recursive: bool,
+    t: u64,
+    facts: &mut impl Facts,
+    scratch: &mut Scratch,
+) {
+    let Scratch { derived, out } = scratch;
+    derived.clear();
     for &r in rules {
         let plan = &plans[r];
-        plan.fire(t, None, facts, &mut out);
+        plan.fire(t, None, facts, out);
         derived.extend(out.drain(..).map(|tuple| (plan.head.pred, tuple)));
     }
-    let mut delta = insert_new(facts, derived, recursive);
+    let mut delta = insert_new(facts, derived.drain(..), recursive);
+    let mut out = Vec::new();
     while !delta.is_empty() {
         let mut derived = Vec::new();
         for &r in rules {
@@ -166,14 +241,14 @@ pub fn evaluate_stratum(
                 derived.extend(out.drain(..).map(|tuple| (plan.head.pred, tuple)));
             }
         }
-        delta = insert_new(facts, derived, true);
+        delta = insert_new(facts, derived.into_iter(), true);
     }
 }
 
 /// Inserts facts; returns the new ones per predicate when `track` (for the next round).
 fn insert_new(
     facts: &mut impl Facts,
-    derived: Vec<(PredId, Tuple)>,
+    derived: impl Iterator<Item = (PredId, Tuple)>,
     track: bool,
 ) -> HashMap<PredId, Relation> {
     let mut delta: HashMap<PredId, Relation> = HashMap::new();
@@ -258,7 +333,7 @@ pub(crate) fn unify(
     args: &[Term],
     tuple: &[Value],
     env: &mut [Option<Value>],
-    newly_bound: &mut Vec<VarId>,
+    newly_bound: &mut impl Extend<VarId>,
 ) -> bool {
     if args.len() != tuple.len() {
         return false;
@@ -271,7 +346,7 @@ pub(crate) fn unify(
                 Some(_) => {}
                 None => {
                     env[*v] = Some(value);
-                    newly_bound.push(*v);
+                    newly_bound.extend([*v]);
                 }
             },
             _ => {}
@@ -313,10 +388,10 @@ fn with_bound<R>(args: &[Term], env: &[Option<Value>], f: impl FnOnce(&[Value]) 
 }
 
 /// Whether some tuple of `relation` matches `args` under `env` (`_` matches anything).
-fn matches_any(args: &[Term], relation: &Relation, env: &[Option<Value>]) -> bool {
-    match with_bound(args, env, |tuple| relation.contains(tuple)) {
+fn matches_any(args: &[Term], relation: &impl Rows, env: &[Option<Value>]) -> bool {
+    match with_bound(args, env, |tuple| relation.contains_row(tuple)) {
         Some(found) => found,
-        None => relation.iter().any(|tuple| {
+        None => relation.rows().any(|tuple| {
             args.iter()
                 .zip(tuple.iter())
                 .all(|(term, value)| match term {

@@ -116,6 +116,8 @@ struct Collector<'a, 'p> {
 }
 
 impl Facts for Collector<'_, '_> {
+    type Relation = Relation;
+
     fn relation(&self, pred: PredId, time: u64) -> Option<&Relation> {
         self.state.facts.get(&(pred, time))
     }

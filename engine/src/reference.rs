@@ -55,6 +55,8 @@ struct History {
 }
 
 impl Facts for History {
+    type Relation = Relation;
+
     fn relation(&self, pred: PredId, time: u64) -> Option<&Relation> {
         let back = usize::try_from(self.current?.checked_sub(time)?).ok()?;
         let index = self.slots.len().checked_sub(1 + back)?;

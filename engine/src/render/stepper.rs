@@ -26,13 +26,15 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use differential_dataflow::{AsCollection, Hashable};
-use hashbrown::{HashMap, HashSet};
+use hashbrown::HashMap;
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::generic::Operator;
 
 use super::{Facts, Row};
-use crate::eval::{Facts as FactStore, Relation, RulePlan, Tuple, evaluate_stratum};
+use crate::eval::{
+    Facts as FactStore, Rows, RulePlan, Scratch, SmallRelation, Tuple, evaluate_stratum_with,
+};
 use crate::ir::{PredId, Program};
 use crate::plan::StepperPlan;
 use crate::value::Value;
@@ -114,15 +116,24 @@ fn route(positions: Option<&[Option<usize>]>, tag: u32, row: &Row) -> u64 {
 }
 
 struct KeyState {
+    key: Value,
+    /// The time point this key was last put on the work list for, plus one (0: never).
+    listed: u64,
+    /// Whether its input changed at the time point being processed.
+    input_changed: bool,
     /// The last time points of this key, oldest first; the last is the latest evaluated
     /// (while active, the previous time point).
-    slots: VecDeque<Vec<Relation>>,
+    slots: VecDeque<Slot>,
     last_change: u64,
     /// Unchanged for `horizon` time points: `slots` holds one slot standing for all of them.
     quiescent: bool,
-    /// Accumulated input counts per local predicate.
-    inputs: Vec<HashMap<Tuple, isize>>,
+    /// Accumulated input counts: (local predicate, fact, count), none of them zero. A
+    /// list, not a map: a key has a few input facts at a time.
+    inputs: smallvec::SmallVec<[(usize, Tuple, isize); 1]>,
 }
+
+/// A key's facts at one time point, by local predicate.
+type Slot = Vec<SmallRelation>;
 
 struct State {
     plans: Vec<RulePlan>,
@@ -134,14 +145,20 @@ struct State {
     key_positions: Option<Vec<Option<usize>>>,
     horizon: u64,
     uses_time: bool,
-    keys: HashMap<Value, KeyState>,
-    active: HashSet<Value>,
+    /// Key → index into `states`: the only hash lookup, once per input change.
+    keys: HashMap<Value, usize>,
+    states: Vec<KeyState>,
+    /// Indices in `states` of removed keys, for new keys to take.
+    free: Vec<usize>,
+    /// Keys to evaluate at the next time point even without input.
+    active: Vec<usize>,
     stash: Stash,
     last_processed: Option<u64>,
     /// Emptied slots of quiescent keys, for the next key evaluated to fill.
-    spare_slots: Vec<Vec<Relation>>,
-    /// The keys whose input changed at the time point being processed.
-    dirty: HashSet<Value>,
+    spare_slots: Vec<Slot>,
+    /// The keys to evaluate at the time point being processed.
+    work: Vec<usize>,
+    scratch: Scratch,
 }
 
 /// Most emptied slots kept for reuse.
@@ -201,11 +218,14 @@ impl State {
             horizon: u64::from(plan.horizon),
             uses_time: plan.uses_time,
             keys: HashMap::new(),
-            active: HashSet::new(),
+            states: Vec::new(),
+            free: Vec::new(),
+            active: Vec::new(),
             stash: BTreeMap::new(),
             last_processed: None,
             spare_slots: Vec::new(),
-            dirty: HashSet::new(),
+            work: Vec::new(),
+            scratch: Scratch::default(),
         }
     }
 
@@ -235,8 +255,8 @@ impl State {
     }
 
     fn process(&mut self, t: u64, out: &mut Vec<Update>) {
-        let mut dirty = std::mem::take(&mut self.dirty);
-        dirty.clear();
+        let mut work = std::mem::take(&mut self.work);
+        work.clear();
         for ((tag, row), diff) in self.stash.remove(&t).unwrap_or_default() {
             let Some(local) = self
                 .local_of
@@ -247,44 +267,74 @@ impl State {
                 continue;
             };
             let key = self.key_of(tag, &row);
-            let locals = self.locals;
-            let state = self.keys.entry(key).or_insert_with(|| KeyState {
-                slots: VecDeque::new(),
-                last_change: t,
-                quiescent: false,
-                inputs: vec![HashMap::new(); locals],
-            });
-            let counts = &mut state.inputs[local];
-            match counts.get_mut(&row[..]) {
-                Some(count) => {
-                    *count += diff;
-                    if *count == 0 {
-                        counts.remove(&row[..]);
+            let (states, free) = (&mut self.states, &mut self.free);
+            let index = *self.keys.entry(key).or_insert_with(|| {
+                let state = KeyState {
+                    key,
+                    listed: 0,
+                    input_changed: false,
+                    slots: VecDeque::new(),
+                    last_change: t,
+                    quiescent: false,
+                    inputs: smallvec::SmallVec::new(),
+                };
+                match free.pop() {
+                    Some(index) => {
+                        states[index] = state;
+                        index
+                    }
+                    None => {
+                        states.push(state);
+                        states.len() - 1
                     }
                 }
-                None => {
-                    counts.insert(Tuple::from(&row[..]), diff);
+            });
+            let state = &mut self.states[index];
+            if state.listed != t + 1 {
+                state.listed = t + 1;
+                work.push(index);
+            }
+            state.input_changed = true;
+            let inputs = &mut state.inputs;
+            match inputs
+                .iter()
+                .position(|(l, fact, _)| *l == local && *fact == row)
+            {
+                Some(i) => {
+                    inputs[i].2 += diff;
+                    if inputs[i].2 == 0 {
+                        inputs.swap_remove(i);
+                    }
                 }
-            }
-            dirty.insert(key);
-        }
-        let mut keys: Vec<Value> = dirty.iter().copied().collect();
-        keys.extend(self.active.iter().filter(|k| !dirty.contains(*k)).copied());
-        for key in keys {
-            let stay = self.evaluate(key, t, dirty.contains(&key), out);
-            if stay {
-                self.active.insert(key);
-            } else {
-                self.active.remove(&key);
+                None => inputs.push((local, row, diff)),
             }
         }
-        self.dirty = dirty;
+        for index in std::mem::take(&mut self.active) {
+            let state = &mut self.states[index];
+            if state.listed != t + 1 {
+                state.listed = t + 1;
+                work.push(index);
+            }
+        }
+        for &index in &work {
+            let input_changed = std::mem::replace(&mut self.states[index].input_changed, false);
+            if self.evaluate(index, t, input_changed, out) {
+                self.active.push(index);
+            }
+        }
+        self.work = work;
         self.last_processed = Some(t);
     }
 
-    /// Evaluates one key at `t`; returns whether it stays active.
-    fn evaluate(&mut self, key: Value, t: u64, input_changed: bool, out: &mut Vec<Update>) -> bool {
-        let Some(state) = self.keys.get_mut(&key) else {
+    /// Evaluates the key at `index` at `t`; returns whether it stays active.
+    fn evaluate(
+        &mut self,
+        index: usize,
+        t: u64,
+        input_changed: bool,
+        out: &mut Vec<Update>,
+    ) -> bool {
+        let Some(state) = self.states.get_mut(index) else {
             return false;
         };
         // The horizon's time points, and at least the previous one to diff against.
@@ -310,15 +360,14 @@ impl State {
         // Reuse a dropped slot's tables for the new time point.
         let mut slot = recycled
             .or_else(|| self.spare_slots.pop())
-            .unwrap_or_else(|| vec![Relation::new(); state.inputs.len()]);
-        for (relation, counts) in slot.iter_mut().zip(&state.inputs) {
-            relation.clear();
-            relation.extend(
-                counts
-                    .iter()
-                    .filter(|(_, c)| **c > 0)
-                    .map(|(row, _)| row.clone()),
-            );
+            .unwrap_or_else(|| vec![SmallRelation::new(); self.locals]);
+        slot.iter_mut().for_each(SmallRelation::clear);
+        for (local, fact, count) in &state.inputs {
+            if *count > 0 {
+                if let Some(relation) = slot.get_mut(*local) {
+                    relation.push(fact.clone());
+                }
+            }
         }
         state.slots.push_back(slot);
         let mut view = KeyView {
@@ -327,10 +376,17 @@ impl State {
             local_of: &self.local_of,
         };
         for (rules, recursive) in &self.strata {
-            evaluate_stratum(&self.plans, rules, *recursive, t, &mut view);
+            evaluate_stratum_with(
+                &self.plans,
+                rules,
+                *recursive,
+                t,
+                &mut view,
+                &mut self.scratch,
+            );
         }
         let len = state.slots.len();
-        let empty = Relation::new();
+        let empty = SmallRelation::new();
         let mut changed = input_changed;
         for &(pred, local) in &self.internal {
             let now = &state.slots[len - 1][local];
@@ -339,12 +395,12 @@ impl State {
             } else {
                 &empty
             };
-            for fact in now.difference(before) {
-                out.push(((pred as u32, Row::from_slice(fact)), t, 1));
+            for fact in now.iter().filter(|f| !before.contains_row(f)) {
+                out.push(((pred as u32, fact.clone()), t, 1));
                 changed = true;
             }
-            for fact in before.difference(now) {
-                out.push(((pred as u32, Row::from_slice(fact)), t, -1));
+            for fact in before.iter().filter(|f| !now.contains_row(f)) {
+                out.push(((pred as u32, fact.clone()), t, -1));
                 changed = true;
             }
         }
@@ -360,14 +416,16 @@ impl State {
         while state.slots.len() > 1 {
             if let Some(mut slot) = state.slots.pop_front() {
                 if self.spare_slots.len() < MAX_SPARE_SLOTS && slot.len() == self.locals {
-                    slot.iter_mut().for_each(Relation::clear);
+                    slot.iter_mut().for_each(SmallRelation::clear);
                     self.spare_slots.push(slot);
                 }
             }
         }
         state.quiescent = true;
-        if !holds_anything && state.inputs.iter().all(HashMap::is_empty) {
-            self.keys.remove(&key);
+        if !holds_anything && state.inputs.is_empty() {
+            self.keys.remove(&state.key);
+            state.slots = VecDeque::new();
+            self.free.push(index);
         }
         false
     }
@@ -375,13 +433,15 @@ impl State {
 
 /// A key's time points as a fact store for [`evaluate_stratum`].
 struct KeyView<'a> {
-    slots: &'a mut VecDeque<Vec<Relation>>,
+    slots: &'a mut VecDeque<Slot>,
     last_time: u64,
     local_of: &'a [Option<usize>],
 }
 
 impl FactStore for KeyView<'_> {
-    fn relation(&self, pred: PredId, time: u64) -> Option<&Relation> {
+    type Relation = SmallRelation;
+
+    fn relation(&self, pred: PredId, time: u64) -> Option<&SmallRelation> {
         let local = self.local_of.get(pred).copied().flatten()?;
         let back = usize::try_from(self.last_time.checked_sub(time)?).ok()?;
         let index = self.slots.len().checked_sub(1 + back)?;
@@ -395,6 +455,12 @@ impl FactStore for KeyView<'_> {
         self.slots
             .back_mut()
             .and_then(|slot| slot.get_mut(local))
-            .is_some_and(|relation| relation.insert(tuple))
+            .is_some_and(|relation| {
+                let new = !relation.contains_row(&tuple);
+                if new {
+                    relation.push(tuple);
+                }
+                new
+            })
     }
 }
