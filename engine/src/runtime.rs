@@ -718,8 +718,13 @@ impl<W: Write> Feeder<'_, W> {
     }
 
     fn send_batch(&mut self) -> Result<(), RunError> {
-        let updates =
-            std::mem::replace(&mut self.batch, self.spare_inputs.pop().unwrap_or_default());
+        // A fresh buffer starts at the size batches reach, not empty: growing one by
+        // doubling costs a copy and fresh pages each time.
+        let next = self
+            .spare_inputs
+            .pop()
+            .unwrap_or_else(|| Vec::with_capacity(self.batch.len().min(self.batch_updates)));
+        let updates = std::mem::replace(&mut self.batch, next);
         self.batch_start = None;
         let Some(channel) = self.to_worker.clone() else {
             return Ok(());

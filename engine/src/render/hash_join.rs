@@ -23,7 +23,6 @@
 //! worker. Inside `iterate` (partially ordered times) the renderer uses differential's
 //! operators.
 
-use std::collections::BTreeMap;
 use std::hash::Hash;
 
 use differential_dataflow::{AsCollection, ExchangeData, Hashable, VecCollection};
@@ -33,26 +32,23 @@ use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::generic::Operator;
 use timely::progress::frontier::MutableAntichain;
 
-use super::zero_one::{Presence, send_at, stash_updates};
-
-/// Per time point, buffered updates.
-type Stash<D> = BTreeMap<u64, Vec<(D, isize)>>;
+use super::zero_one::{Presence, Stash, send_at};
 
 /// One side's changes at a time point: each joined with the other side's current state
 /// (`emit(key, value, other value, count)`), then applied to this side's state.
 fn join_changes<K: Hash + Eq + Clone, V: Hash + Eq, W>(
-    changes: Vec<((K, V), isize)>,
+    changes: &mut Vec<((K, V), isize)>,
     own: &mut State<K, V>,
     other: &State<K, W>,
     mut emit: impl FnMut(&K, &V, &W, isize),
 ) {
-    for ((key, value), diff) in &changes {
+    for ((key, value), diff) in changes.iter() {
         for (other_value, count) in other.get(key).into_iter().flatten() {
             emit(key, value, other_value, diff * count);
         }
     }
     let mut touched = Vec::with_capacity(changes.len());
-    for ((key, value), diff) in changes {
+    for ((key, value), diff) in changes.drain(..) {
         touched.push(key.clone());
         apply(own, key, value, diff);
     }
@@ -72,9 +68,9 @@ fn limit(a: &MutableAntichain<u64>, b: &MutableAntichain<u64>) -> Option<u64> {
 
 /// The next buffered time point below `limit`.
 fn next_time<A, B>(a: &Stash<A>, b: &Stash<B>, limit: Option<u64>) -> Option<u64> {
-    let next = match (a.keys().next(), b.keys().next()) {
-        (Some(&x), Some(&y)) => x.min(y),
-        (x, y) => *x.or(y)?,
+    let next = match (a.first_time(), b.first_time()) {
+        (Some(x), Some(y)) => x.min(y),
+        (x, y) => x.or(y)?,
     };
     limit.is_none_or(|f| next < f).then_some(next)
 }
@@ -116,15 +112,16 @@ fn by_time_point<'s, D1, D2, O>(
     route1: impl Fn(&D1) -> u64 + 'static,
     route2: impl Fn(&D2) -> u64 + 'static,
     name: &str,
-    mut step: impl FnMut(u64, Vec<(D1, isize)>, Vec<(D2, isize)>, &mut Vec<(O, u64, isize)>) + 'static,
+    mut step: impl FnMut(u64, &mut Vec<(D1, isize)>, &mut Vec<(D2, isize)>, &mut Vec<(O, u64, isize)>)
+    + 'static,
 ) -> VecCollection<'s, u64, O, isize>
 where
     D1: ExchangeData,
     D2: ExchangeData,
     O: ExchangeData,
 {
-    let mut stash1: Stash<D1> = BTreeMap::new();
-    let mut stash2: Stash<D2> = BTreeMap::new();
+    let mut stash1: Stash<D1> = Stash::default();
+    let mut stash2: Stash<D2> = Stash::default();
     let mut out: Vec<(O, u64, isize)> = Vec::new();
     left.inner
         .binary_frontier::<_, CapacityContainerBuilder<Vec<(O, u64, isize)>>, _, _, _, _>(
@@ -135,16 +132,18 @@ where
             move |capability, _info| {
                 let mut capability = Some(capability);
                 move |(input1, frontier1), (input2, frontier2), output| {
-                    input1.for_each(|_, data| stash_updates(&mut stash1, data, &|t, _| t));
-                    input2.for_each(|_, data| stash_updates(&mut stash2, data, &|t, _| t));
+                    input1.for_each(|_, data| stash1.add(data, &|t, _| t));
+                    input2.for_each(|_, data| stash2.add(data, &|t, _| t));
                     let limit = limit(frontier1, frontier2);
                     while let Some(time) = next_time(&stash1, &stash2, limit) {
-                        let changes1 = stash1.remove(&time).unwrap_or_default();
-                        let changes2 = stash2.remove(&time).unwrap_or_default();
+                        let mut changes1 = stash1.take(time);
+                        let mut changes2 = stash2.take(time);
                         if let Some(cap) = capability.as_ref() {
-                            step(time, changes1, changes2, &mut out);
+                            step(time, &mut changes1, &mut changes2, &mut out);
                             send_at(output, cap, time, &mut out);
                         }
+                        stash1.give_back(changes1);
+                        stash2.give_back(changes2);
                     }
                     super::follow_frontier(&mut capability, limit);
                 }
@@ -212,7 +211,7 @@ where
         move |time, changes1, changes2, out| {
             // ΔA ▷ B (B before this time point's changes).
             let mut touched = Vec::with_capacity(changes1.len());
-            for ((key, value), diff) in changes1 {
+            for ((key, value), diff) in changes1.drain(..) {
                 if !present.is_present(&key) {
                     out.push(((key.clone(), value.clone()), time, diff));
                 }
@@ -221,7 +220,7 @@ where
             }
             prune(&mut state1, touched.into_iter());
             // Keys of B whose presence flips: A' under them leaves or returns.
-            for (key, diff) in changes2 {
+            for (key, diff) in changes2.drain(..) {
                 present.add(key, diff);
             }
             // The key arriving in B removes A' under it; leaving, returns it.

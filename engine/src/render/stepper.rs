@@ -23,7 +23,7 @@
 //! the frontier advances; it outputs at time t only once t is complete. Times that no key
 //! needs are skipped.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 use differential_dataflow::{AsCollection, Hashable};
 use hashbrown::HashMap;
@@ -50,7 +50,7 @@ pub fn input_channel(p: PredId) -> u32 {
 type Update = ((u32, Row), u64, isize);
 
 /// Buffered input: per time point, tagged facts with their differences.
-type Stash = BTreeMap<u64, Vec<((u32, Row), isize)>>;
+type Stash = super::zero_one::Stash<(u32, Row)>;
 
 /// Renders the operator for `plan` over its tagged `source`; returns its predicates'
 /// facts, tagged, as differences over time.
@@ -75,15 +75,7 @@ pub fn render<'s>(program: &Program, plan: &StepperPlan, source: Facts<'s, u64>)
             move |capability, _info| {
                 let mut capability = Some(capability);
                 move |(input, frontier), output| {
-                    input.for_each(|_, data| {
-                        for ((tag, row), time, diff) in data.drain(..) {
-                            state
-                                .stash
-                                .entry(time)
-                                .or_default()
-                                .push(((tag, row), diff));
-                        }
-                    });
+                    input.for_each(|_, data| state.stash.add(data, &|t, _| t));
                     let limit = frontier.frontier().first().copied();
                     let mut out: Vec<Update> = Vec::new();
                     while let Some(t) = state.next_time(limit) {
@@ -221,7 +213,7 @@ impl State {
             states: Vec::new(),
             free: Vec::new(),
             active: Vec::new(),
-            stash: BTreeMap::new(),
+            stash: Stash::default(),
             last_processed: None,
             spare_slots: Vec::new(),
             work: Vec::new(),
@@ -232,7 +224,7 @@ impl State {
     /// The next time point to evaluate below `limit` (the input frontier; `None` once the
     /// input is closed, when only buffered input is still processed).
     fn next_time(&self, limit: Option<u64>) -> Option<u64> {
-        let stashed = self.stash.keys().next().copied();
+        let stashed = self.stash.first_time();
         let active = (!self.active.is_empty()).then(|| self.last_processed.map_or(0, |t| t + 1));
         let active = if limit.is_none() { None } else { active };
         let next = match (stashed, active) {
@@ -257,7 +249,8 @@ impl State {
     fn process(&mut self, t: u64, out: &mut Vec<Update>) {
         let mut work = std::mem::take(&mut self.work);
         work.clear();
-        for ((tag, row), diff) in self.stash.remove(&t).unwrap_or_default() {
+        let mut changes = self.stash.take(t);
+        for ((tag, row), diff) in changes.drain(..) {
             let Some(local) = self
                 .local_of
                 .get((tag & !INPUT_BIT) as usize)
@@ -309,6 +302,7 @@ impl State {
                 None => inputs.push((local, row, diff)),
             }
         }
+        self.stash.give_back(changes);
         for index in std::mem::take(&mut self.active) {
             let state = &mut self.states[index];
             if state.listed != t + 1 {

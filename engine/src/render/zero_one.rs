@@ -42,7 +42,7 @@ pub fn zero_one_by<'s, D>(
 where
     D: ExchangeData + Hash + Eq,
 {
-    let mut stash: BTreeMap<u64, Vec<(D, isize)>> = BTreeMap::new();
+    let mut stash: Stash<D> = Stash::default();
     let mut counts: Presence<D> = Presence::default();
     // A time point's output; kept between time points for its allocation.
     let mut out: Vec<(D, u64, isize)> = Vec::new();
@@ -54,24 +54,21 @@ where
             move |capability, _info| {
                 let mut capability = Some(capability);
                 move |(input, frontier), output| {
-                    input.for_each(|_, data| {
-                        stash_updates(&mut stash, data, &retime);
-                    });
+                    input.for_each(|_, data| stash.add(data, &retime));
                     let limit = frontier.frontier().first().copied();
-                    while let Some(entry) = stash.first_entry() {
-                        let time = *entry.key();
+                    while let Some(time) = stash.first_time() {
                         if limit.is_some_and(|f| time >= f) {
                             break;
                         }
-                        let updates = entry.remove();
-                        let Some(cap) = capability.as_ref() else {
-                            continue;
-                        };
-                        for (record, diff) in updates {
-                            counts.add(record, diff);
+                        let mut updates = stash.take(time);
+                        if let Some(cap) = capability.as_ref() {
+                            for (record, diff) in updates.drain(..) {
+                                counts.add(record, diff);
+                            }
+                            counts.flips(|record, sign| out.push((record, time, sign)));
+                            send_at(output, cap, time, &mut out);
                         }
-                        counts.flips(|record, sign| out.push((record, time, sign)));
-                        send_at(output, cap, time, &mut out);
+                        stash.give_back(updates);
                     }
                     super::follow_frontier(&mut capability, limit);
                 }
@@ -80,23 +77,68 @@ where
         .as_collection()
 }
 
-/// Moves a batch of updates into `stash` by time point (`retime(time, diff)`), one map
-/// lookup per run of equal times (updates come in such runs).
-pub(super) fn stash_updates<D>(
-    stash: &mut BTreeMap<u64, Vec<(D, isize)>>,
-    data: &mut Vec<(D, u64, isize)>,
-    retime: &impl Fn(u64, isize) -> u64,
-) {
-    let mut run: Option<(u64, &mut Vec<(D, isize)>)> = None;
-    for (record, time, diff) in data.drain(..) {
-        let time = retime(time, diff);
-        match &mut run {
-            Some((at, updates)) if *at == time => updates.push((record, diff)),
-            _ => {
-                let updates = stash.entry(time).or_default();
-                updates.push((record, diff));
-                run = Some((time, updates));
+/// Buffered updates by time point (after a retiming), with the emptied vectors of past
+/// time points kept for new ones: a time point's vector grows to its thousands of updates
+/// once, not again for every time point (fresh memory costs page faults).
+pub(super) struct Stash<D> {
+    by_time: BTreeMap<u64, Vec<(D, isize)>>,
+    spare: Vec<Vec<(D, isize)>>,
+}
+
+/// Most emptied vectors a [`Stash`] keeps.
+const SPARE_VECTORS: usize = 64;
+
+impl<D> Default for Stash<D> {
+    fn default() -> Stash<D> {
+        Stash {
+            by_time: BTreeMap::new(),
+            spare: Vec::new(),
+        }
+    }
+}
+
+impl<D> Stash<D> {
+    /// Moves a batch of updates in by time point (`retime(time, diff)`), one map lookup per
+    /// run of equal times (updates come in such runs).
+    pub(super) fn add(
+        &mut self,
+        data: &mut Vec<(D, u64, isize)>,
+        retime: &impl Fn(u64, isize) -> u64,
+    ) {
+        let mut run: Option<(u64, &mut Vec<(D, isize)>)> = None;
+        for (record, time, diff) in data.drain(..) {
+            let time = retime(time, diff);
+            match &mut run {
+                Some((at, updates)) if *at == time => updates.push((record, diff)),
+                _ => {
+                    let spare = &mut self.spare;
+                    let updates = self
+                        .by_time
+                        .entry(time)
+                        .or_insert_with(|| spare.pop().unwrap_or_default());
+                    updates.push((record, diff));
+                    run = Some((time, updates));
+                }
             }
+        }
+    }
+
+    /// The earliest buffered time point.
+    pub(super) fn first_time(&self) -> Option<u64> {
+        self.by_time.keys().next().copied()
+    }
+
+    /// Removes and returns the updates at `time` (none when there are none); hand the
+    /// emptied vector to [`Stash::give_back`].
+    pub(super) fn take(&mut self, time: u64) -> Vec<(D, isize)> {
+        self.by_time.remove(&time).unwrap_or_default()
+    }
+
+    /// Keeps an emptied vector for a later time point.
+    pub(super) fn give_back(&mut self, mut updates: Vec<(D, isize)>) {
+        updates.clear();
+        if updates.capacity() > 0 && self.spare.len() < SPARE_VECTORS {
+            self.spare.push(updates);
         }
     }
 }
