@@ -31,13 +31,58 @@ impl Rows for Relation {
     }
 }
 
-/// A set of a few tuples in a vector, without hashing: the relations of one key at one
-/// time point in the time-stepping operator, which mostly hold none, one or two facts.
-pub type SmallRelation = smallvec::SmallVec<[Tuple; 1]>;
+/// A set of tuples kept in a vector while it is small — no hashing, no table — and in a
+/// hash set once it holds more than [`SMALL_LIMIT`]: the relations of one key at one time
+/// point in the time-stepping operator, which mostly hold none, one or two facts, but can
+/// hold many (a component without a key has all its facts under one).
+#[derive(Clone, Debug, Default)]
+pub struct SmallRelation {
+    list: smallvec::SmallVec<[Tuple; 1]>,
+    set: Option<Relation>,
+}
+
+/// Most tuples a [`SmallRelation`] keeps in its vector.
+pub const SMALL_LIMIT: usize = 16;
+
+impl SmallRelation {
+    pub fn clear(&mut self) {
+        self.list.clear();
+        self.set = None;
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty() && self.set.as_ref().is_none_or(Relation::is_empty)
+    }
+
+    /// Adds `tuple`; whether it is new.
+    pub fn insert(&mut self, tuple: Tuple) -> bool {
+        if let Some(set) = &mut self.set {
+            return set.insert(tuple);
+        }
+        if self.contains_row(&tuple) {
+            return false;
+        }
+        if self.list.len() < SMALL_LIMIT {
+            self.list.push(tuple);
+        } else {
+            let mut set: Relation = self.list.drain(..).collect();
+            set.insert(tuple);
+            self.set = Some(set);
+        }
+        true
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Tuple> {
+        self.list.iter().chain(self.set.iter().flatten())
+    }
+}
 
 impl Rows for SmallRelation {
     fn contains_row(&self, tuple: &[Value]) -> bool {
-        self.iter().any(|t| t[..] == *tuple)
+        match &self.set {
+            Some(set) => set.contains(tuple),
+            None => self.list.iter().any(|t| t[..] == *tuple),
+        }
     }
 
     fn rows(&self) -> impl Iterator<Item = &[Value]> {

@@ -33,7 +33,8 @@ use timely::dataflow::operators::generic::Operator;
 
 use super::{Facts, Row};
 use crate::eval::{
-    Facts as FactStore, Rows, RulePlan, Scratch, SmallRelation, Tuple, evaluate_stratum_with,
+    Facts as FactStore, Rows, RulePlan, SMALL_LIMIT, Scratch, SmallRelation, Tuple,
+    evaluate_stratum_with,
 };
 use crate::ir::{PredId, Program};
 use crate::plan::StepperPlan;
@@ -119,9 +120,61 @@ struct KeyState {
     last_change: u64,
     /// Unchanged for `horizon` time points: `slots` holds one slot standing for all of them.
     quiescent: bool,
-    /// Accumulated input counts: (local predicate, fact, count), none of them zero. A
-    /// list, not a map: a key has a few input facts at a time.
-    inputs: smallvec::SmallVec<[(usize, Tuple, isize); 1]>,
+    inputs: Inputs,
+}
+
+/// A key's accumulated input counts, none of them zero: (local predicate, fact) → count.
+/// A list while it is short — a key mostly has a few input facts at a time — and a map
+/// once it has more than [`SMALL_LIMIT`].
+#[derive(Default)]
+struct Inputs {
+    list: smallvec::SmallVec<[(usize, Tuple, isize); 1]>,
+    map: Option<HashMap<(usize, Tuple), isize>>,
+}
+
+impl Inputs {
+    fn add(&mut self, local: usize, fact: Tuple, diff: isize) {
+        if let Some(map) = &mut self.map {
+            match map.entry((local, fact)) {
+                hashbrown::hash_map::Entry::Occupied(mut entry) => {
+                    *entry.get_mut() += diff;
+                    if *entry.get() == 0 {
+                        entry.remove();
+                    }
+                }
+                hashbrown::hash_map::Entry::Vacant(entry) => {
+                    entry.insert(diff);
+                }
+            }
+            return;
+        }
+        let list = &mut self.list;
+        match list.iter().position(|(l, f, _)| *l == local && *f == fact) {
+            Some(i) => {
+                list[i].2 += diff;
+                if list[i].2 == 0 {
+                    list.swap_remove(i);
+                }
+            }
+            None if list.len() < SMALL_LIMIT => list.push((local, fact, diff)),
+            None => {
+                let mut map: HashMap<(usize, Tuple), isize> =
+                    list.drain(..).map(|(l, f, c)| ((l, f), c)).collect();
+                map.insert((local, fact), diff);
+                self.map = Some(map);
+            }
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.list.is_empty() && self.map.as_ref().is_none_or(HashMap::is_empty)
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (usize, &Tuple, isize)> {
+        let listed = self.list.iter().map(|(l, f, c)| (*l, f, *c));
+        let mapped = self.map.iter().flatten().map(|((l, f), c)| (*l, f, *c));
+        listed.chain(mapped)
+    }
 }
 
 /// A key's facts at one time point, by local predicate.
@@ -269,7 +322,7 @@ impl State {
                     slots: VecDeque::new(),
                     last_change: t,
                     quiescent: false,
-                    inputs: smallvec::SmallVec::new(),
+                    inputs: Inputs::default(),
                 };
                 match free.pop() {
                     Some(index) => {
@@ -288,19 +341,7 @@ impl State {
                 work.push(index);
             }
             state.input_changed = true;
-            let inputs = &mut state.inputs;
-            match inputs
-                .iter()
-                .position(|(l, fact, _)| *l == local && *fact == row)
-            {
-                Some(i) => {
-                    inputs[i].2 += diff;
-                    if inputs[i].2 == 0 {
-                        inputs.swap_remove(i);
-                    }
-                }
-                None => inputs.push((local, row, diff)),
-            }
+            state.inputs.add(local, row, diff);
         }
         self.stash.give_back(changes);
         for index in std::mem::take(&mut self.active) {
@@ -354,12 +395,12 @@ impl State {
         // Reuse a dropped slot's tables for the new time point.
         let mut slot = recycled
             .or_else(|| self.spare_slots.pop())
-            .unwrap_or_else(|| vec![SmallRelation::new(); self.locals]);
+            .unwrap_or_else(|| vec![SmallRelation::default(); self.locals]);
         slot.iter_mut().for_each(SmallRelation::clear);
-        for (local, fact, count) in &state.inputs {
-            if *count > 0 {
-                if let Some(relation) = slot.get_mut(*local) {
-                    relation.push(fact.clone());
+        for (local, fact, count) in state.inputs.iter() {
+            if count > 0 {
+                if let Some(relation) = slot.get_mut(local) {
+                    relation.insert(fact.clone());
                 }
             }
         }
@@ -380,7 +421,7 @@ impl State {
             );
         }
         let len = state.slots.len();
-        let empty = SmallRelation::new();
+        let empty = SmallRelation::default();
         let mut changed = input_changed;
         for &(pred, local) in &self.internal {
             let now = &state.slots[len - 1][local];
@@ -449,12 +490,6 @@ impl FactStore for KeyView<'_> {
         self.slots
             .back_mut()
             .and_then(|slot| slot.get_mut(local))
-            .is_some_and(|relation| {
-                let new = !relation.contains_row(&tuple);
-                if new {
-                    relation.push(tuple);
-                }
-                new
-            })
+            .is_some_and(|relation| relation.insert(tuple))
     }
 }
