@@ -16,6 +16,14 @@
 //! no facts at all are dropped. Rules that read the time as a value change every time
 //! point, so their keys stay active while they hold anything.
 //!
+//! **Layout.** Keys map to indices into a slab of key states (one hash lookup per input
+//! change); the keys to evaluate are lists of indices, marked by the time point they were
+//! listed for. A key's relations at a time point ([`SmallRelation`]) and its input counts
+//! are short vectors, scanned instead of hashed, until they hold more than
+//! [`SMALL_LIMIT`] entries, when they become hash tables (a component without a key keeps
+//! everything under one). Rule evaluation reuses its buffers across keys
+//! ([`evaluate_stratum_with`]).
+//!
 //! **Sharding.** With a key, input is exchanged by the key's hash and every worker runs
 //! the operator for its keys. Without one, everything goes to worker 0.
 //!
