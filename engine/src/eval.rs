@@ -45,16 +45,21 @@ pub struct SmallRelation {
 pub const SMALL_LIMIT: usize = 16;
 
 impl SmallRelation {
+    /// Empties the relation; one that has gone over to a hash set keeps it, with its
+    /// table, for the time points it is refilled at.
     pub fn clear(&mut self) {
         self.list.clear();
-        self.set = None;
+        if let Some(set) = &mut self.set {
+            set.clear();
+        }
     }
 
     pub fn is_empty(&self) -> bool {
         self.list.is_empty() && self.set.as_ref().is_none_or(Relation::is_empty)
     }
 
-    /// Adds `tuple`; whether it is new.
+    /// Adds `tuple`; whether it is new. Once the relation has a hash set, everything goes
+    /// there and the vector stays empty.
     pub fn insert(&mut self, tuple: Tuple) -> bool {
         if let Some(set) = &mut self.set {
             return set.insert(tuple);
@@ -86,7 +91,29 @@ impl Rows for SmallRelation {
     }
 
     fn rows(&self) -> impl Iterator<Item = &[Value]> {
-        self.iter().map(|t| &t[..])
+        match &self.set {
+            Some(set) => SmallRows::Set(set.iter()),
+            None => SmallRows::List(self.list.iter()),
+        }
+    }
+}
+
+/// The rows of a [`SmallRelation`]: its vector's, or once it has a hash set, the set's
+/// (the vector is then empty).
+enum SmallRows<'a> {
+    List(std::slice::Iter<'a, Tuple>),
+    Set(hashbrown::hash_set::Iter<'a, Tuple>),
+}
+
+impl<'a> Iterator for SmallRows<'a> {
+    type Item = &'a [Value];
+
+    fn next(&mut self) -> Option<&'a [Value]> {
+        match self {
+            SmallRows::List(rows) => rows.next(),
+            SmallRows::Set(rows) => rows.next(),
+        }
+        .map(|t| &t[..])
     }
 }
 
@@ -372,13 +399,30 @@ fn var_of(term: &Term) -> Option<VarId> {
     }
 }
 
+/// Where [`unify`] records the variables it binds.
+pub(crate) trait Bindings {
+    fn bind(&mut self, var: VarId);
+}
+
+impl Bindings for Vec<VarId> {
+    fn bind(&mut self, var: VarId) {
+        self.push(var);
+    }
+}
+
+impl<const N: usize> Bindings for smallvec::SmallVec<[VarId; N]> {
+    fn bind(&mut self, var: VarId) {
+        self.push(var);
+    }
+}
+
 /// Matches `tuple` against `args`, binding unbound variables (recorded in `newly_bound`).
 /// Shared by the STG interpreter and `explain`.
 pub(crate) fn unify(
     args: &[Term],
     tuple: &[Value],
     env: &mut [Option<Value>],
-    newly_bound: &mut impl Extend<VarId>,
+    newly_bound: &mut impl Bindings,
 ) -> bool {
     if args.len() != tuple.len() {
         return false;
@@ -391,7 +435,7 @@ pub(crate) fn unify(
                 Some(_) => {}
                 None => {
                     env[*v] = Some(value);
-                    newly_bound.extend([*v]);
+                    newly_bound.bind(*v);
                 }
             },
             _ => {}
