@@ -167,57 +167,88 @@ impl RulePlan {
         out: &mut Vec<Tuple>,
     ) {
         let mut env: Env = smallvec::smallvec![None; self.vars];
-        self.join(0, t, delta, facts, &mut env, out);
+        let mut firing = Firing {
+            t,
+            delta,
+            facts,
+            out,
+        };
+        self.join(0, &mut firing, &mut env);
     }
 
     fn join<F: Facts>(
         &self,
         position: usize,
-        t: u64,
-        delta: Option<(usize, &Relation)>,
-        facts: &F,
-        env: &mut Env,
-        out: &mut Vec<Tuple>,
+        firing: &mut Firing<'_, F>,
+        env: &mut [Option<Value>],
     ) {
         let Some(literal) = self.body.get(position) else {
             if let Some(head) = bound_tuple(&self.head.args, env) {
-                out.push(head);
+                firing.out.push(head);
             }
             return;
         };
+        let (t, facts) = (firing.t, firing.facts);
         let at = |atom: &Atom| {
             t.checked_sub(u64::from(atom.offset))
                 .and_then(|time| facts.relation(atom.pred, time))
         };
         match literal {
-            Literal::Positive(atom) => match delta {
+            Literal::Positive(atom) => match firing.delta {
                 Some((delta_at, relation)) if delta_at == position => {
-                    self.scan(atom, relation, position, t, delta, facts, env, out);
+                    self.scan(atom, relation, position, firing, env);
                 }
                 _ => {
                     if let Some(relation) = at(atom) {
-                        self.scan(atom, relation, position, t, delta, facts, env, out);
+                        self.scan(atom, relation, position, firing, env);
                     }
                 }
             },
             Literal::Negative(atom) => {
                 if !at(atom).is_some_and(|relation| matches_any(&atom.args, relation, env)) {
-                    self.join(position + 1, t, delta, facts, env, out);
+                    self.join(position + 1, firing, env);
                 }
             }
             Literal::Compare { op, lhs, rhs, .. } => {
                 if let (Some(a), Some(b)) = (eval(lhs, env, t), eval(rhs, env, t)) {
                     if compare(*op, a, b) {
-                        self.join(position + 1, t, delta, facts, env, out);
+                        self.join(position + 1, firing, env);
                     }
                 }
             }
             Literal::Assign { var, expr, .. } => {
                 if let Some(value) = eval(expr, env, t) {
                     let previous = env[*var].replace(value);
-                    self.join(position + 1, t, delta, facts, env, out);
+                    self.join(position + 1, firing, env);
                     env[*var] = previous;
                 }
+            }
+        }
+    }
+
+    /// Joins the positive atom at `position` with `relation`, then the rest of the body.
+    fn scan<F: Facts>(
+        &self,
+        atom: &Atom,
+        relation: &impl Rows,
+        position: usize,
+        firing: &mut Firing<'_, F>,
+        env: &mut [Option<Value>],
+    ) {
+        // Every argument bound: one lookup instead of a scan.
+        if let Some(found) = with_bound(&atom.args, env, |tuple| relation.contains_row(tuple)) {
+            if found {
+                self.join(position + 1, firing, env);
+            }
+            return;
+        }
+        let mut newly_bound: smallvec::SmallVec<[VarId; 8]> = smallvec::SmallVec::new();
+        for tuple in relation.rows() {
+            if unify(&atom.args, tuple, env, &mut newly_bound) {
+                self.join(position + 1, firing, env);
+            }
+            for v in newly_bound.drain(..) {
+                env[v] = None;
             }
         }
     }
@@ -226,37 +257,13 @@ impl RulePlan {
 /// A rule's variable bindings.
 type Env = smallvec::SmallVec<[Option<Value>; 8]>;
 
-impl RulePlan {
-    /// Joins the positive atom at `position` with `relation`, then the rest of the body.
-    #[allow(clippy::too_many_arguments)]
-    fn scan<F: Facts>(
-        &self,
-        atom: &Atom,
-        relation: &impl Rows,
-        position: usize,
-        t: u64,
-        delta: Option<(usize, &Relation)>,
-        facts: &F,
-        env: &mut Env,
-        out: &mut Vec<Tuple>,
-    ) {
-        // Every argument bound: one lookup instead of a scan.
-        if let Some(found) = with_bound(&atom.args, env, |tuple| relation.contains_row(tuple)) {
-            if found {
-                self.join(position + 1, t, delta, facts, env, out);
-            }
-            return;
-        }
-        let mut newly_bound: smallvec::SmallVec<[VarId; 8]> = smallvec::SmallVec::new();
-        for tuple in relation.rows() {
-            if unify(&atom.args, tuple, env, &mut newly_bound) {
-                self.join(position + 1, t, delta, facts, env, out);
-            }
-            for v in newly_bound.drain(..) {
-                env[v] = None;
-            }
-        }
-    }
+/// One firing of a rule: its time point, the semi-naive delta, where it reads facts and
+/// where the head tuples go.
+struct Firing<'a, F> {
+    t: u64,
+    delta: Option<(usize, &'a Relation)>,
+    facts: &'a F,
+    out: &'a mut Vec<Tuple>,
 }
 
 /// Evaluates the rules of one stratum at `t` to a fixpoint: one round of every rule, then,
