@@ -718,12 +718,13 @@ impl<W: Write> Feeder<'_, W> {
     }
 
     fn send_batch(&mut self) -> Result<(), RunError> {
-        // A fresh buffer starts at the size batches reach, not empty: growing one by
-        // doubling costs a copy and fresh pages each time.
+        // A fresh buffer starts at the size of the batch before it, not empty: growing
+        // one by doubling costs a copy and fresh pages each time (a batch ends with the
+        // time point that takes it past `batch_updates`, so it is larger than that).
         let next = self
             .spare_inputs
             .pop()
-            .unwrap_or_else(|| Vec::with_capacity(self.batch.len().min(self.batch_updates)));
+            .unwrap_or_else(|| Vec::with_capacity(self.batch.len()));
         let updates = std::mem::replace(&mut self.batch, next);
         self.batch_start = None;
         let Some(channel) = self.to_worker.clone() else {
