@@ -931,3 +931,82 @@ impl<W: Write> TimePoints for Feeder<'_, W> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::Value;
+
+    /// The order `in_output_order` must produce, by a plain sort and consolidation.
+    fn expected(updates: &[Update], rank: &[usize]) -> Vec<Update> {
+        let mut sorted = updates.to_vec();
+        sorted.sort_by(|((p, row), t, _), ((q, other), u, _)| {
+            (t, rank[*p as usize], row).cmp(&(u, rank[*q as usize], other))
+        });
+        let mut out: Vec<Update> = Vec::new();
+        for update in sorted {
+            match out.last_mut() {
+                Some(last) if last.0 == update.0 && last.1 == update.1 => last.2 += update.2,
+                _ => out.push(update),
+            }
+        }
+        out.retain(|u| u.2 != 0);
+        out
+    }
+
+    /// Updates over `times`, with predicates out of name order, values of every kind,
+    /// long symbols sharing a prefix, duplicates and cancelling pairs.
+    fn updates(times: &[u64]) -> Vec<Update> {
+        let values = [
+            Value::sym("bbbbbbbbbb1"),
+            Value::Int(-3),
+            Value::sym("bbbbbbbbbb0"),
+            Value::Float(2.5),
+            Value::Int(1 << 40),
+            Value::sym("a"),
+        ];
+        let mut out = Vec::new();
+        for (i, &t) in times.iter().enumerate() {
+            for (j, &v) in values.iter().enumerate() {
+                let pred = ((i + j) % 3) as u32;
+                let row: Row = [v, Value::Int((j % 2) as i64)].into_iter().collect();
+                out.push(((pred, row.clone()), t, 1));
+                if j % 3 == 0 {
+                    out.push(((pred, row), t, -1));
+                } else if j % 3 == 1 {
+                    out.push(((pred, row), t, 1));
+                }
+            }
+            out.push(((1, Row::new()), t, 1));
+        }
+        out.reverse();
+        out
+    }
+
+    #[test]
+    fn output_order_is_time_name_rank_arguments_consolidated_with_and_without_packed_keys() {
+        // Predicate 0 sorts last by name, predicate 2 first.
+        let rank = [2, 1, 0];
+        for times in [vec![7, 3, 5, 3, 9], vec![0, 1 << 20, 5, 70_000, 1 << 20]] {
+            let mut batch = updates(&times);
+            let want = expected(&batch, &rank);
+            let mut into = vec![((0, Row::new()), 0, 1)];
+            let mut order = Vec::new();
+            in_output_order(&mut batch, &rank, 0, &mut order, &mut into);
+            assert!(batch.is_empty());
+            assert_eq!(into[0], ((0, Row::new()), 0, 1), "what was there stays");
+            assert_eq!(&into[1..], &want[..], "times {times:?}");
+        }
+    }
+
+    #[test]
+    fn output_before_the_first_time_point_takes_effect_there() {
+        let mut batch = vec![((0, Row::new()), 2, 1), ((0, Row::new()), 5, -1)];
+        let (mut order, mut into) = (Vec::new(), Vec::new());
+        in_output_order(&mut batch, &[0], 5, &mut order, &mut into);
+        assert!(
+            into.is_empty(),
+            "+1 and −1 both land at 5 and cancel: {into:?}"
+        );
+    }
+}
