@@ -286,7 +286,7 @@ pub struct Scratch {
     out: Vec<Tuple>,
 }
 
-/// [`evaluate_stratum`] with the first round's buffers kept in `scratch`: evaluators that
+/// [`evaluate_stratum`] with its buffers kept in `scratch`: evaluators that
 /// call it for many small evaluations (a key at a time) allocate nothing per call.
 pub fn evaluate_stratum_with(
     plans: &[RulePlan],
@@ -304,9 +304,7 @@ pub fn evaluate_stratum_with(
         derived.extend(out.drain(..).map(|tuple| (plan.head.pred, tuple)));
     }
     let mut delta = insert_new(facts, derived.drain(..), recursive);
-    let mut out = Vec::new();
     while !delta.is_empty() {
-        let mut derived = Vec::new();
         for &r in rules {
             let plan = &plans[r];
             for &position in &plan.recursive {
@@ -316,11 +314,11 @@ pub fn evaluate_stratum_with(
                 let Some(changed) = delta.get(&atom.pred) else {
                     continue;
                 };
-                plan.fire(t, Some((position, changed)), facts, &mut out);
+                plan.fire(t, Some((position, changed)), facts, out);
                 derived.extend(out.drain(..).map(|tuple| (plan.head.pred, tuple)));
             }
         }
-        delta = insert_new(facts, derived.into_iter(), true);
+        delta = insert_new(facts, derived.drain(..), true);
     }
 }
 

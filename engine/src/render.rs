@@ -269,6 +269,16 @@ pub fn render<'s>(
     concat_all(parts)
 }
 
+/// Keeps `emptied` (cleared) in `pool` for reuse, when it has an allocation and `pool`
+/// holds fewer than `most`: buffers that grow to a batch's size once, instead of again for
+/// every batch (fresh memory costs page faults).
+pub(crate) fn keep_spare<T>(pool: &mut Vec<Vec<T>>, mut emptied: Vec<T>, most: usize) {
+    emptied.clear();
+    if emptied.capacity() > 0 && pool.len() < most {
+        pool.push(emptied);
+    }
+}
+
 /// Moves an operator's capability up to its input frontier `limit` (the earliest time it
 /// may still output at), or drops it once the input is closed (`None`).
 fn follow_frontier(

@@ -809,9 +809,7 @@ impl<W: Write> Feeder<'_, W> {
         else {
             return Ok(());
         };
-        if self.spare_inputs.len() < SPARE_BUFFERS {
-            self.spare_inputs.push(spare);
-        }
+        crate::render::keep_spare(&mut self.spare_inputs, spare, SPARE_BUFFERS);
         // Worker 0 sends each time point's output once: all of it below `upto`; what
         // cannot be written yet waits here.
         let mut updates = updates;
@@ -831,7 +829,7 @@ impl<W: Write> Feeder<'_, W> {
                     .is_none_or(|b| self.pending[already - 1].1 <= b.1),
             "output arrives in time order"
         );
-        self.recycle_output(updates);
+        crate::render::keep_spare(&mut self.spare_outputs, updates, SPARE_BUFFERS);
         let Some(mut next) = self.next_emit else {
             return Ok(());
         };
@@ -852,12 +850,6 @@ impl<W: Write> Feeder<'_, W> {
         self.pending.drain(..at);
         self.next_emit = Some(next);
         Ok(())
-    }
-
-    fn recycle_output(&mut self, emptied: Vec<Update>) {
-        if self.spare_outputs.len() < SPARE_BUFFERS && emptied.capacity() > 0 {
-            self.spare_outputs.push(emptied);
-        }
     }
 
     /// Flushes the last batch, closes the input and writes the remaining output.

@@ -135,11 +135,8 @@ impl<D> Stash<D> {
     }
 
     /// Keeps an emptied vector for a later time point.
-    pub(super) fn give_back(&mut self, mut updates: Vec<(D, isize)>) {
-        updates.clear();
-        if updates.capacity() > 0 && self.spare.len() < SPARE_VECTORS {
-            self.spare.push(updates);
-        }
+    pub(super) fn give_back(&mut self, updates: Vec<(D, isize)>) {
+        super::keep_spare(&mut self.spare, updates, SPARE_VECTORS);
     }
 }
 
