@@ -515,8 +515,7 @@ fn voting_event_description_over_rtec_pipe_file_in_intervals() {
 
 #[test]
 fn ec_diagnostics_point_at_the_event_description() {
-    let dir = std::env::temp_dir().join(format!("stgflow-ec-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempdir();
     let program = dir.join("bad.ec");
     std::fs::write(
         &program,
@@ -534,5 +533,4 @@ fn ec_diagnostics_point_at_the_event_description() {
         stderr.contains("E510") && stderr.contains("bad.ec:2:9"),
         "{stderr}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }

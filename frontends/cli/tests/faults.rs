@@ -7,6 +7,7 @@ mod common;
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use common::{free_port, hostfile, lines_of, stgflow, tempdir};
@@ -47,16 +48,26 @@ fn stderr_of(child: &mut Child) -> String {
     text
 }
 
-/// Waits until `file` has at least `bytes` bytes.
-fn grows_to(file: &Path, bytes: u64, child: &mut Child) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while std::fs::metadata(file).map_or(0, |m| m.len()) < bytes {
-        if let Some(status) = child.try_wait().unwrap_or_else(|e| panic!("{e}")) {
-            panic!("the run ended ({status}) before it wrote {bytes} bytes");
+/// `child`'s stdout in chunks, read on a thread that blocks until the test takes each chunk:
+/// a test that stops reading stops the child's output at the pipe, so an endless run
+/// writes only what the test asked for.
+fn chunks_of(child: &mut Child) -> mpsc::Receiver<Vec<u8>> {
+    let mut stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+    let (sender, receiver) = mpsc::sync_channel(0);
+    std::thread::spawn(move || {
+        let mut buffer = vec![0u8; 1 << 16];
+        loop {
+            match std::io::Read::read(&mut stdout, &mut buffer) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    if sender.send(buffer[..n].to_vec()).is_err() {
+                        break;
+                    }
+                }
+            }
         }
-        assert!(Instant::now() < deadline, "no output within 60 s");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    });
+    receiver
 }
 
 /// A program whose output never ends: five devices repaired at 0 stay safe, and
@@ -123,27 +134,51 @@ fn sigterm_on_a_waiting_live_stream_keeps_completed_time_points_and_exits_143() 
 
 /// SIGINT during batch replay: the run stops within seconds with 130, and what it wrote
 /// ends at a complete time point — exactly the output of the same run cut at that point.
+/// Its stdout is a pipe the test reads, so the endless run writes about as much as the test
+/// takes (a file filled at full speed reached gigabytes on a loaded machine).
 #[test]
 fn sigint_during_batch_replay_ends_at_a_complete_time_point_and_exits_130() {
     let dir = tempdir();
     let (stream, until) = endless(&dir);
     for engine in ["dataflow", "reference"] {
-        let out = dir.join(format!("{engine}.out"));
         let mut child = stgflow()
             .args(["run", DEVICE_SAFETY, "--engine", engine])
             .arg(&stream)
             .args(&until)
-            .stdout(std::fs::File::create(&out).unwrap_or_else(|e| panic!("{e}")))
+            .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .unwrap_or_else(|e| panic!("{e}"));
-        grows_to(&out, 200_000, &mut child);
+        let chunks = chunks_of(&mut child);
+        let mut bytes = Vec::new();
+        while bytes.len() < 200_000 {
+            match chunks.recv_timeout(Duration::from_secs(60)) {
+                Ok(chunk) => bytes.extend(chunk),
+                Err(e) => {
+                    let _ = child.kill();
+                    panic!("{engine}: 200,000 bytes of output not within 60 s: {e}");
+                }
+            }
+        }
         signal(&child, "INT");
+        // Drain what the run writes until it stops; it must close stdout within 30 s.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match chunks.recv_timeout(left) {
+                Ok(chunk) => bytes.extend(chunk),
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    let _ = child.kill();
+                    panic!("{engine}: the batch run wrote on for 30 s after SIGINT");
+                }
+            }
+        }
         let status = exit_within(&mut child, Duration::from_secs(30), "the batch run");
         let stderr = stderr_of(&mut child);
         assert_eq!(status.code(), Some(130), "{engine}: {stderr}");
         assert!(stderr.contains("stopped by SIGINT"), "{engine}: {stderr}");
-        let written = std::fs::read_to_string(&out).unwrap_or_else(|e| panic!("{e}"));
+        let written = String::from_utf8(bytes).unwrap_or_else(|e| panic!("{e}"));
         assert!(
             written.ends_with('\n'),
             "{engine}: the output ends mid-line"

@@ -28,8 +28,31 @@ pub fn sorted(text: &str) -> Vec<String> {
     lines
 }
 
-/// A fresh directory under the system's temporary directory.
-pub fn tempdir() -> PathBuf {
+/// A fresh directory under the system's temporary directory, removed with everything in
+/// it when the guard is dropped (a failed test leaves nothing behind either).
+#[derive(Debug)]
+pub struct TempDir(PathBuf);
+
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for TempDir {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+pub fn tempdir() -> TempDir {
     use std::sync::atomic::{AtomicUsize, Ordering};
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     let dir = std::env::temp_dir().join(format!(
@@ -38,7 +61,7 @@ pub fn tempdir() -> PathBuf {
         NEXT.fetch_add(1, Ordering::Relaxed)
     ));
     std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
-    dir
+    TempDir(dir)
 }
 
 /// A loopback port that was free a moment ago.
