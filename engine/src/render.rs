@@ -23,9 +23,9 @@ pub mod stepper;
 pub mod window;
 pub mod zero_one;
 
+use differential_dataflow::VecCollection;
 use differential_dataflow::lattice::Lattice;
 use differential_dataflow::operators::iterate::Variable;
-use differential_dataflow::{AsCollection, VecCollection};
 use timely::order::Product;
 use timely::progress::Timestamp;
 
@@ -127,21 +127,26 @@ impl Time for Product<u64, u64> {
 
 /// Builds the dataflow for `program` over the tagged `input` facts; returns the facts of
 /// `outputs`, tagged, as 0/1 collections.
+/// `input` holds one collection per predicate, its input facts, then the unit row's (see
+/// [`UNIT_TAG`]); the result is one collection per predicate of `outputs`, tagged with
+/// it. The runtime feeds each input collection from its own input handle and captures
+/// each output with its tag: no operator splits a tagged input or tags the output.
 pub fn render<'s>(
     program: &Program,
     plan: &Plan,
-    input: Facts<'s, u64>,
+    input: Vec<Coll<'s, u64>>,
     outputs: &[PredId],
-) -> Facts<'s, u64> {
-    let scope = input.scope();
+) -> Vec<(u32, Coll<'s, u64>)> {
     let n = program.predicates.len();
-    let mut inputs: Vec<Option<Coll<'s, u64>>> = vec![None; n];
-    let mut streams = split_by_predicate(input, n);
-    // The last part is the unit row (see [`UNIT_TAG`]).
-    let unit = streams.pop().map(|unit| unit.map(|_| Row::new()));
-    for (p, stream) in streams.into_iter().enumerate() {
-        inputs[p] = Some(stream);
-    }
+    assert_eq!(
+        input.len(),
+        n + 1,
+        "one input per predicate, then the unit row"
+    );
+    let scope = input[n].scope();
+    let mut streams = input;
+    let unit = streams.pop();
+    let inputs: Vec<Option<Coll<'s, u64>>> = streams.into_iter().map(Some).collect();
     let empty = || -> Coll<'s, u64> {
         VecCollection::<'s, u64, Row, isize>::new(
             timely::dataflow::operators::vec::ToStream::to_stream(
@@ -252,21 +257,15 @@ pub fn render<'s>(
             }
         }
     }
-    let parts: Vec<Facts<'s, u64>> = outputs
+    let parts: Vec<(u32, Coll<'s, u64>)> = outputs
         .iter()
-        .map(|&p| {
-            let tag = p as u32;
-            holds[p]
-                .clone()
-                .unwrap_or_else(empty)
-                .map(move |row| (tag, row))
-        })
+        .map(|&p| (p as u32, holds[p].clone().unwrap_or_else(empty)))
         .collect();
     if parts.is_empty() {
         // Nothing to print (a program without rules): an empty output, not a panic.
-        return empty().map(|row| (0, row));
+        return vec![(0, empty())];
     }
-    concat_all(parts)
+    parts
 }
 
 /// Keeps `emptied` (cleared) in `pool` for reuse, when it has an allocation and `pool`
@@ -304,21 +303,6 @@ fn follow_frontier(
 /// `first(T) :- tick(T), not tick(T-1).` holds at the first time point only, as in the
 /// reference evaluator. (A unit row at time 0 made `tick(T-1)` true at the start.)
 pub const UNIT_TAG: u32 = u32::MAX;
-
-/// One collection per predicate out of the tagged input, then the unit row's (tagged
-/// [`UNIT_TAG`]) as the last part.
-fn split_by_predicate<'s>(input: Facts<'s, u64>, n: usize) -> Vec<Coll<'s, u64>> {
-    use timely::dataflow::operators::vec::Partition;
-    let unit_part = u64::try_from(n).unwrap_or(u64::MAX - 1);
-    input
-        .inner
-        .partition(unit_part + 1, move |((p, row), t, r)| {
-            (u64::from(p).min(unit_part), (row, t, r))
-        })
-        .into_iter()
-        .map(|stream| stream.as_collection())
-        .collect()
-}
 
 fn concat_all<'s, T: Timestamp + Lattice, D: differential_dataflow::Data>(
     mut parts: Vec<VecCollection<'s, T, D, isize>>,

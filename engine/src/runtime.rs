@@ -22,12 +22,13 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, SendTimeoutError, Sender, bounded, unbounded};
-use differential_dataflow::input::InputSession;
+use differential_dataflow::AsCollection;
 use hashbrown::HashSet;
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::ProbeHandle;
 use timely::dataflow::channels::pact::Pipeline;
 use timely::dataflow::operators::generic::Operator;
+use timely::dataflow::operators::vec::input::{Handle as InputHandle, Input};
 use timely::dataflow::operators::{Exchange, Probe};
 
 use crate::drive::{FactSource, RunError, RunSummary, TimePoints, Timeline, feed};
@@ -508,30 +509,47 @@ fn work(
 ) {
     let probe = ProbeHandle::new();
     let captured: Rc<RefCell<Vec<Update>>> = Rc::new(RefCell::new(Vec::new()));
-    let mut input: InputSession<u64, (u32, Row), isize> = InputSession::new();
+    // One input handle per predicate, then the unit row's: a batch goes in as one
+    // container per predicate, moved, not copied record by record into a session and
+    // again by an operator splitting a tagged stream.
+    let channels = program.predicates.len() + 1;
+    let mut inputs: Vec<InputHandle<u64, (Row, u64, isize)>> =
+        (0..channels).map(|_| InputHandle::new()).collect();
     worker.dataflow::<u64, _, _>(|scope| {
-        let facts = input.to_collection(scope);
-        let out = render(program, plan, facts, outputs);
-        let sink = captured.clone();
-        // Moves the output into `captured` (no copy); the probe behind it passes a time
-        // once everything before it has been moved.
-        out.inner
-            .exchange(|_| 0)
-            .unary::<CapacityContainerBuilder<Vec<()>>, _, _, _>(
-                Pipeline,
-                "Capture",
-                move |_, _| {
-                    move |input, _output| {
-                        input.for_each(|_, data| sink.borrow_mut().append(data));
-                    }
-                },
-            )
-            .probe_with(&probe);
+        let facts = inputs
+            .iter_mut()
+            .map(|handle| scope.input_from(handle).as_collection())
+            .collect();
+        for (tag, out) in render(program, plan, facts, outputs) {
+            let sink = captured.clone();
+            // Moves the output into `captured`, tagged with its predicate; the probe
+            // behind it passes a time once everything before it has been moved.
+            out.inner
+                .exchange(|_| 0)
+                .unary::<CapacityContainerBuilder<Vec<()>>, _, _, _>(
+                    Pipeline,
+                    "Capture",
+                    move |_, _| {
+                        move |input, _output| {
+                            input.for_each(|_, data| {
+                                sink.borrow_mut()
+                                    .extend(data.drain(..).map(|(row, t, r)| ((tag, row), t, r)));
+                            });
+                        }
+                    },
+                )
+                .probe_with(&probe);
+        }
     });
     if worker.index() != 0 {
-        drop(input);
+        drop(inputs);
         return;
     }
+    // Each predicate's part of a batch, and how large it was last time (a fresh vector
+    // starts at that size instead of growing by doubling).
+    let mut parts: Vec<Vec<(Row, u64, isize)>> = vec![Vec::new(); channels];
+    let mut sizes: Vec<usize> = vec![0; channels];
+    let mut now = 0u64;
     while let Ok(message) = from_main.recv() {
         let (mut updates, advance_to, recycled, last) = match message {
             ToWorker::Feed {
@@ -541,16 +559,28 @@ fn work(
             } => (updates, advance_to, recycled, false),
             ToWorker::Finish { advance_to } => (Vec::new(), advance_to, Vec::new(), true),
         };
-        for (data, time, diff) in updates.drain(..) {
-            if time >= *input.time() {
-                input.update_at(data, time, diff);
+        for ((tag, row), time, diff) in updates.drain(..) {
+            if time >= now {
+                let channel = (tag as usize).min(channels - 1);
+                let part = &mut parts[channel];
+                if part.capacity() == 0 {
+                    part.reserve(sizes[channel]);
+                }
+                part.push((row, time, diff));
             }
         }
-        if advance_to > *input.time() {
-            input.advance_to(advance_to);
+        for ((handle, part), size) in inputs.iter_mut().zip(&mut parts).zip(&mut sizes) {
+            if !part.is_empty() {
+                *size = part.len();
+                handle.send_batch(part);
+                part.clear();
+            }
+            if advance_to > *handle.time() {
+                handle.advance_to(advance_to);
+            }
         }
-        input.flush();
-        while probe.less_than(input.time()) {
+        now = now.max(advance_to);
+        while probe.less_than(&now) {
             worker.step_or_park(None);
         }
         let ready: Vec<Update> = {
@@ -576,7 +606,7 @@ fn work(
             break;
         }
     }
-    drop(input);
+    drop(inputs);
     let _ = to_main.send(FromWorker::Done);
 }
 
