@@ -397,17 +397,21 @@ enum ToWorker {
     Feed {
         updates: Vec<Update>,
         advance_to: u64,
+        /// The timeline's first time point (see [`in_output_order`]).
+        first: u64,
         /// An emptied output buffer for worker 0 to fill next (its allocation reused).
         recycled: Vec<Update>,
     },
     Finish {
         advance_to: u64,
+        first: u64,
     },
 }
 
 enum FromWorker {
     Output {
         upto: u64,
+        /// Everything before `upto` not sent before, in output order ([`in_output_order`]).
         updates: Vec<Update>,
         /// The emptied input buffer, for the calling thread's next batch.
         spare: Vec<Update>,
@@ -427,7 +431,7 @@ pub fn run<W: Write>(
     let plan = Arc::new(plan(program, analysis, options.lower_windows));
     let program_arc = Arc::new(program.clone());
     let outputs = Arc::new(program.output_predicates());
-    let (to_worker, from_main) = bounded::<ToWorker>(4);
+    let (to_worker, from_main) = bounded::<ToWorker>(IN_FLIGHT);
     let (to_main, from_worker) = unbounded::<FromWorker>();
     let guards = options.cluster.execute({
         let (program, plan, outputs) = (program_arc.clone(), plan.clone(), outputs.clone());
@@ -455,8 +459,6 @@ pub fn run<W: Write>(
         pending: Vec::new(),
         spare_inputs: Vec::new(),
         spare_outputs: Vec::new(),
-        order: Vec::new(),
-        rank: crate::sink::name_ranks(program),
         summary: RunSummary::default(),
         flushed_on_stop: false,
     };
@@ -550,14 +552,19 @@ fn work(
     let mut parts: Vec<Vec<(Row, u64, isize)>> = vec![Vec::new(); channels];
     let mut sizes: Vec<usize> = vec![0; channels];
     let mut now = 0u64;
+    let rank = crate::sink::name_ranks(program);
+    let mut order: Vec<(u64, u32)> = Vec::new();
     while let Ok(message) = from_main.recv() {
-        let (mut updates, advance_to, recycled, last) = match message {
+        let (mut updates, advance_to, first, recycled, last) = match message {
             ToWorker::Feed {
                 updates,
                 advance_to,
+                first,
                 recycled,
-            } => (updates, advance_to, recycled, false),
-            ToWorker::Finish { advance_to } => (Vec::new(), advance_to, Vec::new(), true),
+            } => (updates, advance_to, first, recycled, false),
+            ToWorker::Finish { advance_to, first } => {
+                (Vec::new(), advance_to, first, Vec::new(), true)
+            }
         };
         for ((tag, row), time, diff) in updates.drain(..) {
             if time >= now {
@@ -583,17 +590,21 @@ fn work(
         while probe.less_than(&now) {
             worker.step_or_park(None);
         }
-        let ready: Vec<Update> = {
+        // The output below `advance_to`, in output order: sorted here, where the calling
+        // thread (reading, diffing and writing) would otherwise be the bottleneck.
+        let mut ready = recycled;
+        {
             let mut all = captured.borrow_mut();
+            ready.reserve(all.len());
             if all.iter().all(|(_, t, _)| *t < advance_to) {
-                std::mem::replace(&mut *all, recycled)
+                in_output_order(&mut all, &rank, first, &mut order, &mut ready);
             } else {
-                let (ready, later): (Vec<Update>, Vec<Update>) =
+                let (mut now, later): (Vec<Update>, Vec<Update>) =
                     all.drain(..).partition(|(_, t, _)| *t < advance_to);
                 *all = later;
-                ready
+                in_output_order(&mut now, &rank, first, &mut order, &mut ready);
             }
-        };
+        }
         if to_main
             .send(FromWorker::Output {
                 upto: advance_to,
@@ -614,9 +625,10 @@ fn work(
 /// writes it — by time, predicate name ([`crate::sink::name_ranks`]), arguments — and
 /// consolidated: one update per fact and time point, none that cancel out. Nothing should
 /// be stamped before the timeline's first point `first` (the unit row starts there);
-/// should anything be, it takes effect there. Done on the calling thread, which otherwise
-/// waits for worker 0 more than worker 0 waits for it (♢10 over 10⁶ facts: 1.40 s with
-/// the sort on worker 0, 1.21 s here).
+/// should anything be, it takes effect there. Done on worker 0, since the calling thread
+/// (reading, diffing, writing) is the busier one: ♢10 over 10⁶ facts, calling thread 65 %
+/// of the samples with the sort there (the worker used to be the busier one, before its
+/// inputs were moved in whole containers).
 ///
 /// Sorts (key, index) pairs, not the 64-byte updates: the key packs the time (relative to
 /// the batch's first), the predicate's rank and [`Value::order_prefix`] of the first
@@ -678,8 +690,14 @@ fn in_output_order(
     updates.clear();
 }
 
-/// Most emptied buffers kept for reuse, each way.
-const SPARE_BUFFERS: usize = 4;
+/// Most batches queued for worker 0.
+const IN_FLIGHT: usize = 4;
+
+/// Most emptied buffers kept for reuse, each way: as many as can be on their way (the
+/// queued batches, the one worker 0 works on, the one being filled), so that none is
+/// dropped and allocated afresh (with 4, ♢10 spent ~5 % of the calling thread's samples
+/// zeroing fresh pages).
+const SPARE_BUFFERS: usize = IN_FLIGHT + 2;
 
 /// The calling thread's side: input changes out, output back in.
 struct Feeder<'a, W: Write> {
@@ -710,10 +728,6 @@ struct Feeder<'a, W: Write> {
     /// allocated (fresh pages cost a page fault each).
     spare_inputs: Vec<Vec<Update>>,
     spare_outputs: Vec<Vec<Update>>,
-    /// Scratch space for [`in_output_order`].
-    order: Vec<(u64, u32)>,
-    /// [`crate::sink::name_ranks`] of the program, for [`in_output_order`].
-    rank: Vec<usize>,
     summary: RunSummary,
     /// Whether a stop request has flushed the sink (see [`Feeder::flush_on_stop`]).
     flushed_on_stop: bool,
@@ -763,6 +777,7 @@ impl<W: Write> Feeder<'_, W> {
         let message = ToWorker::Feed {
             updates,
             advance_to: self.advance_to,
+            first: self.first.unwrap_or(0),
             recycled: self.spare_outputs.pop().unwrap_or_default(),
         };
         if self.send(&channel, message).is_err() {
@@ -840,25 +855,21 @@ impl<W: Write> Feeder<'_, W> {
             return Ok(());
         };
         crate::render::keep_spare(&mut self.spare_inputs, spare, SPARE_BUFFERS);
-        // Worker 0 sends each time point's output once: all of it below `upto`; what
-        // cannot be written yet waits here.
+        // Worker 0 sends each time point's output once, in output order: all of it below
+        // `upto`; what cannot be written yet waits here.
         let mut updates = updates;
-        let already = self.pending.len();
-        in_output_order(
-            &mut updates,
-            &self.rank,
-            self.first.unwrap_or(0),
-            &mut self.order,
-            &mut self.pending,
-        );
         debug_assert!(
-            already == 0
-                || self
-                    .pending
-                    .get(already)
-                    .is_none_or(|b| self.pending[already - 1].1 <= b.1),
+            self.pending
+                .last()
+                .zip(updates.first())
+                .is_none_or(|(a, b)| a.1 <= b.1),
             "output arrives in time order"
         );
+        if self.pending.is_empty() {
+            std::mem::swap(&mut self.pending, &mut updates);
+        } else {
+            self.pending.append(&mut updates);
+        }
         crate::render::keep_spare(&mut self.spare_outputs, updates, SPARE_BUFFERS);
         let Some(mut next) = self.next_emit else {
             return Ok(());
@@ -895,6 +906,7 @@ impl<W: Write> Feeder<'_, W> {
         };
         let finish = ToWorker::Finish {
             advance_to: self.advance_to,
+            first: self.first.unwrap_or(0),
         };
         let _ = self.send(&channel, finish);
         loop {
