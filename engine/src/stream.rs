@@ -608,6 +608,15 @@ impl<R: BufRead> FactReader<R> {
     }
 
     fn parse_td_line(&mut self, text: &str) -> Result<(), Box<StreamError>> {
+        if let Some((name, args, time)) = simple_td_fact(text) {
+            return self.accept(text, name, Tuple::from_slice(&args), time, 0);
+        }
+        self.parse_td_general(text)
+    }
+
+    /// Any TD line: several facts, spaces, comments, every kind of constant, and the
+    /// errors.
+    fn parse_td_general(&mut self, text: &str) -> Result<(), Box<StreamError>> {
         let mut cursor = Cursor { text, pos: 0 };
         loop {
             cursor.skip_space();
@@ -981,6 +990,64 @@ fn split_csv(text: &str) -> Result<Vec<(&str, usize)>, usize> {
     Ok(fields)
 }
 
+/// The usual TD fact line, `name(c1,…,cn,T).` with no spaces and constants that are plain
+/// integers or bare symbols, read byte by byte: the name, the arguments and the time.
+/// `None` for anything else — spaces, quotes, signs, floats, comments, several facts on a
+/// line, every error — which the general parser then reads (and reports) from the start.
+fn simple_td_fact(text: &str) -> Option<(&str, smallvec::SmallVec<[Value; 8]>, u64)> {
+    let bytes = text.as_bytes();
+    let word = |mut at: usize| {
+        while bytes
+            .get(at)
+            .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
+        {
+            at += 1;
+        }
+        at
+    };
+    if !bytes.first()?.is_ascii_lowercase() {
+        return None;
+    }
+    let mut at = word(0);
+    let name = &text[..at];
+    if bytes.get(at) != Some(&b'(') {
+        return None;
+    }
+    at += 1;
+    let mut args: smallvec::SmallVec<[Value; 8]> = smallvec::SmallVec::new();
+    loop {
+        let start = at;
+        let first = *bytes.get(at)?;
+        if first.is_ascii_digit() {
+            let mut value: i64 = 0;
+            while let Some(&digit) = bytes.get(at).filter(|b| b.is_ascii_digit()) {
+                value = value
+                    .checked_mul(10)?
+                    .checked_add(i64::from(digit - b'0'))?;
+                at += 1;
+            }
+            args.push(Value::Int(value));
+        } else if first.is_ascii_lowercase() {
+            at = word(at);
+            args.push(Value::sym(&text[start..at]));
+        } else {
+            return None;
+        }
+        match bytes.get(at)? {
+            b',' => at += 1,
+            b')' => break,
+            _ => return None,
+        }
+    }
+    if &bytes[at + 1..] != b"." {
+        return None;
+    }
+    match args.pop()? {
+        Value::Int(time) => Some((name, args, time as u64)),
+        _ => None,
+    }
+}
+
 struct Cursor<'a> {
     text: &'a str,
     pos: usize,
@@ -1136,6 +1203,56 @@ mod tests {
             facts.push(fact);
         }
         Ok(facts)
+    }
+
+    proptest::proptest! {
+        /// Whatever line the byte-level fast path accepts, the general parser reads as
+        /// the same fact (and it accepts the usual lines).
+        #[test]
+        fn simple_td_facts_read_as_the_general_parser_reads_them(
+            line in "[pqs(][a-z0-9_(),. -]{0,14}",
+        ) {
+            let compiled = compile_str("p.tdl", "q(X, Y, T) :- p(X, Y, T). r(T) :- s(T).");
+            let schema = Schema::new(&compiled.program);
+            let mut reader = FactReader::new(&b""[..], "in", StreamFormat::Td, schema);
+            let general = reader.parse_td_general(&line);
+            if let Some((name, args, time)) = simple_td_fact(&line) {
+                proptest::prop_assert!(general.is_ok(), "{line}: {general:?}");
+                let facts: Vec<InputFact> = reader.pending.drain(..).collect();
+                match reader.schema.lookup(name) {
+                    Some((pred, arity)) if arity == args.len() => {
+                        proptest::prop_assert_eq!(facts.len(), 1, "{}", line);
+                        proptest::prop_assert_eq!(facts[0].pred, pred);
+                        proptest::prop_assert_eq!(&facts[0].args[..], &args[..]);
+                        proptest::prop_assert_eq!(facts[0].time, time);
+                    }
+                    _ => proptest::prop_assert!(facts.is_empty(), "{}", line),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn simple_td_fact_takes_the_usual_lines_only() {
+        let (name, args, time) = simple_td_fact("p(12,ab_3,7).").unwrap_or_else(|| panic!());
+        assert_eq!(
+            (name, &args[..], time),
+            ("p", &[Value::Int(12), Value::sym("ab_3")][..], 7)
+        );
+        for general in [
+            "p(1, 2).",
+            "p(1,2). % c",
+            "p(-1,2).",
+            "p(1.5,2).",
+            "p(\"a\",2).",
+            "p(1,2)",
+            "p(a,b).",
+            "p(1,2).q(3).",
+            "P(1,2).",
+            "p(12a,2).",
+        ] {
+            assert!(simple_td_fact(general).is_none(), "{general}");
+        }
     }
 
     #[test]
