@@ -142,20 +142,26 @@ impl<D> Stash<D> {
 
 /// Counts of records, changed a time point at a time, that report which records became
 /// present (count positive) or stopped being present over the time point: one hash and
-/// two probes per change, where a map of the time point's net changes and then the counts
-/// took up to four of each.
+/// one probe per change, and one probe per touched record at the end of the time point.
+///
+/// The touched records are listed by hash only (8 bytes, no clone of the record); the end
+/// of the time point finds each again by its hash and the mark of the current time point,
+/// and unmarks it, so that two touched records with equal hashes are each found once. A
+/// record that became present is cloned for the output; one that is gone is moved out.
 pub(super) struct Presence<D> {
     table: HashTable<Counted<D>>,
     hasher: DefaultHashBuilder,
-    /// Records changed in the current time point, with their hashes.
-    touched: Vec<(u64, D)>,
-    /// Counts the time points; a record's `epoch` says when it was last touched.
+    /// Hashes of the records changed in the current time point.
+    touched: Vec<u64>,
+    /// Counts the time points from 1; a record's `epoch` says when it was last touched
+    /// (0: not in the current time point's list).
     epoch: u64,
 }
 
 struct Counted<D> {
     record: D,
     count: isize,
+    hash: u64,
     epoch: u64,
     /// Whether the record was present before the current time point.
     before: bool,
@@ -167,7 +173,7 @@ impl<D> Default for Presence<D> {
             table: HashTable::new(),
             hasher: DefaultHashBuilder::default(),
             touched: Vec::new(),
-            epoch: 0,
+            epoch: 1,
         }
     }
 }
@@ -176,26 +182,26 @@ impl<D: Hash + Eq + Clone> Presence<D> {
     /// Adds `diff` to `record`'s count in the current time point.
     pub(super) fn add(&mut self, record: D, diff: isize) {
         let hash = self.hasher.hash_one(&record);
-        let hasher = &self.hasher;
         let epoch = self.epoch;
         match self
             .table
-            .entry(hash, |c| c.record == record, |c| hasher.hash_one(&c.record))
+            .entry(hash, |c| c.hash == hash && c.record == record, |c| c.hash)
         {
             hashbrown::hash_table::Entry::Occupied(mut entry) => {
                 let counted = entry.get_mut();
                 if counted.epoch != epoch {
                     counted.epoch = epoch;
                     counted.before = counted.count > 0;
-                    self.touched.push((hash, record));
+                    self.touched.push(hash);
                 }
                 counted.count += diff;
             }
             hashbrown::hash_table::Entry::Vacant(entry) => {
-                self.touched.push((hash, record.clone()));
+                self.touched.push(hash);
                 entry.insert(Counted {
                     record,
                     count: diff,
+                    hash,
                     epoch,
                     before: false,
                 });
@@ -208,7 +214,7 @@ impl<D: Hash + Eq + Clone> Presence<D> {
     pub(super) fn is_present(&self, record: &D) -> bool {
         let hash = self.hasher.hash_one(record);
         self.table
-            .find(hash, |c| &c.record == record)
+            .find(hash, |c| c.hash == hash && &c.record == record)
             .is_some_and(|c| c.count > 0)
     }
 
@@ -216,18 +222,27 @@ impl<D: Hash + Eq + Clone> Presence<D> {
     /// present in it and `f(record, −1)` for each that stopped being present, and forgets
     /// records whose count is back to zero.
     pub(super) fn flips(&mut self, mut f: impl FnMut(D, isize)) {
-        for (hash, record) in self.touched.drain(..) {
-            let Ok(entry) = self.table.find_entry(hash, |c| c.record == record) else {
+        let epoch = self.epoch;
+        for hash in self.touched.drain(..) {
+            let Ok(mut entry) = self
+                .table
+                .find_entry(hash, |c| c.hash == hash && c.epoch == epoch)
+            else {
                 continue;
             };
-            let counted = entry.get();
+            let counted = entry.get_mut();
+            counted.epoch = 0;
             let (before, after) = (counted.before, counted.count > 0);
             if counted.count == 0 {
-                entry.remove();
+                let (counted, _) = entry.remove();
+                if before {
+                    f(counted.record, -1);
+                }
+                continue;
             }
             match (before, after) {
-                (false, true) => f(record, 1),
-                (true, false) => f(record, -1),
+                (false, true) => f(counted.record.clone(), 1),
+                (true, false) => f(counted.record.clone(), -1),
                 _ => {}
             }
         }
