@@ -644,34 +644,75 @@ fn in_output_order(
         *time = (*time).max(first);
     }
     let rank_of = |p: u32| rank.get(p as usize).copied().unwrap_or(usize::MAX);
-    let base = updates.iter().map(|u| u.1).min().unwrap_or(0);
-    let span = updates.iter().map(|u| u.1 - base).max().unwrap_or(0);
-    let packable = span < 1 << 16 && rank.len() < 1 << 16 && u32::try_from(updates.len()).is_ok();
-    if !packable {
-        updates.sort_unstable_by(|((p, row), t, _), ((q, other), u, _)| {
-            t.cmp(u)
-                .then_with(|| rank_of(*p).cmp(&rank_of(*q)))
-                .then_with(|| row.cmp(other))
-        });
-        order.clear();
-        order.extend((0..updates.len()).map(|i| (0, i as u32)));
-    } else {
-        order.clear();
-        order.extend(updates.iter().enumerate().map(|(i, ((p, row), t, _))| {
-            let prefix = row.first().map_or(0, |v| v.order_prefix());
-            // An unknown predicate ranks last, as `rank_of` has it.
-            let rank = rank_of(*p).min(0xFFFF) as u64;
-            let key = ((t - base) << 48) | (rank << 32) | u64::from(prefix);
-            (key, i as u32)
-        }));
-        // Equal keys: same time and predicate, so the arguments decide.
+    let start = into.len();
+    let indexable = rank.len() < 1 << 16 && u32::try_from(updates.len()).is_ok();
+    // A key per update: the predicate's rank (an unknown one last, as `rank_of` has it)
+    // and the first argument's order prefix, under `time_bits`; equal keys fall back to
+    // the arguments.
+    let key = |((p, row), _, _): &Update, time_bits: u64| {
+        let prefix = row.first().map_or(0, |v| v.order_prefix());
+        let rank = rank_of(*p).min(0xFFFF) as u64;
+        time_bits | (rank << 32) | u64::from(prefix)
+    };
+    let by_key = |updates: &[Update], order: &mut [(u64, u32)]| {
         order.sort_unstable_by(|&(a, i), &(b, j)| {
             a.cmp(&b)
                 .then_with(|| updates[i as usize].0.1.cmp(&updates[j as usize].0.1))
         });
+    };
+    if indexable && updates.windows(2).all(|w| w[0].1 <= w[1].1) {
+        // Already in time order (one operator's output, time point by time point): each
+        // time point is sorted on its own, in cache, and moved out before the next.
+        let mut from = 0;
+        while let Some(&(_, time, _)) = updates.get(from) {
+            let to = from
+                + updates[from..]
+                    .iter()
+                    .position(|u| u.1 != time)
+                    .unwrap_or(updates.len() - from);
+            order.clear();
+            order.extend((from..to).map(|i| (key(&updates[i], 0), i as u32)));
+            by_key(updates, order);
+            move_in_order(order, updates, into, start);
+            from = to;
+        }
+    } else {
+        let base = updates.iter().map(|u| u.1).min().unwrap_or(0);
+        let span = updates.iter().map(|u| u.1 - base).max().unwrap_or(0);
+        order.clear();
+        if indexable && span < 1 << 16 {
+            order.extend(
+                updates
+                    .iter()
+                    .enumerate()
+                    .map(|(i, u)| (key(u, (u.1 - base) << 48), i as u32)),
+            );
+            by_key(updates, order);
+        } else {
+            updates.sort_unstable_by(|((p, row), t, _), ((q, other), u, _)| {
+                t.cmp(u)
+                    .then_with(|| rank_of(*p).cmp(&rank_of(*q)))
+                    .then_with(|| row.cmp(other))
+            });
+            order.extend((0..updates.len()).map(|i| (0, i as u32)));
+        }
+        move_in_order(order, updates, into, start);
     }
-    let start = into.len();
-    for &(_, i) in order.iter() {
+    if into.len() > start && into.last().is_some_and(|u| u.2 == 0) {
+        into.pop();
+    }
+    updates.clear();
+}
+
+/// Moves `updates` in `order` onto `into`, adding up equal ones and dropping those that
+/// cancel out (`into[start..]` is this batch's part).
+fn move_in_order(
+    order: &[(u64, u32)],
+    updates: &mut [Update],
+    into: &mut Vec<Update>,
+    start: usize,
+) {
+    for &(_, i) in order {
         let ((pred, row), time, diff) = &mut updates[i as usize];
         if let Some(last) = into[start..].last_mut() {
             if last.1 == *time && last.0.0 == *pred && last.0.1 == *row {
@@ -684,10 +725,6 @@ fn in_output_order(
         }
         into.push(((*pred, std::mem::take(row)), *time, *diff));
     }
-    if into.len() > start && into.last().is_some_and(|u| u.2 == 0) {
-        into.pop();
-    }
-    updates.clear();
 }
 
 /// Most batches queued for worker 0.
@@ -1021,15 +1058,24 @@ mod tests {
     fn output_order_is_time_name_rank_arguments_consolidated_with_and_without_packed_keys() {
         // Predicate 0 sorts last by name, predicate 2 first.
         let rank = [2, 1, 0];
-        for times in [vec![7, 3, 5, 3, 9], vec![0, 1 << 20, 5, 70_000, 1 << 20]] {
+        for (times, in_time_order) in [
+            (vec![7, 3, 5, 3, 9], false),
+            (vec![0, 1 << 20, 5, 70_000, 1 << 20], false),
+            // Time point by time point, as one operator's output comes.
+            (vec![7, 3, 5, 3, 9], true),
+            (vec![0, 1 << 20, 5, 70_000, 1 << 20], true),
+        ] {
             let mut batch = updates(&times);
+            if in_time_order {
+                batch.sort_by_key(|u| u.1);
+            }
             let want = expected(&batch, &rank);
             let mut into = vec![((0, Row::new()), 0, 1)];
             let mut order = Vec::new();
             in_output_order(&mut batch, &rank, 0, &mut order, &mut into);
             assert!(batch.is_empty());
             assert_eq!(into[0], ((0, Row::new()), 0, 1), "what was there stays");
-            assert_eq!(&into[1..], &want[..], "times {times:?}");
+            assert_eq!(&into[1..], &want[..], "times {times:?}, {in_time_order}");
         }
     }
 
