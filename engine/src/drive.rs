@@ -248,12 +248,15 @@ pub fn feed(
     };
     let mut next_t = start;
     let mut last_seen: Option<u64> = None;
+    // A time point's facts start at the size of the last one's: one allocation, not a
+    // dozen doublings.
+    let mut size = 0;
     while let Some(time) = heads.iter().flatten().map(|f| f.time).min() {
         if timeline.until.is_some_and(|until| time > until) {
             break;
         }
         last_seen = Some(time);
-        let mut input = Vec::new();
+        let mut input = Vec::with_capacity(size);
         for (source, head) in sources.iter_mut().zip(heads.iter_mut()) {
             while head.as_ref().is_some_and(|f| f.time == time) {
                 if let Some(fact) = head.take() {
@@ -262,6 +265,7 @@ pub fn feed(
                 *head = next_fact(source)?;
             }
         }
+        size = input.len();
         if let Some(stop) = crate::interrupt::requested() {
             return Err(stop.into());
         }

@@ -16,6 +16,7 @@
 //!   reads the input and writes the output.
 
 use std::cell::RefCell;
+use std::hash::BuildHasher;
 use std::io::Write;
 use std::path::PathBuf;
 use std::rc::Rc;
@@ -23,7 +24,7 @@ use std::sync::Arc;
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, SendTimeoutError, Sender, bounded, unbounded};
 use differential_dataflow::AsCollection;
-use hashbrown::HashSet;
+use hashbrown::{DefaultHashBuilder, HashTable};
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::ProbeHandle;
 use timely::dataflow::channels::pact::Pipeline;
@@ -40,6 +41,9 @@ use crate::sink::Sink;
 use crate::stratify::Analysis;
 
 type Update = ((u32, Row), u64, isize);
+
+/// An input fact: its predicate and arguments.
+type Fact = (PredId, Tuple);
 
 /// How often the calling thread, waiting for worker 0, looks for a stop request.
 const STOP_POLL: std::time::Duration = std::time::Duration::from_millis(50);
@@ -448,8 +452,9 @@ pub fn run<W: Write>(
         live: options.live,
         batch_points: options.batch_points.max(1),
         batch_updates: options.batch_updates.max(1),
-        previous: HashSet::new(),
-        spare: HashSet::new(),
+        previous: HashTable::new(),
+        spare: HashTable::new(),
+        hasher: DefaultHashBuilder::default(),
         batch: Vec::new(),
         batch_start: None,
         advance_to: 0,
@@ -745,9 +750,11 @@ struct Feeder<'a, W: Write> {
     batch_points: u64,
     batch_updates: usize,
     /// The input facts of the last time point fed.
-    previous: HashSet<(PredId, Tuple)>,
+    previous: HashTable<(u64, Fact)>,
     /// An empty set whose allocation the next time point reuses.
-    spare: HashSet<(PredId, Tuple)>,
+    spare: HashTable<(u64, Fact)>,
+    /// Hashes the facts of `previous` and `spare`, each once.
+    hasher: DefaultHashBuilder,
     batch: Vec<Update>,
     batch_start: Option<u64>,
     /// Every time point below this has been fed.
@@ -772,9 +779,8 @@ struct Feeder<'a, W: Write> {
 
 impl<W: Write> Feeder<'_, W> {
     fn retract_previous(&mut self, at: u64) {
-        for (pred, tuple) in self.previous.drain() {
-            self.batch
-                .push(((pred as u32, Row::from_slice(&tuple)), at, -1));
+        for (_, (pred, tuple)) in self.previous.drain() {
+            self.batch.push(((pred as u32, tuple), at, -1));
         }
     }
 
@@ -959,24 +965,26 @@ impl<W: Write> TimePoints for Feeder<'_, W> {
     fn complete(&mut self, t: u64, input: Vec<(PredId, Tuple)>) -> Result<(), RunError> {
         self.batch_start.get_or_insert(t);
         self.feed_unit(t);
-        // One lookup per fact: what held before and holds again costs nothing; what is
-        // new is +1; what is left of the previous time point is −1.
+        // One hash and lookup per fact (the hash kept with it): what held before and holds
+        // again costs nothing; what is new is +1; what is left of the previous time point
+        // is −1.
         let mut now = std::mem::take(&mut self.spare);
-        now.reserve(input.len());
+        now.reserve(input.len(), |e| e.0);
         for fact in input {
-            if self.previous.remove(&fact) {
-                now.insert(fact);
+            let hash = self.hasher.hash_one(&fact);
+            let same = |e: &(u64, Fact)| e.0 == hash && e.1 == fact;
+            if let Ok(held) = self.previous.find_entry(hash, same) {
+                // Not in `now` yet: had it been there, it would have left `previous`.
+                now.insert_unique(hash, held.remove().0, |e| e.0);
                 continue;
             }
-            let (pred, row) = (fact.0 as u32, Row::from_slice(&fact.1));
-            if now.insert(fact) {
-                self.batch.push(((pred, row), t, 1));
+            if let hashbrown::hash_table::Entry::Vacant(entry) = now.entry(hash, same, |e| e.0) {
+                self.batch
+                    .push(((fact.0 as u32, Row::from_slice(&fact.1)), t, 1));
+                entry.insert((hash, fact));
             }
         }
-        for (pred, tuple) in self.previous.drain() {
-            self.batch
-                .push(((pred as u32, Row::from_slice(&tuple)), t, -1));
-        }
+        self.retract_previous(t);
         self.spare = std::mem::replace(&mut self.previous, now);
         self.fed_through(t)
     }

@@ -360,8 +360,11 @@ fn push_u64(line: &mut String, mut n: u64) {
         at -= 1;
         digits[at] = b'0' + n as u8;
     }
-    // ASCII digits: always valid UTF-8.
-    line.push_str(std::str::from_utf8(&digits[at..]).unwrap_or_default());
+    // ASCII digits, pushed one by one: no UTF-8 check of the slice.
+    line.reserve(digits.len() - at);
+    for &digit in &digits[at..] {
+        line.push(char::from(digit));
+    }
 }
 
 #[cfg(test)]
