@@ -399,7 +399,9 @@ impl Default for Options {
 
 enum ToWorker {
     Feed {
-        updates: Vec<Update>,
+        /// The batch's changes by input channel: one vector per predicate, then the unit
+        /// row's (see [`Batch`]).
+        parts: Vec<Vec<Change>>,
         advance_to: u64,
         /// The timeline's first time point (see [`in_output_order`]).
         first: u64,
@@ -417,8 +419,6 @@ enum FromWorker {
         upto: u64,
         /// Everything before `upto` not sent before, in output order ([`in_output_order`]).
         updates: Vec<Update>,
-        /// The emptied input buffer, for the calling thread's next batch.
-        spare: Vec<Update>,
     },
     Done,
 }
@@ -455,14 +455,13 @@ pub fn run<W: Write>(
         previous: HashTable::new(),
         spare: HashTable::new(),
         hasher: DefaultHashBuilder::default(),
-        batch: Vec::new(),
+        batch: Batch::new(program.predicates.len() + 1),
         batch_start: None,
         advance_to: 0,
         next_emit: None,
         first: None,
         unit_fed: false,
         pending: Vec::new(),
-        spare_inputs: Vec::new(),
         spare_outputs: Vec::new(),
         summary: RunSummary::default(),
         flushed_on_stop: false,
@@ -552,41 +551,28 @@ fn work(
         drop(inputs);
         return;
     }
-    // Each predicate's part of a batch, and how large it was last time (a fresh vector
-    // starts at that size instead of growing by doubling).
-    let mut parts: Vec<Vec<(Row, u64, isize)>> = vec![Vec::new(); channels];
-    let mut sizes: Vec<usize> = vec![0; channels];
     let mut now = 0u64;
     let rank = crate::sink::name_ranks(program);
     let mut order: Vec<(u64, u32)> = Vec::new();
     while let Ok(message) = from_main.recv() {
-        let (mut updates, advance_to, first, recycled, last) = match message {
+        let (mut parts, advance_to, first, recycled, last) = match message {
             ToWorker::Feed {
-                updates,
+                parts,
                 advance_to,
                 first,
                 recycled,
-            } => (updates, advance_to, first, recycled, false),
+            } => (parts, advance_to, first, recycled, false),
             ToWorker::Finish { advance_to, first } => {
                 (Vec::new(), advance_to, first, Vec::new(), true)
             }
         };
-        for ((tag, row), time, diff) in updates.drain(..) {
-            if time >= now {
-                let channel = (tag as usize).min(channels - 1);
-                let part = &mut parts[channel];
-                if part.capacity() == 0 {
-                    part.reserve(sizes[channel]);
-                }
-                part.push((row, time, diff));
+        // Each predicate's changes go in as one container, moved, not copied.
+        parts.resize_with(channels, Vec::new);
+        for (handle, part) in inputs.iter_mut().zip(&mut parts) {
+            if part.iter().any(|(_, time, _)| *time < now) {
+                part.retain(|(_, time, _)| *time >= now);
             }
-        }
-        for ((handle, part), size) in inputs.iter_mut().zip(&mut parts).zip(&mut sizes) {
-            if !part.is_empty() {
-                *size = part.len();
-                handle.send_batch(part);
-                part.clear();
-            }
+            handle.send_batch(part);
             if advance_to > *handle.time() {
                 handle.advance_to(advance_to);
             }
@@ -614,7 +600,6 @@ fn work(
             .send(FromWorker::Output {
                 upto: advance_to,
                 updates: ready,
-                spare: updates,
             })
             .is_err()
             || last
@@ -741,6 +726,53 @@ const IN_FLIGHT: usize = 4;
 /// zeroing fresh pages).
 const SPARE_BUFFERS: usize = IN_FLIGHT + 2;
 
+/// An input change: a fact's arguments, the time, +1 or −1.
+type Change = (Row, u64, isize);
+
+/// A batch of input changes, one vector per input channel: a predicate's changes under its
+/// id, the unit row's ([`crate::render::UNIT_TAG`]) last. Worker 0 hands each vector to its
+/// predicate's input handle as it is.
+struct Batch {
+    parts: Vec<Vec<Change>>,
+    len: usize,
+}
+
+impl Batch {
+    fn new(channels: usize) -> Batch {
+        Batch {
+            parts: vec![Vec::new(); channels],
+            len: 0,
+        }
+    }
+
+    fn push(&mut self, tag: u32, row: Row, time: u64, diff: isize) {
+        let last = self.parts.len() - 1;
+        self.parts[(tag as usize).min(last)].push((row, time, diff));
+        self.len += 1;
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The changes so far; each channel starts again at its size in this batch, not
+    /// empty: growing by doubling costs a copy and fresh pages each time.
+    fn take(&mut self) -> Vec<Vec<Change>> {
+        self.len = 0;
+        self.parts
+            .iter_mut()
+            .map(|part| {
+                let size = part.len();
+                std::mem::replace(part, Vec::with_capacity(size))
+            })
+            .collect()
+    }
+}
+
 /// The calling thread's side: input changes out, output back in.
 struct Feeder<'a, W: Write> {
     to_worker: Option<Sender<ToWorker>>,
@@ -755,7 +787,7 @@ struct Feeder<'a, W: Write> {
     spare: HashTable<(u64, Fact)>,
     /// Hashes the facts of `previous` and `spare`, each once.
     hasher: DefaultHashBuilder,
-    batch: Vec<Update>,
+    batch: Batch,
     batch_start: Option<u64>,
     /// Every time point below this has been fed.
     advance_to: u64,
@@ -768,9 +800,8 @@ struct Feeder<'a, W: Write> {
     unit_fed: bool,
     /// Output received but not written yet, in output order.
     pending: Vec<Update>,
-    /// Emptied buffers passed back and forth with worker 0, so that their memory stays
+    /// Emptied output buffers passed back to worker 0, so that their memory stays
     /// allocated (fresh pages cost a page fault each).
-    spare_inputs: Vec<Vec<Update>>,
     spare_outputs: Vec<Vec<Update>>,
     summary: RunSummary,
     /// Whether a stop request has flushed the sink (see [`Feeder::flush_on_stop`]).
@@ -780,7 +811,7 @@ struct Feeder<'a, W: Write> {
 impl<W: Write> Feeder<'_, W> {
     fn retract_previous(&mut self, at: u64) {
         for (_, (pred, tuple)) in self.previous.drain() {
-            self.batch.push(((pred as u32, tuple), at, -1));
+            self.batch.push(pred as u32, tuple, at, -1);
         }
     }
 
@@ -788,8 +819,7 @@ impl<W: Write> Feeder<'_, W> {
     fn feed_unit(&mut self, t: u64) {
         if !self.unit_fed {
             self.unit_fed = true;
-            self.batch
-                .push(((crate::render::UNIT_TAG, Row::new()), t, 1));
+            self.batch.push(crate::render::UNIT_TAG, Row::new(), t, 1);
         }
     }
 
@@ -805,20 +835,13 @@ impl<W: Write> Feeder<'_, W> {
     }
 
     fn send_batch(&mut self) -> Result<(), RunError> {
-        // A fresh buffer starts at the size of the batch before it, not empty: growing
-        // one by doubling costs a copy and fresh pages each time (a batch ends with the
-        // time point that takes it past `batch_updates`, so it is larger than that).
-        let next = self
-            .spare_inputs
-            .pop()
-            .unwrap_or_else(|| Vec::with_capacity(self.batch.len()));
-        let updates = std::mem::replace(&mut self.batch, next);
+        let parts = self.batch.take();
         self.batch_start = None;
         let Some(channel) = self.to_worker.clone() else {
             return Ok(());
         };
         let message = ToWorker::Feed {
-            updates,
+            parts,
             advance_to: self.advance_to,
             first: self.first.unwrap_or(0),
             recycled: self.spare_outputs.pop().unwrap_or_default(),
@@ -889,15 +912,9 @@ impl<W: Write> Feeder<'_, W> {
     }
 
     fn receive(&mut self, message: FromWorker) -> Result<(), RunError> {
-        let FromWorker::Output {
-            upto,
-            updates,
-            spare,
-        } = message
-        else {
+        let FromWorker::Output { upto, updates } = message else {
             return Ok(());
         };
-        crate::render::keep_spare(&mut self.spare_inputs, spare, SPARE_BUFFERS);
         // Worker 0 sends each time point's output once, in output order: all of it below
         // `upto`; what cannot be written yet waits here.
         let mut updates = updates;
@@ -980,7 +997,7 @@ impl<W: Write> TimePoints for Feeder<'_, W> {
             }
             if let hashbrown::hash_table::Entry::Vacant(entry) = now.entry(hash, same, |e| e.0) {
                 self.batch
-                    .push(((fact.0 as u32, Row::from_slice(&fact.1)), t, 1));
+                    .push(fact.0 as u32, Row::from_slice(&fact.1), t, 1);
                 entry.insert((hash, fact));
             }
         }

@@ -16,9 +16,6 @@
 //! Both clip at the start of the timeline as the literal rules do: time points before the
 //! first one hold nothing.
 
-use differential_dataflow::AsCollection;
-use timely::dataflow::operators::vec::Map;
-
 use super::Coll;
 use crate::plan::Window;
 
@@ -33,22 +30,12 @@ fn retime(window: Window) -> impl Fn(u64, isize) -> u64 + Clone + 'static {
 }
 
 /// Lowers a window over the 0/1 collection `source`, united with `own` (input facts of the
-/// window's own predicate), if any. Without `own`, the delay and the closure are one
-/// operator: [`super::zero_one::zero_one_by`] delays each change as it buffers it.
+/// window's own predicate), if any: [`super::zero_one::zero_one_by`] delays each change of
+/// `source` as it buffers it, in the same operator as the closure.
 pub fn lower<'s>(
     source: Coll<'s, u64>,
     own: Option<Coll<'s, u64>>,
     window: Window,
 ) -> Coll<'s, u64> {
-    let retime = retime(window);
-    match own {
-        None => super::zero_one::zero_one_by(source, retime),
-        Some(own) => {
-            let delayed = source
-                .inner
-                .map(move |(row, t, r)| (row, retime(t, r), r))
-                .as_collection();
-            super::zero_one::zero_one(delayed.concat(own))
-        }
-    }
+    super::zero_one::zero_one_by(source, own, retime(window))
 }

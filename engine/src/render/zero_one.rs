@@ -22,6 +22,7 @@ use timely::container::CapacityContainerBuilder;
 use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::Capability;
 use timely::dataflow::operators::generic::{Operator, OutputBuilderSession};
+use timely::dataflow::operators::vec::ToStream;
 
 /// The 0/1 version of `collection` (see the module doc).
 pub fn zero_one<'s, D>(
@@ -30,32 +31,45 @@ pub fn zero_one<'s, D>(
 where
     D: ExchangeData + Hash + Eq,
 {
-    zero_one_by(collection, |time, _| time)
+    zero_one_by(collection, None, |time, _| time)
 }
 
-/// The 0/1 version of `collection` with each change moved to `retime(time, diff)` (not
-/// earlier than `time`) first: a window's delay and its closure in one operator.
+/// The 0/1 version of `collection`, with each change moved to `retime(time, diff)` (not
+/// earlier than `time`) first, united with `own` as it is: a window's delay and its
+/// closure in one operator (`own` holds the input facts of the window's own predicate).
 pub fn zero_one_by<'s, D>(
     collection: VecCollection<'s, u64, D, isize>,
+    own: Option<VecCollection<'s, u64, D, isize>>,
     retime: impl Fn(u64, isize) -> u64 + 'static,
 ) -> VecCollection<'s, u64, D, isize>
 where
     D: ExchangeData + Hash + Eq,
 {
+    let own = own.map_or_else(
+        || Vec::<(D, u64, isize)>::new().to_stream(collection.inner.scope()),
+        |own| own.inner,
+    );
     let mut stash: Stash<D> = Stash::default();
     let mut counts: Presence<D> = Presence::default();
     // A time point's output; kept between time points for its allocation.
     let mut out: Vec<(D, u64, isize)> = Vec::new();
+    let route = |(data, _, _): &(D, u64, isize)| data.hashed();
     collection
         .inner
-        .unary_frontier::<CapacityContainerBuilder<Vec<(D, u64, isize)>>, _, _, _>(
-            Exchange::new(|(data, _, _): &(D, u64, isize)| data.hashed()),
+        .binary_frontier::<_, CapacityContainerBuilder<Vec<(D, u64, isize)>>, _, _, _, _>(
+            own,
+            Exchange::new(route),
+            Exchange::new(route),
             "ZeroOne",
             move |capability, _info| {
                 let mut capability = Some(capability);
-                move |(input, frontier), output| {
+                move |(input, frontier), (own, own_frontier), output| {
                     input.for_each(|_, data| stash.add(data, &retime));
-                    let limit = frontier.frontier().first().copied();
+                    own.for_each(|_, data| stash.add(data, &|time, _| time));
+                    let limit = [frontier, own_frontier]
+                        .iter()
+                        .filter_map(|f| f.frontier().first().copied())
+                        .min();
                     while let Some(time) = stash.first_time() {
                         if limit.is_some_and(|f| time >= f) {
                             break;
@@ -256,7 +270,8 @@ pub(super) type Output<'a, D> =
 
 /// Sends `out` at `time`, when there is anything to send: a capability is taken only for
 /// time points with output, since each costs progress updates in every operator
-/// downstream.
+/// downstream. The vector itself is sent (no record is copied into a container builder);
+/// `out` starts again at its size.
 pub(super) fn send_at<D: ExchangeData>(
     output: &mut Output<'_, D>,
     capability: &Capability<u64>,
@@ -264,8 +279,11 @@ pub(super) fn send_at<D: ExchangeData>(
     out: &mut Vec<(D, u64, isize)>,
 ) {
     if !out.is_empty() {
+        let size = out.len();
         output
             .session(&capability.delayed(&time))
-            .give_iterator(out.drain(..));
+            .give_container(out);
+        out.clear();
+        out.reserve(size);
     }
 }
