@@ -51,10 +51,11 @@ pub struct Sink<W: Write> {
     /// Printed times are time points × this (the input's clock tick, see
     /// `FactReader::with_tick`); 1 by default.
     pub time_scale: u64,
-    line: String,
+    /// The time point's output, as bytes.
+    line: Vec<u8>,
     /// [`Mode::Laser`]'s atoms as text, kept between time points so that their buffers
     /// are reused rather than allocated per atom per time point.
-    snapshot: Vec<String>,
+    snapshot: Vec<Vec<u8>>,
 }
 
 impl<W: Write> Sink<W> {
@@ -70,7 +71,7 @@ impl<W: Write> Sink<W> {
             last_time: None,
             flush_each: false,
             time_scale: 1,
-            line: String::new(),
+            line: Vec::new(),
             snapshot: Vec::new(),
         }
     }
@@ -83,14 +84,14 @@ impl<W: Write> Sink<W> {
 
     /// Writes `pred(args` (no closing parenthesis) into the line buffer.
     fn write_atom(&mut self, pred: PredId, args: &[Value], close_empty: bool) {
-        self.line.push_str(&self.names[pred]);
+        self.line.extend_from_slice(self.names[pred].as_bytes());
         if args.is_empty() && !close_empty {
             return;
         }
-        self.line.push('(');
+        self.line.push(b'(');
         for (i, value) in args.iter().enumerate() {
             if i > 0 {
-                self.line.push(',');
+                self.line.push(b',');
             }
             push_value(&mut self.line, *value);
         }
@@ -136,13 +137,13 @@ impl<W: Write> Sink<W> {
                 if !started || self.mode != Mode::Changes {
                     continue;
                 }
-                self.line.push('+');
+                self.line.push(b'+');
             } else {
                 let Some(start) = self.holding.remove(&fact) else {
                     continue;
                 };
                 match self.mode {
-                    Mode::Changes => self.line.push('-'),
+                    Mode::Changes => self.line.push(b'-'),
                     Mode::Intervals => {
                         closed.push((fact, start));
                         continue;
@@ -152,11 +153,11 @@ impl<W: Write> Sink<W> {
             }
             self.write_atom(fact.0, &fact.1, false);
             if !fact.1.is_empty() {
-                self.line.push(')');
+                self.line.push(b')');
             }
-            self.line.push_str(" @");
+            self.line.extend_from_slice(b" @");
             push_u64(&mut self.line, t.saturating_mul(self.time_scale));
-            self.line.push('\n');
+            self.line.push(b'\n');
         }
         match self.mode {
             Mode::Points => {
@@ -165,14 +166,14 @@ impl<W: Write> Sink<W> {
                 let mut line = std::mem::take(&mut self.line);
                 let shown = t.saturating_mul(self.time_scale);
                 for (pred, args) in facts {
-                    line.push_str(&self.names[*pred]);
-                    line.push('(');
+                    line.extend_from_slice(self.names[*pred].as_bytes());
+                    line.push(b'(');
                     for value in args.iter() {
                         push_value(&mut line, *value);
-                        line.push(',');
+                        line.push(b',');
                     }
                     push_u64(&mut line, shown);
-                    line.push_str(").\n");
+                    line.extend_from_slice(b").\n");
                 }
                 self.line = line;
             }
@@ -186,7 +187,7 @@ impl<W: Write> Sink<W> {
             Mode::Changes => {}
         }
         self.last_time = Some(t);
-        self.out.write_all(self.line.as_bytes())?;
+        self.out.write_all(&self.line)?;
         if self.flush_each {
             self.out.flush()?;
         }
@@ -212,19 +213,19 @@ impl<W: Write> Sink<W> {
         }
         self.line.clear();
         // ` @t` and the newline end every line of the time point: formatted once.
-        let mut end = String::from(" @");
+        let mut end = b" @".to_vec();
         push_u64(&mut end, t.saturating_mul(self.time_scale));
-        end.push('\n');
+        end.push(b'\n');
         for (pred, args, diff) in changes {
-            self.line.push(if diff > 0 { '+' } else { '-' });
+            self.line.push(if diff > 0 { b'+' } else { b'-' });
             self.write_atom(pred, args, false);
             if !args.is_empty() {
-                self.line.push(')');
+                self.line.push(b')');
             }
-            self.line.push_str(&end);
+            self.line.extend_from_slice(&end);
         }
         self.last_time = Some(t);
-        self.out.write_all(self.line.as_bytes())?;
+        self.out.write_all(&self.line)?;
         if self.flush_each {
             self.out.flush()?;
         }
@@ -235,41 +236,41 @@ impl<W: Write> Sink<W> {
     fn write_snapshot(&mut self, t: u64) {
         let count = self.holding.len();
         if self.snapshot.len() < count {
-            self.snapshot.resize_with(count, String::new);
+            self.snapshot.resize_with(count, Vec::new);
         }
         for ((pred, args), atom) in self.holding.keys().zip(&mut self.snapshot) {
             atom.clear();
-            atom.push_str(&self.names[*pred]);
+            atom.extend_from_slice(self.names[*pred].as_bytes());
             if !args.is_empty() {
-                atom.push('(');
+                atom.push(b'(');
                 for (i, value) in args.iter().enumerate() {
                     if i > 0 {
-                        atom.push(',');
+                        atom.push(b',');
                     }
                     match value {
-                        Value::Sym(sym) => atom.push_str(sym.as_str()),
+                        Value::Sym(sym) => atom.extend_from_slice(sym.as_str().as_bytes()),
                         other => push_value(atom, *other),
                     }
                 }
-                atom.push(')');
+                atom.push(b')');
             }
         }
         let atoms = &mut self.snapshot[..count];
         atoms.sort_unstable();
         push_u64(&mut self.line, t.saturating_mul(self.time_scale));
-        self.line.push(':');
+        self.line.push(b':');
         for atom in atoms.iter() {
-            self.line.push(' ');
-            self.line.push_str(atom);
+            self.line.push(b' ');
+            self.line.extend_from_slice(atom);
         }
-        self.line.push('\n');
+        self.line.push(b'\n');
     }
 
     fn write_interval(&mut self, pred: PredId, args: &[Value], start: u64, end: u64) {
-        use std::fmt::Write as _;
+        use std::io::Write as _;
         self.write_atom(pred, args, false);
         if !args.is_empty() {
-            self.line.push(')');
+            self.line.push(b')');
         }
         let scale = self.time_scale;
         let _ = writeln!(
@@ -291,7 +292,7 @@ impl<W: Write> Sink<W> {
                 for ((pred, args), start) in &open {
                     self.write_interval(*pred, args, *start, last + 1);
                 }
-                self.out.write_all(self.line.as_bytes())?;
+                self.out.write_all(&self.line)?;
             }
         }
         self.out.flush()
@@ -321,23 +322,23 @@ pub fn name_ranks(program: &Program) -> Vec<usize> {
 }
 
 /// Appends a value as `Display` writes it, with integers formatted without `fmt`.
-fn push_value(line: &mut String, value: Value) {
+fn push_value(line: &mut Vec<u8>, value: Value) {
     match value {
         Value::Int(i) => {
             if i < 0 {
-                line.push('-');
+                line.push(b'-');
             }
             push_u64(line, i.unsigned_abs());
         }
-        Value::Sym(sym) if sym.is_bare() => line.push_str(sym.as_str()),
+        Value::Sym(sym) if sym.is_bare() => line.extend_from_slice(sym.as_str().as_bytes()),
         other => {
-            use std::fmt::Write as _;
+            use std::io::Write as _;
             let _ = write!(line, "{other}");
         }
     }
 }
 
-fn push_u64(line: &mut String, mut n: u64) {
+fn push_u64(line: &mut Vec<u8>, mut n: u64) {
     // Two digits per division.
     const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
         2021222324252627282930313233343536373839\
@@ -360,11 +361,7 @@ fn push_u64(line: &mut String, mut n: u64) {
         at -= 1;
         digits[at] = b'0' + n as u8;
     }
-    // ASCII digits, pushed one by one: no UTF-8 check of the slice.
-    line.reserve(digits.len() - at);
-    for &digit in &digits[at..] {
-        line.push(char::from(digit));
-    }
+    line.extend_from_slice(&digits[at..]);
 }
 
 #[cfg(test)]
@@ -389,14 +386,14 @@ mod tests {
             u64::MAX - 1,
             u64::MAX,
         ] {
-            let mut line = String::new();
+            let mut line = Vec::new();
             push_u64(&mut line, n);
-            assert_eq!(line, n.to_string());
+            assert_eq!(line, n.to_string().into_bytes());
         }
         for i in [i64::MIN, -1_000_001, -10, -1, 0, 5, 1 << 40, i64::MAX] {
-            let mut line = String::new();
+            let mut line = Vec::new();
             push_value(&mut line, Value::Int(i));
-            assert_eq!(line, i.to_string());
+            assert_eq!(line, i.to_string().into_bytes());
         }
     }
 

@@ -844,15 +844,16 @@ impl<R: BufRead> FactReader<R> {
                 Some("Laser stream lines read `t: p(a,b) q(c)`".to_owned()),
             ));
         };
-        let atoms = text[indent + colon + 1..].split_whitespace().count() as u64;
-        let Some(time) = self.advance(text, time, indent, atoms)? else {
+        let Some(time) = self.advance(text, time, indent, 0)? else {
+            // A late line: its atoms are counted as skipped.
+            self.skipped.late += text[indent + colon + 1..].split_whitespace().count() as u64;
             return Ok(());
         };
         for atom in text[indent + colon + 1..].split_whitespace() {
             // Byte offset of this atom in the line, for errors: `atom` is a part of `text`.
             let at = (atom.as_ptr() as usize).saturating_sub(text.as_ptr() as usize);
             let (name, args) = self.laser_atom(text, atom, at)?;
-            self.queue(text, at, name, args, time, time + 1)?;
+            self.queue(text, at, name, Tuple::from_slice(&args), time, time + 1)?;
         }
         Ok(())
     }
@@ -900,7 +901,7 @@ impl<R: BufRead> FactReader<R> {
         text: &str,
         atom: &'t str,
         at: usize,
-    ) -> Result<(&'t str, Vec<Value>), Box<StreamError>> {
+    ) -> Result<(&'t str, smallvec::SmallVec<[Value; 8]>), Box<StreamError>> {
         let (name, args) = match atom.find('(') {
             None => (atom, None),
             Some(open) => {
@@ -915,16 +916,15 @@ impl<R: BufRead> FactReader<R> {
                 (&atom[..open], Some(inner))
             }
         };
-        let valid_name = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        let valid_name = name.bytes().next().is_some_and(|b| b.is_ascii_alphabetic())
+            && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
         if !valid_name {
             return Err(self.error(text, at, format!("`{name}` is not a predicate name"), None));
         }
         let args = match args {
-            None | Some("") => Vec::new(),
+            None | Some("") => smallvec::SmallVec::new(),
             Some(inner) => {
-                let mut values =
-                    Vec::with_capacity(inner.bytes().filter(|&b| b == b',').count() + 1);
+                let mut values = smallvec::SmallVec::new();
                 let mut offset = at + name.len() + 1;
                 for arg in inner.split(',') {
                     if arg.is_empty() || arg.contains(['(', ')']) {
@@ -938,7 +938,7 @@ impl<R: BufRead> FactReader<R> {
                             ),
                         ));
                     }
-                    values.push(Value::parse_loose(arg));
+                    values.push(plain_integer(arg).unwrap_or_else(|| Value::parse_loose(arg)));
                     offset += arg.len() + 1;
                 }
                 values
@@ -946,6 +946,17 @@ impl<R: BufRead> FactReader<R> {
         };
         Ok((name, args))
     }
+}
+
+/// `text` as an integer when it is only decimal digits (at most 18 of them, so that it
+/// cannot overflow), read without `str::parse`; `None` for anything else.
+fn plain_integer(text: &str) -> Option<Value> {
+    if text.is_empty() || text.len() > 18 || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(Value::Int(text.bytes().fold(0i64, |value, digit| {
+        value * 10 + i64::from(digit - b'0')
+    })))
 }
 
 /// A fact waiting in a reader until it is due; it holds on `[fact.time, end)`.
