@@ -3,15 +3,16 @@
 //! * The calling thread reads and merges the input ([`crate::drive::feed`]), turns each
 //!   time point's facts into *changes* against the previous time point (a fact that keeps
 //!   holding costs nothing), and sends them in batches to worker 0 over a bounded channel,
-//!   so only a bounded number of time points is in flight. Worker 0 enters them in its
-//!   input session; differential's exchange shards them from there.
-//! * Worker 0 advances the input to the end of each batch and steps until the output
+//!   so only a bounded number of time points is in flight. A batch holds one vector per
+//!   predicate ([`Batch`]); worker 0 hands each to that predicate's input handle as one
+//!   container, and the operators' exchanges shard them from there.
+//! * Worker 0 advances the inputs to the end of each batch and steps until the output
 //!   probe passes it; every output update before that time is then final. The output is
-//!   exchanged to worker 0, which sends it back; the calling thread consolidates it per
-//!   time point and writes it to the [`Sink`] in time order.
+//!   exchanged to worker 0, which puts it in output order ([`in_output_order`]) and sends
+//!   it back; the calling thread writes it to the [`Sink`] time point by time point.
 //! * A live stream (`-`) sends each time point as soon as it is complete and waits for its
 //!   output, so each time point is printed before the next line is read.
-//! * Every other worker has no input of its own: it closes its input session at once and
+//! * Every other worker has no input of its own: it closes its input handles at once and
 //!   steps (parking when idle) until the dataflow is done. In a cluster only process 0
 //!   reads the input and writes the output.
 
@@ -720,9 +721,9 @@ fn move_in_order(
 /// Most batches queued for worker 0.
 const IN_FLIGHT: usize = 4;
 
-/// Most emptied buffers kept for reuse, each way: as many as can be on their way (the
-/// queued batches, the one worker 0 works on, the one being filled), so that none is
-/// dropped and allocated afresh (with 4, ♢10 spent ~5 % of the calling thread's samples
+/// Most emptied output buffers kept to hand back to worker 0: as many as can be on their
+/// way (the queued batches, the one worker 0 works on, the one being filled), so that none
+/// is dropped and allocated afresh (with 4, ♢10 spent ~5 % of the calling thread's samples
 /// zeroing fresh pages).
 const SPARE_BUFFERS: usize = IN_FLIGHT + 2;
 
