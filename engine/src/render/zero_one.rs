@@ -326,8 +326,10 @@ mod tests {
 
     #[test]
     fn presence_flips_once_per_record_and_time_point_across_the_epoch_wrap() {
-        let mut presence: Presence<Row> = Presence::default();
-        presence.epoch = u32::MAX - 1;
+        let mut presence: Presence<Row> = Presence {
+            epoch: u32::MAX - 1,
+            ..Presence::default()
+        };
         // Two time points before the wrap, two after: the marks must not leak across.
         assert_eq!(
             flips(&mut presence, &[(1, 1), (2, 1), (2, 1)]),
