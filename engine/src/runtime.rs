@@ -591,10 +591,10 @@ fn work(
             if all.iter().all(|(_, t, _)| *t < advance_to) {
                 in_output_order(&mut all, &rank, first, &mut order, &mut ready);
             } else {
-                let (mut now, later): (Vec<Update>, Vec<Update>) =
+                let (mut due, later): (Vec<Update>, Vec<Update>) =
                     all.drain(..).partition(|(_, t, _)| *t < advance_to);
                 *all = later;
-                in_output_order(&mut now, &rank, first, &mut order, &mut ready);
+                in_output_order(&mut due, &rank, first, &mut order, &mut ready);
             }
         }
         if to_main
