@@ -125,12 +125,11 @@ impl Time for Product<u64, u64> {
     }
 }
 
-/// Builds the dataflow for `program` over the tagged `input` facts; returns the facts of
-/// `outputs`, tagged, as 0/1 collections.
-/// `input` holds one collection per predicate, its input facts, then the unit row's (see
-/// [`UNIT_TAG`]); the result is one collection per predicate of `outputs`, tagged with
-/// it. The runtime feeds each input collection from its own input handle and captures
-/// each output with its tag: no operator splits a tagged input or tags the output.
+/// Builds the dataflow for `program`. `input` holds one collection per predicate (its
+/// input facts), then the unit row's (see [`UNIT_TAG`]); the result is one 0/1 collection
+/// per predicate of `outputs`, with the predicate's id. The runtime feeds each input
+/// collection from its own input handle and captures each output with its id: no
+/// operator splits a tagged input or tags the output.
 pub fn render<'s>(
     program: &Program,
     plan: &Plan,
