@@ -944,7 +944,7 @@ impl<R: BufRead> FactReader<R> {
                             ),
                         ));
                     }
-                    values.push(plain_integer(arg).unwrap_or_else(|| Value::parse_loose(arg)));
+                    values.push(Value::parse_loose(arg));
                     offset += arg.len() + 1;
                 }
                 values
@@ -964,35 +964,14 @@ fn simple_laser_atom(atom: &str) -> Option<(&str, Tuple)> {
     }
     let name_end = word_end(bytes, 0);
     let name = &atom[..name_end];
-    let mut args = Tuple::new();
     if name_end == bytes.len() {
-        return Some((name, args));
+        return Some((name, Tuple::new()));
     }
-    if bytes[name_end] != b'(' || bytes.last() != Some(&b')') || name_end + 2 >= bytes.len() {
+    if bytes[name_end] != b'(' {
         return None;
     }
-    let mut at = name_end + 1;
-    loop {
-        let (value, end) = simple_constant(atom, at)?;
-        args.push(value);
-        at = end;
-        match bytes.get(at)? {
-            b',' => at += 1,
-            b')' if at + 1 == bytes.len() => return Some((name, args)),
-            _ => return None,
-        }
-    }
-}
-
-/// `text` as an integer when it is only decimal digits (at most 18 of them, so that it
-/// cannot overflow), read without `str::parse`; `None` for anything else.
-fn plain_integer(text: &str) -> Option<Value> {
-    if text.is_empty() || text.len() > 18 || !text.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    Some(Value::Int(text.bytes().fold(0i64, |value, digit| {
-        value * 10 + i64::from(digit - b'0')
-    })))
+    let (args, close) = simple_args(atom, name_end + 1)?;
+    (close + 1 == bytes.len()).then_some((name, args))
 }
 
 /// A fact waiting in a reader until it is due; it holds on `[fact.time, end)`.
@@ -1050,27 +1029,43 @@ fn word_end(bytes: &[u8], mut at: usize) -> usize {
 }
 
 /// The constant at byte `at` of `text` and where it ends, when it is a plain decimal
-/// integer (that fits an `i64`) or a bare symbol (lower-case first, then letters, digits
-/// and `_`); `None` for anything else. The fast paths of the TD and Laser readers.
+/// integer (read by [`Cursor::small_integer`]) or a bare symbol (lower-case first, then
+/// letters, digits and `_`); `None` for anything else. The fast paths of the TD and Laser
+/// readers.
 #[inline]
 fn simple_constant(text: &str, at: usize) -> Option<(Value, usize)> {
     let bytes = text.as_bytes();
     let first = *bytes.get(at)?;
     if first.is_ascii_digit() {
-        let mut end = at;
-        let mut value: i64 = 0;
-        while let Some(&digit) = bytes.get(end).filter(|b| b.is_ascii_digit()) {
-            value = value
-                .checked_mul(10)?
-                .checked_add(i64::from(digit - b'0'))?;
-            end += 1;
-        }
-        Some((Value::Int(value), end))
+        let mut cursor = Cursor { text, pos: at };
+        let value = cursor.small_integer()?;
+        Some((Value::Int(value), cursor.pos))
     } else if first.is_ascii_lowercase() {
         let end = word_end(bytes, at);
         Some((Value::sym(&text[at..end]), end))
     } else {
         None
+    }
+}
+
+/// The simple constants `c1,…,cn)` from byte `at` of `text` (see [`simple_constant`]),
+/// and where the `)` is; `None` for anything else. The argument lists of the TD and Laser
+/// fast paths.
+#[inline]
+fn simple_args<A: smallvec::Array<Item = Value>>(
+    text: &str,
+    mut at: usize,
+) -> Option<(smallvec::SmallVec<A>, usize)> {
+    let mut args = smallvec::SmallVec::new();
+    loop {
+        let (value, end) = simple_constant(text, at)?;
+        args.push(value);
+        at = end;
+        match text.as_bytes().get(at)? {
+            b',' => at += 1,
+            b')' => return Some((args, at)),
+            _ => return None,
+        }
     }
 }
 
@@ -1083,26 +1078,16 @@ fn simple_td_fact(text: &str) -> Option<(&str, smallvec::SmallVec<[Value; 8]>, u
     if !bytes.first()?.is_ascii_lowercase() {
         return None;
     }
-    let mut at = word_end(bytes, 0);
-    let name = &text[..at];
-    if bytes.get(at) != Some(&b'(') {
+    let name_end = word_end(bytes, 0);
+    if bytes.get(name_end) != Some(&b'(') {
         return None;
     }
-    at += 1;
-    let mut args: smallvec::SmallVec<[Value; 8]> = smallvec::SmallVec::new();
-    loop {
-        let (value, end) = simple_constant(text, at)?;
-        args.push(value);
-        at = end;
-        match bytes.get(at)? {
-            b',' => at += 1,
-            b')' => break,
-            _ => return None,
-        }
-    }
-    if &bytes[at + 1..] != b"." {
+    let (mut args, close): (smallvec::SmallVec<[Value; 8]>, usize) =
+        simple_args(text, name_end + 1)?;
+    if &bytes[close + 1..] != b"." {
         return None;
     }
+    let name = &text[..name_end];
     match args.pop()? {
         Value::Int(time) => Some((name, args, time as u64)),
         _ => None,
@@ -1149,6 +1134,7 @@ impl<'a> Cursor<'a> {
     /// A plain decimal integer that ends where a constant ends (not a float, not a
     /// symbol such as `12abc`), read without going through `str::parse`; `None` leaves
     /// the cursor where it was, for the general path.
+    #[inline]
     fn small_integer(&mut self) -> Option<i64> {
         let bytes = self.text.as_bytes();
         let mut at = self.pos;
