@@ -212,20 +212,22 @@ impl<W: Write> Sink<W> {
             return self.write_changes(t, owned);
         }
         self.line.clear();
-        // ` @t` and the newline end every line of the time point: formatted once.
-        let mut end = b" @".to_vec();
-        push_u64(&mut end, t.saturating_mul(self.time_scale));
-        end.push(b'\n');
+        // ` @t` and the newline end every line of the time point: formatted once, at the
+        // start of the buffer (not written), and copied from there.
+        self.line.extend_from_slice(b" @");
+        push_u64(&mut self.line, t.saturating_mul(self.time_scale));
+        self.line.push(b'\n');
+        let end = self.line.len();
         for (pred, args, diff) in changes {
             self.line.push(if diff > 0 { b'+' } else { b'-' });
             self.write_atom(pred, args, false);
             if !args.is_empty() {
                 self.line.push(b')');
             }
-            self.line.extend_from_slice(&end);
+            self.line.extend_from_within(..end);
         }
         self.last_time = Some(t);
-        self.out.write_all(&self.line)?;
+        self.out.write_all(&self.line[end..])?;
         if self.flush_each {
             self.out.flush()?;
         }
