@@ -277,6 +277,18 @@ pub(crate) fn keep_spare<T>(pool: &mut Vec<Vec<T>>, mut emptied: Vec<T>, most: u
     }
 }
 
+/// The earliest time either input of a binary operator may still send: `None` once both
+/// are closed.
+fn limit(
+    a: &timely::progress::frontier::MutableAntichain<u64>,
+    b: &timely::progress::frontier::MutableAntichain<u64>,
+) -> Option<u64> {
+    match (a.frontier().first(), b.frontier().first()) {
+        (Some(&x), Some(&y)) => Some(x.min(y)),
+        (x, y) => x.or(y).copied(),
+    }
+}
+
 /// Moves an operator's capability up to its input frontier `limit` (the earliest time it
 /// may still output at), or drops it once the input is closed (`None`).
 fn follow_frontier(

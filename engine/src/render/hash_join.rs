@@ -30,7 +30,6 @@ use hashbrown::HashMap;
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::generic::Operator;
-use timely::progress::frontier::MutableAntichain;
 
 use super::zero_one::{Presence, Stash, send_at};
 
@@ -57,14 +56,6 @@ fn join_changes<K: Hash + Eq + Clone, V: Hash + Eq, W>(
 
 /// The current state of one side: per key, its values with their counts (never zero).
 type State<K, V> = HashMap<K, HashMap<V, isize>>;
-
-/// The earliest time either input may still send: `None` once both are closed.
-fn limit(a: &MutableAntichain<u64>, b: &MutableAntichain<u64>) -> Option<u64> {
-    match (a.frontier().first(), b.frontier().first()) {
-        (Some(&x), Some(&y)) => Some(x.min(y)),
-        (x, y) => x.or(y).copied(),
-    }
-}
 
 /// The next buffered time point below `limit`.
 fn next_time<A, B>(a: &Stash<A>, b: &Stash<B>, limit: Option<u64>) -> Option<u64> {
@@ -134,7 +125,7 @@ where
                 move |(input1, frontier1), (input2, frontier2), output| {
                     input1.for_each(|_, data| stash1.add(data, &|t, _| t));
                     input2.for_each(|_, data| stash2.add(data, &|t, _| t));
-                    let limit = limit(frontier1, frontier2);
+                    let limit = super::limit(frontier1, frontier2);
                     while let Some(time) = next_time(&stash1, &stash2, limit) {
                         let mut changes1 = stash1.take(time);
                         let mut changes2 = stash2.take(time);

@@ -66,10 +66,7 @@ where
                 move |(input, frontier), (own, own_frontier), output| {
                     input.for_each(|_, data| stash.add(data, &retime));
                     own.for_each(|_, data| stash.add(data, &|time, _| time));
-                    let limit = [frontier, own_frontier]
-                        .iter()
-                        .filter_map(|f| f.frontier().first().copied())
-                        .min();
+                    let limit = super::limit(frontier, own_frontier);
                     while let Some(time) = stash.first_time() {
                         if limit.is_some_and(|f| time >= f) {
                             break;
