@@ -453,8 +453,8 @@ pub fn run<W: Write>(
         live: options.live,
         batch_points: options.batch_points.max(1),
         batch_updates: options.batch_updates.max(1),
-        previous: HashTable::new(),
-        spare: HashTable::new(),
+        previous: HeldFacts::default(),
+        spare: HeldFacts::default(),
         hasher: DefaultHashBuilder::default(),
         batch: Batch::new(program.predicates.len() + 1),
         batch_start: None,
@@ -783,9 +783,9 @@ struct Feeder<'a, W: Write> {
     batch_points: u64,
     batch_updates: usize,
     /// The input facts of the last time point fed.
-    previous: HashTable<(u64, Fact)>,
+    previous: HeldFacts,
     /// An empty set whose allocation the next time point reuses.
-    spare: HashTable<(u64, Fact)>,
+    spare: HeldFacts,
     /// Hashes the facts of `previous` and `spare`, each once.
     hasher: DefaultHashBuilder,
     batch: Batch,
@@ -809,9 +809,66 @@ struct Feeder<'a, W: Write> {
     flushed_on_stop: bool,
 }
 
+/// The input facts of one time point, in arrival order, with an index by hash: what the
+/// next time point's facts are diffed against. The order matters downstream: the −1s of
+/// the facts that left go out in it, so that a window's count table, which stores records
+/// in arrival order, meets them in the order it stored them (in hash order, each was a
+/// cache miss once the table outgrew the caches).
+#[derive(Default)]
+struct HeldFacts {
+    /// Each fact with its hash; `None` once the next time point has taken it.
+    facts: Vec<(u64, Option<Fact>)>,
+    /// Positions in `facts` of the facts not taken, by hash.
+    index: HashTable<usize>,
+}
+
+impl HeldFacts {
+    fn reserve(&mut self, additional: usize) {
+        self.facts.reserve(additional);
+        let facts = &self.facts;
+        self.index.reserve(additional, |&i| facts[i].0);
+    }
+
+    fn contains(&self, hash: u64, fact: &Fact) -> bool {
+        let facts = &self.facts;
+        self.index
+            .find(hash, |&i| {
+                facts[i].0 == hash && facts[i].1.as_ref() == Some(fact)
+            })
+            .is_some()
+    }
+
+    /// Removes `fact` (with `hash`) and returns it, when held.
+    fn take(&mut self, hash: u64, fact: &Fact) -> Option<Fact> {
+        let facts = &mut self.facts;
+        let entry = self
+            .index
+            .find_entry(hash, |&i| {
+                facts[i].0 == hash && facts[i].1.as_ref() == Some(fact)
+            })
+            .ok()?;
+        let (i, _) = entry.remove();
+        facts[i].1.take()
+    }
+
+    /// Adds `fact`, which is not held yet.
+    fn push_unique(&mut self, hash: u64, fact: Fact) {
+        let facts = &mut self.facts;
+        facts.push((hash, Some(fact)));
+        let at = facts.len() - 1;
+        self.index.insert_unique(hash, at, |&i| facts[i].0);
+    }
+
+    /// Empties the set; returns the facts not taken, in arrival order.
+    fn drain_left(&mut self) -> impl Iterator<Item = Fact> + '_ {
+        self.index.clear();
+        self.facts.drain(..).filter_map(|(_, fact)| fact)
+    }
+}
+
 impl<W: Write> Feeder<'_, W> {
     fn retract_previous(&mut self, at: u64) {
-        for (_, (pred, tuple)) in self.previous.drain() {
+        for (pred, tuple) in self.previous.drain_left() {
             self.batch.push(pred as u32, tuple, at, -1);
         }
     }
@@ -987,19 +1044,16 @@ impl<W: Write> TimePoints for Feeder<'_, W> {
         // again costs nothing; what is new is +1; what is left of the previous time point
         // is −1.
         let mut now = std::mem::take(&mut self.spare);
-        now.reserve(input.len(), |e| e.0);
+        now.reserve(input.len());
         for fact in input {
             let hash = self.hasher.hash_one(&fact);
-            let same = |e: &(u64, Fact)| e.0 == hash && e.1 == fact;
-            if let Ok(held) = self.previous.find_entry(hash, same) {
+            if let Some(held) = self.previous.take(hash, &fact) {
                 // Not in `now` yet: had it been there, it would have left `previous`.
-                now.insert_unique(hash, held.remove().0, |e| e.0);
-                continue;
-            }
-            if let hashbrown::hash_table::Entry::Vacant(entry) = now.entry(hash, same, |e| e.0) {
+                now.push_unique(hash, held);
+            } else if !now.contains(hash, &fact) {
                 self.batch
                     .push(fact.0 as u32, Row::from_slice(&fact.1), t, 1);
-                entry.insert((hash, fact));
+                now.push_unique(hash, fact);
             }
         }
         self.retract_previous(t);
