@@ -125,17 +125,32 @@ impl Time for Product<u64, u64> {
     }
 }
 
+/// One output stream of [`render`].
+#[allow(
+    missing_debug_implementations,
+    reason = "differential's collections do not implement Debug"
+)]
+pub enum Output<'s> {
+    /// The 0/1 collection of one predicate, with the predicate's id; the runtime's capture
+    /// tags its rows.
+    Predicate(u32, Coll<'s, u64>),
+    /// The facts of a temporal SCC's predicates, tagged with their ids, straight from its
+    /// operator; the capture keeps those of the output predicates. Splitting the stream by
+    /// predicate cost a copy and a filter pass per predicate over all of it.
+    Tagged(Facts<'s, u64>),
+}
+
 /// Builds the dataflow for `program`. `input` holds one collection per predicate (its
-/// input facts), then the unit row's (see [`UNIT_TAG`]); the result is one 0/1 collection
-/// per predicate of `outputs`, with the predicate's id. The runtime feeds each input
-/// collection from its own input handle and captures each output with its id: no
-/// operator splits a tagged input or tags the output.
+/// input facts), then the unit row's (see [`UNIT_TAG`]); the result holds the facts of
+/// every predicate of `outputs` (and possibly of others, in [`Output::Tagged`] streams).
+/// The runtime feeds each input collection from its own input handle and captures each
+/// output: no operator splits a tagged input or tags the output.
 pub fn render<'s>(
     program: &Program,
     plan: &Plan,
     input: Vec<Coll<'s, u64>>,
     outputs: &[PredId],
-) -> Vec<(u32, Coll<'s, u64>)> {
+) -> Vec<Output<'s>> {
     let n = program.predicates.len();
     assert_eq!(
         input.len(),
@@ -164,6 +179,10 @@ pub fn render<'s>(
         }
     }
     let unit = unit.unwrap_or_else(empty);
+    let read = read_by_components(program, plan);
+    // Per predicate, the index in `tagged` of the temporal SCC stream it is output in.
+    let mut tagged_in: Vec<Option<usize>> = vec![None; n];
+    let mut tagged: Vec<Facts<'s, u64>> = Vec::new();
     for component in &plan.components {
         match component {
             Component::Window {
@@ -232,20 +251,21 @@ pub fn render<'s>(
                 }
             }
             Component::Stepper(stepper_plan) => {
-                let mut tagged = Vec::new();
+                let mut sources = Vec::new();
                 for &q in &stepper_plan.reads {
                     let c = holds[q].clone().unwrap_or_else(empty);
-                    tagged.push(c.map(move |row| (q as u32, row)));
+                    sources.push(c.map(move |row| (q as u32, row)));
                 }
                 for &p in &stepper_plan.preds {
                     if let Some(c) = inputs[p].clone() {
                         let channel = stepper::input_channel(p);
-                        tagged.push(c.map(move |row| (channel, row)));
+                        sources.push(c.map(move |row| (channel, row)));
                     }
                 }
-                let source: Facts<'s, u64> = concat_all(tagged);
+                let source: Facts<'s, u64> = concat_all(sources);
                 let out = stepper::render(program, stepper_plan, source);
-                for &p in &stepper_plan.preds {
+                // Split out only the predicates that later components read.
+                for &p in stepper_plan.preds.iter().filter(|&&p| read[p]) {
                     let tag = p as u32;
                     holds[p] = Some(
                         out.clone()
@@ -253,18 +273,59 @@ pub fn render<'s>(
                             .map(|(_, row)| row),
                     );
                 }
+                for &p in &stepper_plan.preds {
+                    tagged_in[p] = Some(tagged.len());
+                }
+                tagged.push(out);
             }
         }
     }
-    let parts: Vec<(u32, Coll<'s, u64>)> = outputs
-        .iter()
-        .map(|&p| (p as u32, holds[p].clone().unwrap_or_else(empty)))
-        .collect();
+    let mut tagged_used = vec![false; tagged.len()];
+    let mut parts: Vec<Output<'s>> = Vec::new();
+    for &p in outputs {
+        match tagged_in[p] {
+            Some(i) => tagged_used[i] = true,
+            None => parts.push(Output::Predicate(
+                p as u32,
+                holds[p].clone().unwrap_or_else(empty),
+            )),
+        }
+    }
+    parts.extend(
+        tagged
+            .into_iter()
+            .zip(tagged_used)
+            .filter_map(|(stream, used)| used.then_some(Output::Tagged(stream))),
+    );
     if parts.is_empty() {
         // Nothing to print (a program without rules): an empty output, not a panic.
-        return vec![(0, empty())];
+        return vec![Output::Predicate(0, empty())];
     }
     parts
+}
+
+/// Which predicates some component of `plan` reads (the others need no collection of
+/// their own unless printed).
+fn read_by_components(program: &Program, plan: &Plan) -> Vec<bool> {
+    let mut read = vec![false; program.predicates.len()];
+    for component in &plan.components {
+        match component {
+            Component::Window { source, .. } => read[*source] = true,
+            Component::Dataflow { rules, .. } => {
+                for literal in rules.iter().flat_map(|&r| &program.rules[r].body) {
+                    if let Some(atom) = literal.atom() {
+                        read[atom.pred] = true;
+                    }
+                }
+            }
+            Component::Stepper(stepper_plan) => {
+                for &q in &stepper_plan.reads {
+                    read[q] = true;
+                }
+            }
+        }
+    }
+    read
 }
 
 /// Keeps `emptied` (cleared) in `pool` for reuse, when it has an allocation and `pool`

@@ -37,7 +37,7 @@ use crate::drive::{FactSource, RunError, RunSummary, TimePoints, Timeline, feed}
 use crate::eval::Tuple;
 use crate::ir::{PredId, Program};
 use crate::plan::{Plan, plan};
-use crate::render::{Row, render};
+use crate::render::{Output, Row, render};
 use crate::sink::Sink;
 use crate::stratify::Analysis;
 
@@ -527,25 +527,34 @@ fn work(
             .iter_mut()
             .map(|handle| scope.input_from(handle).as_collection())
             .collect();
-        for (tag, out) in render(program, plan, facts, outputs) {
+        let mut printed = vec![false; program.predicates.len()];
+        for &p in outputs {
+            printed[p] = true;
+        }
+        let printed = Rc::new(printed);
+        // Moves the output into `captured`, tagged with its predicate; the probe behind
+        // each capture passes a time once everything before it has been moved.
+        for out in render(program, plan, facts, outputs) {
             let sink = captured.clone();
-            // Moves the output into `captured`, tagged with its predicate; the probe
-            // behind it passes a time once everything before it has been moved.
-            out.inner
-                .exchange(|_| 0)
-                .unary::<CapacityContainerBuilder<Vec<()>>, _, _, _>(
-                    Pipeline,
-                    "Capture",
-                    move |_, _| {
-                        move |input, _output| {
-                            input.for_each(|_, data| {
-                                sink.borrow_mut()
-                                    .extend(data.drain(..).map(|(row, t, r)| ((tag, row), t, r)));
-                            });
+            match out {
+                Output::Predicate(tag, out) => capture(out.inner, move |data| {
+                    sink.borrow_mut()
+                        .extend(data.drain(..).map(|(row, t, r)| ((tag, row), t, r)));
+                }),
+                Output::Tagged(out) => {
+                    let printed = printed.clone();
+                    capture(out.inner, move |data| {
+                        let is_printed = |tag: u32| printed.get(tag as usize) == Some(&true);
+                        let mut sink = sink.borrow_mut();
+                        if data.iter().all(|((tag, _), _, _)| is_printed(*tag)) {
+                            sink.append(data);
+                        } else {
+                            sink.extend(data.drain(..).filter(|((tag, _), _, _)| is_printed(*tag)));
                         }
-                    },
-                )
-                .probe_with(&probe);
+                    })
+                }
+            }
+            .probe_with(&probe);
         }
     });
     if worker.index() != 0 {
@@ -610,6 +619,19 @@ fn work(
     }
     drop(inputs);
     let _ = to_main.send(FromWorker::Done);
+}
+
+/// Hands each container of `stream`, on worker 0, to `take`; returns the (empty) stream
+/// behind it, for a probe.
+fn capture<'s, D: timely::ExchangeData>(
+    stream: timely::dataflow::Stream<'s, u64, Vec<D>>,
+    mut take: impl FnMut(&mut Vec<D>) + 'static,
+) -> timely::dataflow::Stream<'s, u64, Vec<()>> {
+    stream
+        .exchange(|_| 0)
+        .unary::<CapacityContainerBuilder<Vec<()>>, _, _, _>(Pipeline, "Capture", move |_, _| {
+            move |input, _output| input.for_each(|_, data| take(data))
+        })
 }
 
 /// Moves a batch of output, `updates`, onto the end of `into` in the order the [`Sink`]

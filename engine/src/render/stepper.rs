@@ -90,10 +90,7 @@ pub fn render<'s>(program: &Program, plan: &StepperPlan, source: Facts<'s, u64>)
                     while let Some(t) = state.next_time(limit) {
                         state.process(t, &mut out);
                         if let Some(cap) = capability.as_ref() {
-                            if !out.is_empty() {
-                                let at = cap.delayed(&t);
-                                output.session(&at).give_iterator(out.drain(..));
-                            }
+                            super::zero_one::send_at(output, cap, t, &mut out);
                         }
                         out.clear();
                     }
