@@ -377,6 +377,44 @@ fn check_dumps_the_td_translation_of_a_lars_program() {
 }
 
 #[test]
+fn a_time_variable_used_only_as_a_value_reads_a_window_over_stamped_facts() {
+    let dir = tempdir();
+    let program = dir.join("at.lars");
+    std::fs::write(
+        &program,
+        "q(T,A,B) :- time_win(2,0,1,@(T,p(A,B)))\n\
+         early(X) :- @(U,ping(X)) and time_win(1,0,1,@(U,pong(X))) and COMP(<=,U,3)\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let output = stgflow()
+        .args(["check", "--dump", "td"])
+        .arg(&program)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    // T occurs in one `@` only: ♢2 over p stamped with its time point, no instances.
+    assert!(
+        stdout.contains("q(T, A, B, Now) :- p__at__dia2(T, A, B, Now)."),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("p__at(X0, X1, X2, T) :- p(X1, X2, T), X0 = T."),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("p__at__dia2(X1, X2, X3, T) :- p__at(X1, X2, X3, T-2)."),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("T = Now-"), "{stdout}");
+    // U is read by two `@`s: Algorithm 2's instances, U = Now - i.
+    assert!(
+        stdout.contains("early(X, T) :- ping(X, T-1), pong(X, T-1), U <= 3, U = T-1."),
+        "{stdout}"
+    );
+}
+
+#[test]
 fn caviar_event_description_over_rtec_pipe_files_in_intervals() {
     // An excerpt of RTEC's CAVIAR data (two pipe-separated files, a frame every 40 ms)
     // through the Event Calculus front end; `.csv` streams of an `.ec` program are RTEC
