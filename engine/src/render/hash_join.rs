@@ -23,10 +23,10 @@
 //! worker. Inside `iterate` (partially ordered times) the renderer uses differential's
 //! operators.
 
-use std::hash::Hash;
+use std::hash::{BuildHasher, Hash};
 
 use differential_dataflow::{AsCollection, ExchangeData, Hashable, VecCollection};
-use hashbrown::HashMap;
+use hashbrown::{DefaultHashBuilder, HashMap, HashTable};
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::generic::Operator;
@@ -42,7 +42,7 @@ fn join_changes<K: Hash + Eq + Clone, V: Hash + Eq, W>(
     mut emit: impl FnMut(&K, &V, &W, isize),
 ) {
     for ((key, value), diff) in changes.iter() {
-        for (other_value, count) in other.get(key).into_iter().flatten() {
+        for (other_value, count) in other.get(key).into_iter().flat_map(Counts::iter) {
             emit(key, value, other_value, diff * count);
         }
     }
@@ -55,7 +55,101 @@ fn join_changes<K: Hash + Eq + Clone, V: Hash + Eq, W>(
 }
 
 /// The current state of one side: per key, its values with their counts (never zero).
-type State<K, V> = HashMap<K, HashMap<V, isize>>;
+type State<K, V> = HashMap<K, Counts<V>>;
+
+/// One key's values with their counts (never zero), in a slab in arrival order with a
+/// table of slab indices by hash. A key can have many values — the antijoin of a window
+/// with a 0-ary atom (`… and not(s)`) keeps the whole window under one key — and a
+/// window's retractions come in the order its records arrived: in the slab they meet
+/// their values together, where a hash map scattered them (a cache miss per change once
+/// the map is past the caches).
+struct Counts<V> {
+    slots: Vec<Option<Counted<V>>>,
+    index: HashTable<u32>,
+    free: Vec<u32>,
+    hasher: DefaultHashBuilder,
+}
+
+struct Counted<V> {
+    value: V,
+    count: isize,
+    hash: u64,
+}
+
+impl<V> Default for Counts<V> {
+    fn default() -> Counts<V> {
+        Counts {
+            slots: Vec::new(),
+            index: HashTable::new(),
+            free: Vec::new(),
+            hasher: DefaultHashBuilder::default(),
+        }
+    }
+}
+
+impl<V: Hash + Eq> Counts<V> {
+    /// Adds `diff` to `value`'s count, dropping it when the count reaches zero.
+    fn add(&mut self, value: V, diff: isize) {
+        if diff == 0 {
+            return;
+        }
+        let hash = self.hasher.hash_one(&value);
+        let Counts {
+            slots, index, free, ..
+        } = self;
+        let counted = |i: &u32| slots[*i as usize].as_ref();
+        match index.entry(
+            hash,
+            |i| counted(i).is_some_and(|c| c.hash == hash && c.value == value),
+            |i| counted(i).map_or(0, |c| c.hash),
+        ) {
+            hashbrown::hash_table::Entry::Occupied(entry) => {
+                let i = *entry.get() as usize;
+                let emptied = slots[i].as_mut().is_some_and(|c| {
+                    c.count += diff;
+                    c.count == 0
+                });
+                if emptied {
+                    slots[i] = None;
+                    entry.remove();
+                    free.push(super::zero_one::slab_index(i));
+                }
+            }
+            hashbrown::hash_table::Entry::Vacant(entry) => {
+                let counted = Some(Counted {
+                    value,
+                    count: diff,
+                    hash,
+                });
+                let i = match free.pop() {
+                    Some(i) => {
+                        slots[i as usize] = counted;
+                        i
+                    }
+                    None => {
+                        slots.push(counted);
+                        super::zero_one::slab_index(slots.len() - 1)
+                    }
+                };
+                entry.insert(i);
+            }
+        }
+    }
+}
+
+impl<V> Counts<V> {
+    fn is_empty(&self) -> bool {
+        self.index.is_empty()
+    }
+
+    /// The values with their counts, in slab order.
+    fn iter(&self) -> impl Iterator<Item = (&V, isize)> {
+        self.slots
+            .iter()
+            .flatten()
+            .map(|counted| (&counted.value, counted.count))
+    }
+}
 
 /// The next buffered time point below `limit`.
 fn next_time<A, B>(a: &Stash<A>, b: &Stash<B>, limit: Option<u64>) -> Option<u64> {
@@ -68,26 +162,13 @@ fn next_time<A, B>(a: &Stash<A>, b: &Stash<B>, limit: Option<u64>) -> Option<u64
 
 /// Adds `diff` to `value`'s count under `key`, dropping counts that reach zero.
 fn apply<K: Hash + Eq, V: Hash + Eq>(state: &mut State<K, V>, key: K, value: V, diff: isize) {
-    use hashbrown::hash_map::Entry;
-    match state.entry(key).or_default().entry(value) {
-        Entry::Occupied(mut entry) => {
-            *entry.get_mut() += diff;
-            if *entry.get() == 0 {
-                entry.remove();
-            }
-        }
-        Entry::Vacant(entry) => {
-            if diff != 0 {
-                entry.insert(diff);
-            }
-        }
-    }
+    state.entry(key).or_default().add(value, diff);
 }
 
 /// Removes keys left without values.
 fn prune<K: Hash + Eq, V>(state: &mut State<K, V>, keys: impl Iterator<Item = K>) {
     for key in keys {
-        if state.get(&key).is_some_and(HashMap::is_empty) {
+        if state.get(&key).is_some_and(Counts::is_empty) {
             state.remove(&key);
         }
     }
@@ -216,7 +297,7 @@ where
             }
             // The key arriving in B removes A' under it; leaving, returns it.
             present.flips(|key, sign| {
-                for (value, r) in state1.get(&key).into_iter().flatten() {
+                for (value, r) in state1.get(&key).into_iter().flat_map(Counts::iter) {
                     out.push(((key.clone(), value.clone()), time, -sign * r));
                 }
             });

@@ -295,7 +295,7 @@ impl<D: Hash + Eq + Clone> Presence<D> {
 
 /// A slab position as the index table stores it. A slab of more than 2³² live records
 /// (256 GiB of entries) cannot be allocated, so the conversion cannot fail in practice.
-fn slab_index(index: usize) -> u32 {
+pub(super) fn slab_index(index: usize) -> u32 {
     u32::try_from(index).unwrap_or_else(|_| unreachable!("more than 2^32 live records"))
 }
 
