@@ -382,7 +382,8 @@ fn a_time_variable_used_only_as_a_value_reads_a_window_over_stamped_facts() {
     let program = dir.join("at.lars");
     std::fs::write(
         &program,
-        "q(T,A,B) :- time_win(2,0,1,@(T,p(A,B)))\n\
+        "q(T,A) :- time_win(2,0,1,@(T,p(A,B)))\n\
+         r(T,A,B) :- time_win(3,0,1,@(T,p(A,B)))\n\
          early(X) :- @(U,ping(X)) and time_win(1,0,1,@(U,pong(X))) and COMP(<=,U,3)\n",
     )
     .unwrap_or_else(|e| panic!("{e}"));
@@ -395,7 +396,7 @@ fn a_time_variable_used_only_as_a_value_reads_a_window_over_stamped_facts() {
     assert!(output.status.success(), "{stdout}");
     // T occurs in one `@` only: ♢2 over p stamped with its time point, no instances.
     assert!(
-        stdout.contains("q(T, A, B, Now) :- p__at__dia2(T, A, B, Now)."),
+        stdout.contains("q(T, A, Now) :- p__at__dia2(T, A, B, Now)."),
         "{stdout}"
     );
     assert!(
@@ -407,6 +408,11 @@ fn a_time_variable_used_only_as_a_value_reads_a_window_over_stamped_facts() {
         "{stdout}"
     );
     assert!(!stdout.contains("T = Now-"), "{stdout}");
+    // A rule that is the window itself defines its head as ♢3 over the stamped atom.
+    assert!(
+        stdout.contains("r(X1, X2, X3, T) :- p__at(X1, X2, X3, T-3)."),
+        "{stdout}"
+    );
     // U is read by two `@`s: Algorithm 2's instances, U = Now - i.
     assert!(
         stdout.contains("early(X, T) :- ping(X, T-1), pong(X, T-1), U <= 3, U = T-1."),

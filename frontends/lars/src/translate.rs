@@ -48,8 +48,9 @@
 //! holds from the first time point on), so `lars__start` holds at the first one only.
 //! Once t ≥ t0 + d, `p__since_start` implies the unclipped window, so the union is exact.
 //!
-//! A rule that *is* a window — `h(X…) :- time_win(d,0,1,diamond(p(X…)))` (or `box`),
-//! distinct variables in the same order, h's only rule — defines h directly as the window
+//! A rule that *is* a window — `h(X…) :- time_win(d,0,1,diamond(p(X…)))` (or `box`, or
+//! `h(U, X…) :- time_win(d,0,1,@(U, p(X…)))`, ♢d over `p__at`), distinct variables in the
+//! same order, h's only rule — defines h directly as the window
 //! (Algorithm 2's copy rule `h(X…, T) :- p♢d(X…, T)` inlined), which spares the dataflow a
 //! pass over every change of the window.
 //!
@@ -527,10 +528,11 @@ impl Translator {
         else {
             return false;
         };
-        let kind = match modality {
-            Modality::Diamond => WindowKind::Diamond,
-            Modality::Box => WindowKind::Box,
-            Modality::At(_) => return false,
+        // `h(U, X…) :- time_win(d,0,1,@(U, p(X…)))` is ♢d over p stamped with its time.
+        let (kind, time) = match modality {
+            Modality::Diamond => (WindowKind::Diamond, None),
+            Modality::Box => (WindowKind::Box, None),
+            Modality::At(time) => (WindowKind::Diamond, Some(Term::Var(time.clone()))),
         };
         let head = &rule.head;
         let mut seen = HashSet::new();
@@ -538,25 +540,22 @@ impl Translator {
             t.var()
                 .is_some_and(|v| v.name != "_" && seen.insert(v.name.as_str()))
         });
-        let same_vars = head.args.len() == atom.args.len()
+        let read: Vec<&Term> = time.iter().chain(&atom.args).collect();
+        let same_vars = head.args.len() == read.len()
             && head
                 .args
                 .iter()
-                .zip(&atom.args)
+                .zip(&read)
                 .all(|(h, a)| h.var().zip(a.var()).is_some_and(|(h, a)| h.name == a.name));
         if !only_rule || !distinct || !same_vars || head.predicate.name == atom.predicate.name {
             return false;
         }
+        let source = match time {
+            Some(_) => self.stamp(rule, atom, *span),
+            None => atom.predicate.name.clone(),
+        };
         let name = head.predicate.name.clone();
-        self.define_window(
-            rule,
-            &name,
-            &atom.predicate.name,
-            atom.args.len(),
-            kind,
-            *size,
-            *span,
-        );
+        self.define_window(rule, &name, &source, read.len(), kind, *size, *span);
         true
     }
 
