@@ -19,6 +19,7 @@
 //!   operator of [`stepper`].
 
 pub mod hash_join;
+mod slab;
 pub mod stepper;
 pub mod window;
 pub mod zero_one;

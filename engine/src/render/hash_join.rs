@@ -26,11 +26,12 @@
 use std::hash::{BuildHasher, Hash};
 
 use differential_dataflow::{AsCollection, ExchangeData, Hashable, VecCollection};
-use hashbrown::{DefaultHashBuilder, HashMap, HashTable};
+use hashbrown::{DefaultHashBuilder, HashMap};
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::generic::Operator;
 
+use super::slab::Slab;
 use super::zero_one::{Presence, Stash, send_at};
 
 /// One side's changes at a time point: each joined with the other side's current state
@@ -57,16 +58,12 @@ fn join_changes<K: Hash + Eq + Clone, V: Hash + Eq, W>(
 /// The current state of one side: per key, its values with their counts (never zero).
 type State<K, V> = HashMap<K, Counts<V>>;
 
-/// One key's values with their counts (never zero), in a slab in arrival order with a
-/// table of slab indices by hash. A key can have many values — the antijoin of a window
-/// with a 0-ary atom (`… and not(s)`) keeps the whole window under one key — and a
-/// window's retractions come in the order its records arrived: in the slab they meet
-/// their values together, where a hash map scattered them (a cache miss per change once
-/// the map is past the caches).
+/// One key's values with their counts (never zero), in a [`Slab`] in arrival order. A key
+/// can have many values — the antijoin of a window with a 0-ary atom (`… and not(s)`)
+/// keeps the whole window under one key — and a window's retractions come in the order
+/// its records arrived.
 struct Counts<V> {
-    slots: Vec<Option<Counted<V>>>,
-    index: HashTable<u32>,
-    free: Vec<u32>,
+    values: Slab<Counted<V>>,
     hasher: DefaultHashBuilder,
 }
 
@@ -79,9 +76,7 @@ struct Counted<V> {
 impl<V> Default for Counts<V> {
     fn default() -> Counts<V> {
         Counts {
-            slots: Vec::new(),
-            index: HashTable::new(),
-            free: Vec::new(),
+            values: Slab::default(),
             hasher: DefaultHashBuilder::default(),
         }
     }
@@ -94,60 +89,32 @@ impl<V: Hash + Eq> Counts<V> {
             return;
         }
         let hash = self.hasher.hash_one(&value);
-        let Counts {
-            slots, index, free, ..
-        } = self;
-        let counted = |i: &u32| slots[*i as usize].as_ref();
-        match index.entry(
+        let _ = self.values.change_or_insert(
             hash,
-            |i| counted(i).is_some_and(|c| c.hash == hash && c.value == value),
-            |i| counted(i).map_or(0, |c| c.hash),
-        ) {
-            hashbrown::hash_table::Entry::Occupied(entry) => {
-                let i = *entry.get() as usize;
-                let emptied = slots[i].as_mut().is_some_and(|c| {
-                    c.count += diff;
-                    c.count == 0
-                });
-                if emptied {
-                    slots[i] = None;
-                    entry.remove();
-                    free.push(super::zero_one::slab_index(i));
-                }
-            }
-            hashbrown::hash_table::Entry::Vacant(entry) => {
-                let counted = Some(Counted {
-                    value,
-                    count: diff,
-                    hash,
-                });
-                let i = match free.pop() {
-                    Some(i) => {
-                        slots[i as usize] = counted;
-                        i
-                    }
-                    None => {
-                        slots.push(counted);
-                        super::zero_one::slab_index(slots.len() - 1)
-                    }
-                };
-                entry.insert(i);
-            }
-        }
+            value,
+            |c, value| c.hash == hash && c.value == *value,
+            |c| c.hash,
+            |value| Counted {
+                value,
+                count: diff,
+                hash,
+            },
+            |c| {
+                c.count += diff;
+                c.count == 0
+            },
+        );
     }
 }
 
 impl<V> Counts<V> {
     fn is_empty(&self) -> bool {
-        self.index.is_empty()
+        self.values.is_empty()
     }
 
     /// The values with their counts, in slab order.
     fn iter(&self) -> impl Iterator<Item = (&V, isize)> {
-        self.slots
-            .iter()
-            .flatten()
-            .map(|counted| (&counted.value, counted.count))
+        self.values.iter().map(|c| (&c.value, c.count))
     }
 }
 

@@ -17,12 +17,14 @@ use std::collections::BTreeMap;
 use std::hash::{BuildHasher, Hash};
 
 use differential_dataflow::{AsCollection, ExchangeData, Hashable, VecCollection};
-use hashbrown::{DefaultHashBuilder, HashTable};
+use hashbrown::DefaultHashBuilder;
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::Capability;
 use timely::dataflow::operators::generic::{Operator, OutputBuilderSession};
 use timely::dataflow::operators::vec::ToStream;
+
+use super::slab::Slab;
 
 /// The 0/1 version of `collection` (see the module doc).
 pub fn zero_one<'s, D>(
@@ -152,24 +154,13 @@ impl<D> Stash<D> {
 }
 
 /// Counts of records, changed a time point at a time, that report which records became
-/// present (count positive) or stopped being present over the time point.
-///
-/// **Layout.** The records live in a slab (`entries`), in the order they arrived; the hash
-/// table holds only their slab indices (4 bytes each). A window's table outgrows the caches
-/// (♢100 over 1,000 new records per time point holds 10⁵ records): a table of whole
-/// records took a DRAM miss on every insertion and every removal. Now a new record probes
-/// only the small index table and is appended to the slab, and a record leaving the window
-/// `n` time points later is found among its neighbours of that time point, which arrived
-/// together and sit together in the slab. The touched records of a time point are listed
-/// by slab index, so the end of the time point visits them without hashing.
+/// present (count positive) or stopped being present over the time point. The records
+/// live in a [`Slab`] in arrival order (see there why); the touched records of a time point
+/// are listed by slot, so the end of the time point visits them without hashing.
 pub(super) struct Presence<D> {
-    /// Slab indices, by the hash of their record.
-    table: HashTable<u32>,
-    entries: Vec<Option<Counted<D>>>,
-    /// Indices of emptied slab entries.
-    free: Vec<u32>,
+    entries: Slab<Counted<D>>,
     hasher: DefaultHashBuilder,
-    /// Slab indices of the records changed in the current time point.
+    /// Slots of the records changed in the current time point.
     touched: Vec<u32>,
 }
 
@@ -186,9 +177,7 @@ struct Counted<D> {
 impl<D> Default for Presence<D> {
     fn default() -> Presence<D> {
         Presence {
-            table: HashTable::new(),
-            entries: Vec::new(),
-            free: Vec::new(),
+            entries: Slab::default(),
             hasher: DefaultHashBuilder::default(),
             touched: Vec::new(),
         }
@@ -199,51 +188,31 @@ impl<D: Hash + Eq + Clone> Presence<D> {
     /// Adds `diff` to `record`'s count in the current time point.
     pub(super) fn add(&mut self, record: D, diff: isize) {
         let hash = self.hasher.hash_one(&record);
-        let Presence {
-            table,
-            entries,
-            free,
-            touched,
-            ..
-        } = self;
-        let counted = |i: &u32| entries[*i as usize].as_ref();
-        match table.entry(
+        let mut newly_touched = false;
+        let (slot, inserted) = self.entries.change_or_insert(
             hash,
-            |i| counted(i).is_some_and(|c| c.hash == hash && c.record == record),
-            |i| counted(i).map_or(0, |c| c.hash),
-        ) {
-            hashbrown::hash_table::Entry::Occupied(entry) => {
-                let index = *entry.get();
-                if let Some(counted) = &mut entries[index as usize] {
-                    if !counted.touched {
-                        counted.touched = true;
-                        counted.before = counted.count > 0;
-                        touched.push(index);
-                    }
-                    counted.count += diff;
+            record,
+            |c, record| c.hash == hash && c.record == *record,
+            |c| c.hash,
+            |record| Counted {
+                record,
+                count: diff,
+                hash,
+                touched: true,
+                before: false,
+            },
+            |counted| {
+                if !counted.touched {
+                    counted.touched = true;
+                    counted.before = counted.count > 0;
+                    newly_touched = true;
                 }
-            }
-            hashbrown::hash_table::Entry::Vacant(entry) => {
-                let counted = Some(Counted {
-                    record,
-                    count: diff,
-                    hash,
-                    touched: true,
-                    before: false,
-                });
-                let index = match free.pop() {
-                    Some(index) => {
-                        entries[index as usize] = counted;
-                        index
-                    }
-                    None => {
-                        entries.push(counted);
-                        slab_index(entries.len() - 1)
-                    }
-                };
-                entry.insert(index);
-                touched.push(index);
-            }
+                counted.count += diff;
+                false
+            },
+        );
+        if inserted || newly_touched {
+            self.touched.push(slot);
         }
     }
 
@@ -251,12 +220,8 @@ impl<D: Hash + Eq + Clone> Presence<D> {
     /// when asked before any of them).
     pub(super) fn is_present(&self, record: &D) -> bool {
         let hash = self.hasher.hash_one(record);
-        let counted = |i: &u32| self.entries[*i as usize].as_ref();
-        self.table
-            .find(hash, |i| {
-                counted(i).is_some_and(|c| c.hash == hash && &c.record == record)
-            })
-            .and_then(counted)
+        self.entries
+            .find(hash, |c| c.hash == hash && &c.record == record)
             .is_some_and(|c| c.count > 0)
     }
 
@@ -264,20 +229,15 @@ impl<D: Hash + Eq + Clone> Presence<D> {
     /// present in it and `f(record, −1)` for each that stopped being present, and forgets
     /// records whose count is back to zero.
     pub(super) fn flips(&mut self, mut f: impl FnMut(D, isize)) {
-        for index in self.touched.drain(..) {
-            let slot = &mut self.entries[index as usize];
-            let Some(counted) = slot else {
+        for slot in self.touched.drain(..) {
+            let Some(counted) = self.entries.get_mut(slot) else {
                 continue;
             };
             counted.touched = false;
             let (before, after) = (counted.before, counted.count > 0);
             if counted.count == 0 {
                 let hash = counted.hash;
-                if let Some(counted) = slot.take() {
-                    if let Ok(entry) = self.table.find_entry(hash, |&i| i == index) {
-                        entry.remove();
-                    }
-                    self.free.push(index);
+                if let Some(counted) = self.entries.remove(slot, hash) {
                     if before {
                         f(counted.record, -1);
                     }
@@ -291,12 +251,6 @@ impl<D: Hash + Eq + Clone> Presence<D> {
             }
         }
     }
-}
-
-/// A slab position as the index table stores it. A slab of more than 2³² live records
-/// (256 GiB of entries) cannot be allocated, so the conversion cannot fail in practice.
-pub(super) fn slab_index(index: usize) -> u32 {
-    u32::try_from(index).unwrap_or_else(|_| unreachable!("more than 2^32 live records"))
 }
 
 /// An operator's output of updates of `D` over time points.
@@ -362,12 +316,12 @@ mod tests {
             [(row(2), -1)]
         );
         // Records 2 and 3 are gone; 4 and 5 take their entries.
-        assert_eq!(presence.entries.len(), 3);
+        assert_eq!(presence.entries.slots(), 3);
         assert_eq!(
             flips(&mut presence, &[(1, -1), (4, 1), (5, 1), (2, 1)]),
             [(row(1), -1), (row(2), 1), (row(4), 1), (row(5), 1)]
         );
-        assert_eq!(presence.entries.len(), 4, "three emptied entries reused");
+        assert_eq!(presence.entries.slots(), 4, "three emptied entries reused");
         assert!(presence.is_present(&row(2)) && !presence.is_present(&row(1)));
         assert!(presence.is_present(&row(4)) && presence.is_present(&row(5)));
         assert_eq!(
