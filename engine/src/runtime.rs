@@ -851,12 +851,15 @@ impl HeldFacts {
         self.index.reserve(additional, |&i| facts[i].0);
     }
 
+    /// Whether position `i` of `facts` holds `fact` (with `hash`).
+    fn holds(facts: &[(u64, Option<Fact>)], i: usize, hash: u64, fact: &Fact) -> bool {
+        facts[i].0 == hash && facts[i].1.as_ref() == Some(fact)
+    }
+
     fn contains(&self, hash: u64, fact: &Fact) -> bool {
         let facts = &self.facts;
         self.index
-            .find(hash, |&i| {
-                facts[i].0 == hash && facts[i].1.as_ref() == Some(fact)
-            })
+            .find(hash, |&i| HeldFacts::holds(facts, i, hash, fact))
             .is_some()
     }
 
@@ -865,9 +868,7 @@ impl HeldFacts {
         let facts = &mut self.facts;
         let entry = self
             .index
-            .find_entry(hash, |&i| {
-                facts[i].0 == hash && facts[i].1.as_ref() == Some(fact)
-            })
+            .find_entry(hash, |&i| HeldFacts::holds(facts, i, hash, fact))
             .ok()?;
         let (i, _) = entry.remove();
         facts[i].1.take()

@@ -43,20 +43,57 @@ fn join_changes<K: Hash + Eq + Clone, V: Hash + Eq, W>(
     mut emit: impl FnMut(&K, &V, &W, isize),
 ) {
     for ((key, value), diff) in changes.iter() {
-        for (other_value, count) in other.get(key).into_iter().flat_map(Counts::iter) {
+        for (other_value, count) in other.values(key) {
             emit(key, value, other_value, diff * count);
         }
     }
     let mut touched = Vec::with_capacity(changes.len());
     for ((key, value), diff) in changes.drain(..) {
         touched.push(key.clone());
-        apply(own, key, value, diff);
+        own.apply(key, value, diff);
     }
-    prune(own, touched.into_iter());
+    own.prune(touched.into_iter());
 }
 
 /// The current state of one side: per key, its values with their counts (never zero).
-type State<K, V> = HashMap<K, Counts<V>>;
+/// One hasher serves every key's values.
+struct State<K, V> {
+    keys: HashMap<K, Counts<V>>,
+    hasher: DefaultHashBuilder,
+}
+
+impl<K, V> Default for State<K, V> {
+    fn default() -> State<K, V> {
+        State {
+            keys: HashMap::new(),
+            hasher: DefaultHashBuilder::default(),
+        }
+    }
+}
+
+impl<K: Hash + Eq, V: Hash + Eq> State<K, V> {
+    /// Adds `diff` to `value`'s count under `key`, dropping counts that reach zero.
+    fn apply(&mut self, key: K, value: V, diff: isize) {
+        let hash = self.hasher.hash_one(&value);
+        self.keys.entry(key).or_default().add(hash, value, diff);
+    }
+}
+
+impl<K: Hash + Eq, V> State<K, V> {
+    /// Removes keys left without values.
+    fn prune(&mut self, keys: impl Iterator<Item = K>) {
+        for key in keys {
+            if self.keys.get(&key).is_some_and(Counts::is_empty) {
+                self.keys.remove(&key);
+            }
+        }
+    }
+
+    /// The values under `key` with their counts.
+    fn values(&self, key: &K) -> impl Iterator<Item = (&V, isize)> {
+        self.keys.get(key).into_iter().flat_map(Counts::iter)
+    }
+}
 
 /// One key's values with their counts (never zero), in a [`Slab`] in arrival order. A key
 /// can have many values — the antijoin of a window with a 0-ary atom (`… and not(s)`)
@@ -64,7 +101,6 @@ type State<K, V> = HashMap<K, Counts<V>>;
 /// its records arrived.
 struct Counts<V> {
     values: Slab<Counted<V>>,
-    hasher: DefaultHashBuilder,
 }
 
 struct Counted<V> {
@@ -77,18 +113,17 @@ impl<V> Default for Counts<V> {
     fn default() -> Counts<V> {
         Counts {
             values: Slab::default(),
-            hasher: DefaultHashBuilder::default(),
         }
     }
 }
 
 impl<V: Hash + Eq> Counts<V> {
-    /// Adds `diff` to `value`'s count, dropping it when the count reaches zero.
-    fn add(&mut self, value: V, diff: isize) {
+    /// Adds `diff` to `value`'s count (`hash` its hash), dropping it when the count reaches
+    /// zero.
+    fn add(&mut self, hash: u64, value: V, diff: isize) {
         if diff == 0 {
             return;
         }
-        let hash = self.hasher.hash_one(&value);
         let _ = self.values.change_or_insert(
             hash,
             value,
@@ -125,20 +160,6 @@ fn next_time<A, B>(a: &Stash<A>, b: &Stash<B>, limit: Option<u64>) -> Option<u64
         (x, y) => x.or(y)?,
     };
     limit.is_none_or(|f| next < f).then_some(next)
-}
-
-/// Adds `diff` to `value`'s count under `key`, dropping counts that reach zero.
-fn apply<K: Hash + Eq, V: Hash + Eq>(state: &mut State<K, V>, key: K, value: V, diff: isize) {
-    state.entry(key).or_default().add(value, diff);
-}
-
-/// Removes keys left without values.
-fn prune<K: Hash + Eq, V>(state: &mut State<K, V>, keys: impl Iterator<Item = K>) {
-    for key in keys {
-        if state.get(&key).is_some_and(Counts::is_empty) {
-            state.remove(&key);
-        }
-    }
 }
 
 /// A binary operator over time points: buffers both inputs (exchanged by `route1` and
@@ -205,8 +226,8 @@ where
     O: ExchangeData,
     L: FnMut(&K, &V1, &V2) -> Option<O> + 'static,
 {
-    let mut state1: State<K, V1> = HashMap::new();
-    let mut state2: State<K, V2> = HashMap::new();
+    let mut state1: State<K, V1> = State::default();
+    let mut state2: State<K, V2> = State::default();
     by_time_point(
         left,
         right,
@@ -239,7 +260,7 @@ where
     K: ExchangeData + Hash + Eq,
     V: ExchangeData + Hash + Eq,
 {
-    let mut state1: State<K, V> = HashMap::new();
+    let mut state1: State<K, V> = State::default();
     let mut present: Presence<K> = Presence::default();
     by_time_point(
         left,
@@ -255,16 +276,16 @@ where
                     out.push(((key.clone(), value.clone()), time, diff));
                 }
                 touched.push(key.clone());
-                apply(&mut state1, key, value, diff);
+                state1.apply(key, value, diff);
             }
-            prune(&mut state1, touched.into_iter());
+            state1.prune(touched.into_iter());
             // Keys of B whose presence flips: A' under them leaves or returns.
             for (key, diff) in changes2.drain(..) {
                 present.add(key, diff);
             }
             // The key arriving in B removes A' under it; leaving, returns it.
             present.flips(|key, sign| {
-                for (value, r) in state1.get(&key).into_iter().flat_map(Counts::iter) {
+                for (value, r) in state1.values(&key) {
                     out.push(((key.clone(), value.clone()), time, -sign * r));
                 }
             });

@@ -573,9 +573,7 @@ impl Translator {
             ),
             span: Some(span),
         };
-        let vars: Vec<td::Expr> = (1..=arity)
-            .map(|i| var_expr(&format!("X{i}"), span))
-            .collect();
+        let vars = object_vars(arity, span);
         let base = td::Rule {
             head: plain_atom(&name, vars.clone(), time_term("T", 0, span), span),
             body: vec![
@@ -672,9 +670,7 @@ impl Translator {
             return name.clone();
         }
         let name = self.fresh(format!("{pred}__at"));
-        let vars: Vec<td::Expr> = (1..=atom.args.len())
-            .map(|i| var_expr(&format!("X{i}"), span))
-            .collect();
+        let vars = object_vars(atom.args.len(), span);
         let mut head_args = vec![var_expr("X0", span)];
         head_args.extend(vars.iter().cloned());
         let stamp = td::Rule {
@@ -712,9 +708,7 @@ impl Translator {
 
 /// `name(X1, …, Xn, T) :- source(X1, …, Xn, T-k).` joined over every `(source, k)`.
 fn definition(name: &str, sources: &[(&str, u32)], arity: usize, span: Span) -> td::Rule {
-    let vars: Vec<td::Expr> = (1..=arity)
-        .map(|i| var_expr(&format!("X{i}"), span))
-        .collect();
+    let vars = object_vars(arity, span);
     td::Rule {
         head: plain_atom(name, vars.clone(), time_term("T", 0, span), span),
         body: sources
@@ -730,6 +724,13 @@ fn definition(name: &str, sources: &[(&str, u32)], arity: usize, span: Span) -> 
             .collect(),
         span,
     }
+}
+
+/// The variables `X1, …, Xn` of a generated definition over an n-ary predicate.
+fn object_vars(arity: usize, span: Span) -> Vec<td::Expr> {
+    (1..=arity)
+        .map(|i| var_expr(&format!("X{i}"), span))
+        .collect()
 }
 
 /// A name for the evaluation time that the rule does not use: `T`, else `Now`, `T0`, ….
