@@ -38,6 +38,8 @@ use crate::ir::{PredId, Program};
 use crate::reference::Tuple;
 use crate::value::Value;
 
+pub mod parallel;
+
 /// A fact read from a stream.
 #[derive(Clone, Debug, PartialEq)]
 pub struct InputFact {
@@ -160,7 +162,11 @@ impl SkipCounts {
     /// Adds `more` (another source's counts) to these.
     pub fn merge(&mut self, more: SkipCounts) {
         self.unknown += more.unknown;
-        for (name, (count, first)) in more.unknown_names {
+        // In the order first seen, so that the names kept are the first ones when `more`
+        // is the next stretch of the same file (see [`parallel`]).
+        let mut names: Vec<_> = more.unknown_names.into_iter().collect();
+        names.sort_by_key(|(_, (_, first))| line_of(first));
+        for (name, (count, first)) in names {
             if self.unknown_names.len() < UNKNOWN_NAMES_KEPT
                 || self.unknown_names.contains_key(&name)
             {
@@ -175,6 +181,14 @@ impl SkipCounts {
             self.first_late = more.first_late;
         }
     }
+}
+
+/// The line number of a `file:line` location (0 when there is none).
+fn line_of(location: &str) -> usize {
+    location
+        .rsplit_once(':')
+        .and_then(|(_, line)| line.parse().ok())
+        .unwrap_or(0)
 }
 
 /// Predicate names the program knows, with their object arity.
@@ -239,6 +253,8 @@ pub struct FactReader<R> {
     pending: std::collections::VecDeque<InputFact>,
     /// The latest time point seen, and its line.
     latest: Option<(u64, usize)>,
+    /// The first time point seen (by [`parallel`]: where a chunk starts in time).
+    first: Option<u64>,
     /// Input time units per time point.
     tick: u64,
     tolerance: Tolerance,
@@ -270,6 +286,7 @@ impl<R: BufRead> FactReader<R> {
             buffer: Vec::new(),
             pending: Default::default(),
             latest: None,
+            first: None,
             tick: 1,
             tolerance: Tolerance::default(),
             held: Default::default(),
@@ -465,6 +482,7 @@ impl<R: BufRead> FactReader<R> {
         if self.latest.is_none_or(|(latest, _)| time > latest) {
             self.latest = Some((time, self.line));
         }
+        self.first.get_or_insert(time);
         self.release_held(self.watermark());
         Ok(Some(time))
     }

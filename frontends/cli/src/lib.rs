@@ -18,6 +18,7 @@ use stgflow_engine::sink::{Mode, Sink};
 use stgflow_engine::stg;
 use stgflow_engine::stream::{
     FactReader, RtecShape, Schema, SkipCounts, StreamFormat, Tolerance, UNKNOWN_NAMES_KEPT,
+    parallel::{ParallelReader, Parallelism},
 };
 use stgflow_engine::{Compiled, compile_str};
 
@@ -101,6 +102,12 @@ struct RunArgs {
     /// in the joins' arrangements between compactions.
     #[arg(long, default_value_t = runtime::Options::default().batch_points, value_name = "N")]
     batch_points: u64,
+    /// Batch replay: threads that parse each input file, a block of lines at a time, ahead
+    /// of the evaluation. By default, the cores left over by the workers and the thread
+    /// that feeds them (none on 2 cores with `-w 1`). 0 reads files line by line on the
+    /// calling thread, as stdin is; so are RTEC records and `--lateness`.
+    #[arg(long, value_name = "N")]
+    parse_threads: Option<usize>,
     /// Print help.
     #[arg(long, action = clap::ArgAction::Help)]
     help: Option<bool>,
@@ -524,16 +531,38 @@ impl Context<'_> {
             } else {
                 let file = File::open(stream)
                     .map_err(|e| Failure::Message(format!("cannot open {stream}: {e}")))?;
-                sources.push(Box::new(
-                    FactReader::new(
-                        BufReader::with_capacity(1 << 16, file),
-                        stream.clone(),
-                        format,
-                        schema.clone(),
-                    )
-                    .with_tick(args.tick)
-                    .with_tolerance(args.tolerance.tolerance()),
-                ));
+                let tolerance = args.tolerance.tolerance();
+                let parallelism = Parallelism {
+                    threads: args.parse_threads.unwrap_or_else(|| {
+                        Parallelism::default()
+                            .threads
+                            .saturating_sub(args.workers + 1)
+                    }),
+                    ..Parallelism::default()
+                };
+                // A pipe or device may be a live stream: it is read line by line.
+                let regular = file.metadata().is_ok_and(|m| m.is_file());
+                if regular && parallelism.threads > 0 && ParallelReader::supports(format, tolerance)
+                {
+                    let like = FactReader::new(io::empty(), stream.clone(), format, schema.clone())
+                        .with_tick(args.tick)
+                        .with_tolerance(tolerance);
+                    let reader = ParallelReader::spawn(file, like, parallelism).map_err(|e| {
+                        Failure::Message(format!("cannot start reading {stream}: {e}"))
+                    })?;
+                    sources.push(Box::new(reader));
+                } else {
+                    sources.push(Box::new(
+                        FactReader::new(
+                            BufReader::with_capacity(1 << 16, file),
+                            stream.clone(),
+                            format,
+                            schema.clone(),
+                        )
+                        .with_tick(args.tick)
+                        .with_tolerance(tolerance),
+                    ));
+                }
             }
         }
         // A progress line on stderr for batch replay on a terminal.

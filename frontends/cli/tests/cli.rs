@@ -120,6 +120,64 @@ fn a_bad_line_keeps_the_output_of_completed_time_points() {
     assert!(stderr.contains("s.facts:4:5"), "{stderr}");
 }
 
+/// A file of several blocks parsed on 2 threads gives what it gives read line by line:
+/// the same output, then the same error for a bad line in a later block, and the same
+/// warning for skipped facts.
+#[test]
+fn parallel_parsing_of_a_file_equals_reading_it_line_by_line() {
+    let dir = tempdir();
+    let program = dir.join("p.tdl");
+    let stream = dir.join("s.facts");
+    std::fs::write(&program, "seen(X, T) :- q(X, Y, T), not q(Y, X, T).\n")
+        .unwrap_or_else(|e| panic!("{e}"));
+    // About 3 MB: several of the reader's 1 MiB blocks.
+    let mut text = String::new();
+    for t in 0..2000u32 {
+        for k in 0..10 {
+            text.push_str(&format!("q(a{k}, b{}, {t}). ", (t + k) % 7));
+            text.push_str(&format!("q(b{},a{k},{t}).\n", (t * k) % 7));
+            text.push_str(&format!("q(x{k},y,{t}).\nu(x,{t}).\n"));
+        }
+        if t == 1900 {
+            text.push_str("q(c, d 1900).\n");
+        }
+    }
+    let good = dir.join("good.facts");
+    std::fs::write(&good, text.replace("q(c, d 1900).\n", "")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&stream, &text).unwrap_or_else(|e| panic!("{e}"));
+    let run = |threads: &str, stream: &std::path::Path| {
+        stgflow()
+            .args(["run", "--mode", "changes", "--parse-threads", threads])
+            .arg(&program)
+            .arg(stream)
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    let (line_by_line, parallel) = (run("0", &stream), run("2", &stream));
+    assert_eq!(line_by_line.status.code(), Some(1));
+    assert_eq!(parallel.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&parallel.stdout);
+    assert!(
+        stdout.contains("@1899\n"),
+        "{}",
+        &stdout[stdout.len().saturating_sub(300)..]
+    );
+    assert!(!stdout.contains("@1900"));
+    assert!(line_by_line.stdout == parallel.stdout, "the outputs differ");
+    let stderr = String::from_utf8_lossy(&parallel.stderr);
+    assert!(stderr.contains("s.facts:57031:8"), "{stderr}");
+    assert_eq!(stderr, String::from_utf8_lossy(&line_by_line.stderr));
+
+    let (line_by_line, parallel) = (run("0", &good), run("2", &good));
+    assert!(parallel.status.success());
+    let stdout = String::from_utf8_lossy(&parallel.stdout);
+    assert!(stdout.contains("@1999\n"));
+    assert!(line_by_line.stdout == parallel.stdout, "the outputs differ");
+    let stderr = String::from_utf8_lossy(&parallel.stderr);
+    assert!(stderr.contains("`u`"), "{stderr}");
+    assert_eq!(stderr, String::from_utf8_lossy(&line_by_line.stderr));
+}
+
 /// Feeds stdin one time point at a time and reads each time point's output before
 /// sending the next but one.
 #[test]

@@ -1,0 +1,594 @@
+//! Batch replay with the parsing done in parallel: a [`FactSource`] over a file that reads
+//! it in blocks of whole lines and parses the blocks on a rayon pool, several at once,
+//! while the caller takes the facts of the blocks before.
+//!
+//! * A reader thread (`stgflow:read`) reads the input in blocks of about
+//!   [`Parallelism::block_bytes`], each ending at a line end, and counts their lines. For
+//!   each block it hands the caller, in order over a bounded crossbeam channel, the
+//!   receiving end of a one-shot channel, and gives the block to the pool, whose task
+//!   parses it and sends the result there. The bound is the number of blocks in flight,
+//!   so memory stays bounded however far the parsing runs ahead of the evaluation.
+//! * A block is parsed by an ordinary [`FactReader`] over its bytes, starting at its first
+//!   line (so errors name the file's line), but without knowing what the blocks before it
+//!   held: it starts with no latest time and no declared timeline. That changes nothing
+//!   unless the block's first time is behind the latest time before it, the block
+//!   declares a `#timeline` after earlier input, or the block has an error (whose message
+//!   may name an earlier line); in those cases the caller parses the block again, on its
+//!   own thread, with the state of the blocks before it. So facts, errors (file, line,
+//!   column, message) and skip counts are those of the sequential reader; tests compare
+//!   them on generated streams cut into small blocks.
+//! * Only what a line alone decides is parsed ahead: TD, CSV and Laser streams with no
+//!   lateness ([`ParallelReader::supports`]). RTEC intervals and late facts are held back
+//!   across lines by the reader, so those streams use the sequential [`FactReader`].
+//! * The reader thread is not joined when the source is dropped early: it may be waiting
+//!   on input that never ends. It stops at its next block, when it finds the channel
+//!   closed.
+
+use std::io::{self, Read};
+use std::sync::Arc;
+
+use crossbeam_channel::{Receiver, Sender, bounded};
+
+use super::{FactReader, InputFact, SkipCounts, StreamError, StreamFormat, Tolerance};
+use crate::drive::FactSource;
+
+/// How a [`ParallelReader`] splits its work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Parallelism {
+    /// Threads in the parsing pool.
+    pub threads: usize,
+    /// Bytes per block (each block is extended to its line's end).
+    pub block_bytes: usize,
+}
+
+impl Default for Parallelism {
+    fn default() -> Parallelism {
+        Parallelism {
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            block_bytes: 1 << 20,
+        }
+    }
+}
+
+/// The part of a reader's state that carries from one block to the next.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Carried {
+    /// The latest time point seen, and its line.
+    latest: Option<(u64, usize)>,
+    /// A Laser stream's declared timeline.
+    timeline: Option<(u64, u64)>,
+}
+
+/// A parsed block.
+struct Chunk {
+    bytes: Vec<u8>,
+    /// Lines before the block.
+    lines_before: usize,
+    facts: Vec<InputFact>,
+    error: Option<Box<StreamError>>,
+    /// The block's first time point.
+    first: Option<u64>,
+    /// The state at the block's end, as parsed on its own.
+    end: Carried,
+    skipped: SkipCounts,
+}
+
+enum Block {
+    Parsed(Receiver<Chunk>),
+    /// The input could not be read.
+    Failed(Box<StreamError>),
+}
+
+/// Reads one file's facts in order, parsing blocks of it on a rayon pool (see the module
+/// docs).
+pub struct ParallelReader {
+    /// A reader over no input with the settings every block's reader copies.
+    like: Arc<FactReader<io::Empty>>,
+    blocks: Receiver<Block>,
+    facts: std::vec::IntoIter<InputFact>,
+    error: Option<Box<StreamError>>,
+    done: bool,
+    carried: Carried,
+    skipped: SkipCounts,
+}
+
+impl std::fmt::Debug for ParallelReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ParallelReader")
+            .field("name", &self.like.name)
+            .finish()
+    }
+}
+
+impl ParallelReader {
+    /// Whether a stream read as `format` under `tolerance` can be parsed in parallel.
+    pub fn supports(format: StreamFormat, tolerance: Tolerance) -> bool {
+        format != StreamFormat::Rtec && tolerance.lateness == 0
+    }
+
+    /// Starts reading `input` as `like` would (its name, format, schema, tick and
+    /// tolerance; see [`ParallelReader::supports`]).
+    pub fn spawn<R: Read + Send + 'static>(
+        input: R,
+        like: FactReader<io::Empty>,
+        parallelism: Parallelism,
+    ) -> io::Result<ParallelReader> {
+        let threads = parallelism.threads.max(1);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("stgflow:parse-{i}"))
+            .build()
+            .map_err(io::Error::other)?;
+        let like = Arc::new(like);
+        // Blocks in flight: each thread's, the next each would take, and the caller's.
+        let (sender, blocks) = bounded(2 * threads + 1);
+        let reader = Reader {
+            input,
+            like: like.clone(),
+            pool,
+            block_bytes: parallelism.block_bytes.max(1),
+            out: sender,
+        };
+        std::thread::Builder::new()
+            .name("stgflow:read".to_owned())
+            .spawn(move || reader.run())?;
+        Ok(ParallelReader {
+            like,
+            blocks,
+            facts: Vec::new().into_iter(),
+            error: None,
+            done: false,
+            carried: Carried::default(),
+            skipped: SkipCounts::default(),
+        })
+    }
+
+    /// Takes a parsed block in: parses it again with the state before it where parsing
+    /// it on its own may have read it differently (see the module docs).
+    fn take(&mut self, chunk: Chunk) {
+        let Chunk {
+            bytes,
+            lines_before,
+            mut facts,
+            mut error,
+            first,
+            mut end,
+            mut skipped,
+        } = chunk;
+        let before = self.carried;
+        let behind = first
+            .zip(before.latest)
+            .is_some_and(|(first, (latest, _))| first < latest);
+        let fresh = before == Carried::default();
+        if !fresh && (error.is_some() || behind || end.timeline.is_some()) {
+            (facts, error, end, skipped) = {
+                let mut reader = block_reader(&self.like, &bytes, lines_before, before);
+                let (facts, error) = read_all(&mut reader);
+                let end = Carried {
+                    latest: reader.latest,
+                    timeline: reader.timeline,
+                };
+                (facts, error, end, reader.skipped)
+            };
+            self.carried = end;
+        } else {
+            // The block on its own saw the same times; a latest time it shares with the
+            // blocks before was first seen before it.
+            if let Some((time, line)) = end.latest {
+                if before.latest.is_none_or(|(latest, _)| time > latest) {
+                    self.carried.latest = Some((time, line));
+                }
+            }
+            if end.timeline.is_some() {
+                self.carried.timeline = end.timeline;
+            }
+        }
+        self.skipped.merge(skipped);
+        self.facts = facts.into_iter();
+        self.error = error;
+    }
+}
+
+impl FactSource for ParallelReader {
+    fn next_fact(&mut self) -> Result<Option<InputFact>, Box<StreamError>> {
+        loop {
+            if let Some(fact) = self.facts.next() {
+                return Ok(Some(fact));
+            }
+            if let Some(error) = self.error.take() {
+                self.done = true;
+                return Err(error);
+            }
+            if self.done {
+                return Ok(None);
+            }
+            match self.blocks.recv() {
+                Ok(Block::Parsed(chunk)) => match chunk.recv() {
+                    Ok(chunk) => self.take(chunk),
+                    Err(_) => {
+                        self.done = true;
+                        return Err(failure(&self.like, "a parsing thread failed".to_owned()));
+                    }
+                },
+                Ok(Block::Failed(error)) => self.error = Some(error),
+                Err(_) => self.done = true,
+            }
+        }
+    }
+
+    fn skipped(&self) -> SkipCounts {
+        self.skipped.clone()
+    }
+
+    fn declared_timeline(&self) -> Option<(u64, u64)> {
+        self.carried.timeline
+    }
+}
+
+/// The reader thread's side.
+struct Reader<R> {
+    input: R,
+    like: Arc<FactReader<io::Empty>>,
+    pool: rayon::ThreadPool,
+    block_bytes: usize,
+    out: Sender<Block>,
+}
+
+impl<R: Read> Reader<R> {
+    fn run(mut self) {
+        let mut carry: Vec<u8> = Vec::new();
+        let mut lines_before = 0;
+        loop {
+            let mut bytes = std::mem::take(&mut carry);
+            let wanted = self.block_bytes;
+            let (at_end, failed) = match (&mut self.input)
+                .take(wanted as u64)
+                .read_to_end(&mut bytes)
+            {
+                Ok(read) => (read < wanted, None),
+                // What was read before the failure is in `bytes`: its whole lines go first.
+                Err(e) => (false, Some(e)),
+            };
+            if !at_end {
+                // Cut after the last line end; a block without one waits for more.
+                match bytes.iter().rposition(|&b| b == b'\n') {
+                    Some(last) => carry = bytes.split_off(last + 1),
+                    None if failed.is_none() => {
+                        carry = bytes;
+                        continue;
+                    }
+                    None => bytes.clear(),
+                }
+            }
+            if !bytes.is_empty() {
+                let lines = bytes.iter().filter(|&&b| b == b'\n').count();
+                let (sender, receiver) = bounded(1);
+                if self.out.send(Block::Parsed(receiver)).is_err() {
+                    // The caller is gone.
+                    return;
+                }
+                let like = self.like.clone();
+                self.pool.spawn(move || {
+                    let _ = sender.send(parse(&like, bytes, lines_before));
+                });
+                lines_before += lines;
+            }
+            if let Some(e) = failed {
+                let mut error = failure(&self.like, format!("cannot read input: {e}"));
+                error.line = lines_before + 1;
+                let _ = self.out.send(Block::Failed(error));
+                return;
+            }
+            if at_end {
+                return;
+            }
+        }
+    }
+}
+
+/// Parses a block on its own.
+fn parse(like: &FactReader<io::Empty>, bytes: Vec<u8>, lines_before: usize) -> Chunk {
+    let mut reader = block_reader(like, &bytes, lines_before, Carried::default());
+    let (facts, error) = read_all(&mut reader);
+    let (first, skipped) = (reader.first, std::mem::take(&mut reader.skipped));
+    let end = Carried {
+        latest: reader.latest,
+        timeline: reader.timeline,
+    };
+    Chunk {
+        bytes,
+        lines_before,
+        facts,
+        error,
+        first,
+        end,
+        skipped,
+    }
+}
+
+/// A reader of `bytes`, which start after line `lines_before`, with `like`'s settings and
+/// the state `carried`.
+fn block_reader<'b>(
+    like: &FactReader<io::Empty>,
+    bytes: &'b [u8],
+    lines_before: usize,
+    carried: Carried,
+) -> FactReader<&'b [u8]> {
+    let mut reader = FactReader::new(bytes, like.name.clone(), like.format, like.schema.clone())
+        .with_tick(like.tick)
+        .with_tolerance(like.tolerance);
+    reader.line = lines_before;
+    reader.latest = carried.latest;
+    reader.timeline = carried.timeline;
+    reader
+}
+
+/// Every fact up to the end or the first error.
+fn read_all(reader: &mut FactReader<&[u8]>) -> (Vec<InputFact>, Option<Box<StreamError>>) {
+    let mut facts = Vec::new();
+    loop {
+        match reader.next_fact() {
+            Ok(Some(fact)) => facts.push(fact),
+            Ok(None) => return (facts, None),
+            Err(error) => return (facts, Some(error)),
+        }
+    }
+}
+
+/// An input failure (E103) in `like`'s file.
+fn failure(like: &FactReader<io::Empty>, message: String) -> Box<StreamError> {
+    Box::new(StreamError {
+        code: "E103",
+        file: like.name.clone(),
+        line: like.line + 1,
+        column: 1,
+        message,
+        text: String::new(),
+        help: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::compile_str;
+    use crate::stream::Schema;
+
+    /// What a source hands out: its facts, the error that ended it, its skip counts and
+    /// its declared timeline.
+    type Drained = (
+        Vec<InputFact>,
+        Option<Box<StreamError>>,
+        SkipCounts,
+        Option<(u64, u64)>,
+    );
+
+    fn drain(source: &mut dyn FactSource) -> Drained {
+        let mut facts = Vec::new();
+        let error = loop {
+            match source.next_fact() {
+                Ok(Some(fact)) => facts.push(fact),
+                Ok(None) => break None,
+                Err(error) => break Some(error),
+            }
+        };
+        (facts, error, source.skipped(), source.declared_timeline())
+    }
+
+    fn like(format: StreamFormat, tolerance: Tolerance) -> FactReader<io::Empty> {
+        let compiled = compile_str("p.tdl", "q(X, Y, T) :- p(X, Y, T). r(T) :- s(T).");
+        FactReader::new(io::empty(), "in", format, Schema::new(&compiled.program))
+            .with_tolerance(tolerance)
+    }
+
+    fn both(text: &str, format: StreamFormat, tolerance: Tolerance, parallelism: Parallelism) {
+        let template = like(format, tolerance);
+        let mut sequential =
+            FactReader::new(text.as_bytes(), "in", format, template.schema.clone())
+                .with_tolerance(tolerance);
+        let expected = drain(&mut sequential);
+        let mut parallel = ParallelReader::spawn(
+            io::Cursor::new(text.as_bytes().to_vec()),
+            template,
+            parallelism,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let got = drain(&mut parallel);
+        assert_eq!(got, expected, "{format:?} {parallelism:?}:\n{text}");
+    }
+
+    /// A TD line: mostly ordered facts, sometimes spaces, several facts, comments,
+    /// unknown predicates, wrong arities, a time behind, or a malformed line.
+    fn td_line(time: u64) -> impl Strategy<Value = String> {
+        let back = time.saturating_sub(2);
+        prop_oneof![
+            6 => (0..3u8, 0..3u8).prop_map(move |(a, b)| format!("p(c{a},{b},{time}).")),
+            2 => Just(format!("s({time}).")),
+            1 => Just(format!("p( a , 1 , {time} ).  q(b, \"x y\", {time}). % two")),
+            1 => Just("% a comment".to_owned()),
+            1 => Just(String::new()),
+            1 => (0..20u8).prop_map(move |k| format!("u{k}(a,{time}).")),
+            1 => Just(format!("p(a,{time}).")),
+            1 => Just(format!("p(a,b,{back}).")),
+            1 => Just("p(a,,3).".to_owned()),
+        ]
+    }
+
+    fn laser_line(time: u64) -> impl Strategy<Value = String> {
+        let back = time.saturating_sub(2);
+        prop_oneof![
+            6 => proptest::collection::vec(0..4u8, 0..4).prop_map(move |atoms| {
+                let atoms: Vec<String> = atoms
+                    .iter()
+                    .map(|a| match a {
+                        0 => "s".to_owned(),
+                        1 => format!("p(a,{a})"),
+                        2 => "u(1)".to_owned(),
+                        _ => "p(b,c)".to_owned(),
+                    })
+                    .collect();
+                format!("{time}: {}", atoms.join(" "))
+            }),
+            1 => Just("# a comment".to_owned()),
+            1 => Just(format!("#timeline 0 {}", time + 5)),
+            1 => Just(format!("{back}: s")),
+            1 => Just(format!("{time}: p(a")),
+        ]
+    }
+
+    fn csv_line(time: u64) -> impl Strategy<Value = String> {
+        prop_oneof![
+            6 => (0..3u8).prop_map(move |a| format!("{time},p,c{a},\"q, {a}\"")),
+            1 => Just("time,pred,arg".to_owned()),
+            1 => Just(format!("{time},u,1")),
+            1 => Just(format!("{},s", time.saturating_sub(2))),
+            1 => Just(format!("{time},p,\"open")),
+        ]
+    }
+
+    /// Lines at times that mostly stay or move on by one.
+    fn stream(line: fn(u64) -> BoxedStrategy<String>) -> impl Strategy<Value = String> {
+        proptest::collection::vec((0..3u64, any::<u64>()), 0..40).prop_flat_map(move |steps| {
+            let mut time = 0;
+            let lines: Vec<BoxedStrategy<String>> = steps
+                .iter()
+                .map(|(step, _)| {
+                    time += u64::from(*step == 2);
+                    line(time)
+                })
+                .collect();
+            lines.prop_map(|lines| {
+                let mut text = lines.join("\n");
+                text.push('\n');
+                text
+            })
+        })
+    }
+
+    fn parallelism() -> impl Strategy<Value = Parallelism> {
+        (1..4usize, 1..80usize).prop_map(|(threads, block_bytes)| Parallelism {
+            threads,
+            block_bytes,
+        })
+    }
+
+    fn tolerance() -> impl Strategy<Value = Tolerance> {
+        (any::<bool>(), any::<bool>()).prop_map(|(skip_late, strict)| Tolerance {
+            lateness: 0,
+            skip_late,
+            strict,
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        /// Cut into blocks of a few bytes and parsed on 1–3 threads, a stream reads as
+        /// the sequential reader reads it: the same facts, the same error (file, line,
+        /// column, message), the same skip counts and timeline.
+        #[test]
+        fn parallel_reading_equals_sequential_reading(
+            td in stream(|t| td_line(t).boxed()),
+            laser in stream(|t| laser_line(t).boxed()),
+            csv in stream(|t| csv_line(t).boxed()),
+            parallelism in parallelism(),
+            tolerance in tolerance(),
+        ) {
+            both(&td, StreamFormat::Td, tolerance, parallelism);
+            both(&laser, StreamFormat::Laser, tolerance, parallelism);
+            both(&csv, StreamFormat::Csv, tolerance, parallelism);
+        }
+    }
+
+    #[test]
+    fn a_block_behind_the_one_before_is_the_sequential_error() {
+        // Block 2 starts behind block 1's latest time: on its own it reads fine.
+        let text = "p(a,1,5).\np(a,1,3).\n";
+        let template = like(StreamFormat::Td, Tolerance::default());
+        let parallelism = Parallelism {
+            threads: 2,
+            block_bytes: 4,
+        };
+        let mut reader = ParallelReader::spawn(
+            io::Cursor::new(text.as_bytes().to_vec()),
+            template,
+            parallelism,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let (facts, error, _, _) = drain(&mut reader);
+        assert_eq!(facts.len(), 1);
+        let error = error.unwrap_or_else(|| panic!("no error"));
+        assert_eq!((error.code, error.line), ("E102", 2));
+        assert!(error.message.contains("(line 1)"), "{}", error.message);
+        both(text, StreamFormat::Td, Tolerance::default(), parallelism);
+    }
+
+    /// The unknown predicate names kept are the first ones in the file, whichever block
+    /// they were parsed in.
+    #[test]
+    fn the_unknown_names_kept_are_the_first_in_the_file() {
+        let text: String = (0..40).map(|k| format!("u{k}(a,1).\n")).collect();
+        for (threads, block_bytes) in [(1, 25), (3, 25), (2, 120), (2, 200)] {
+            let parallelism = Parallelism {
+                threads,
+                block_bytes,
+            };
+            both(&text, StreamFormat::Td, Tolerance::default(), parallelism);
+        }
+    }
+
+    #[test]
+    fn a_file_without_a_final_line_end_and_lines_longer_than_a_block() {
+        let long: String = (0..50).map(|i| format!("p(a,{i},2). ")).collect();
+        let text = format!("p(a,1,1).\n{long}\np(b,1,3).");
+        for block_bytes in [1, 7, 64, 1 << 20] {
+            let parallelism = Parallelism {
+                threads: 2,
+                block_bytes,
+            };
+            both(&text, StreamFormat::Td, Tolerance::default(), parallelism);
+        }
+        let template = like(StreamFormat::Td, Tolerance::default());
+        let mut reader = ParallelReader::spawn(
+            io::Cursor::new(text.into_bytes()),
+            template,
+            Parallelism {
+                threads: 2,
+                block_bytes: 5,
+            },
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let (facts, error, _, _) = drain(&mut reader);
+        assert_eq!((facts.len(), error), (52, None));
+    }
+
+    /// An input that fails to read part-way: the facts before, then the error.
+    #[test]
+    fn a_read_failure_ends_the_stream_with_an_error_after_the_facts_before() {
+        struct Failing(io::Cursor<Vec<u8>>);
+        impl Read for Failing {
+            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                match self.0.read(buf)? {
+                    0 => Err(io::Error::other("disk on fire")),
+                    n => Ok(n),
+                }
+            }
+        }
+        let text = "p(a,1,1).\np(a,1,2).\n".as_bytes().to_vec();
+        let template = like(StreamFormat::Td, Tolerance::default());
+        let parallelism = Parallelism {
+            threads: 1,
+            block_bytes: 10,
+        };
+        let mut reader =
+            ParallelReader::spawn(Failing(io::Cursor::new(text)), template, parallelism)
+                .unwrap_or_else(|e| panic!("{e}"));
+        let (facts, error, _, _) = drain(&mut reader);
+        assert_eq!(facts.len(), 2);
+        let error = error.unwrap_or_else(|| panic!("no error"));
+        assert_eq!((error.code, error.line), ("E103", 3));
+        assert!(error.message.contains("disk on fire"));
+    }
+}
