@@ -9,6 +9,10 @@
 //!   `q(X, T) :- p(X, T-i)`, i = 0..d) or ⊞d□ p (one rule `q(X, T) :- p(X, T), …,
 //!   p(X, T-d)`): lowered to an O(1)-per-change delay operator (DESIGN §4) instead of d+1
 //!   delayed copies or a (d+1)-way join.
+//!   A window read only by one rule `q(X…, T) :- w(X…, T), not g(T-k)` (its own arguments
+//!   in order, g without arguments), and not printed, is fused with that rule into a
+//!   **gated window** for q: one operator and one count table, where the window, the
+//!   antijoin and q's 0/1 closure took three (LARS's `… and not(s)`).
 //! * **Dataflow** — rules with no recursion through time: rendered as joins, antijoins,
 //!   maps and filters over differential collections; `iterate` when the component recurses
 //!   at offset 0.
@@ -55,6 +59,16 @@ pub enum Component {
         pred: PredId,
         source: PredId,
         window: Window,
+    },
+    /// `pred(X…, T) :- window(X…, T), not gate(T-gate_offset)` where `window` is the
+    /// window over `source` that nothing else reads (see the module docs).
+    GatedWindow {
+        pred: PredId,
+        window_pred: PredId,
+        source: PredId,
+        window: Window,
+        gate: PredId,
+        gate_offset: u32,
     },
     Dataflow {
         preds: Vec<PredId>,
@@ -112,7 +126,89 @@ pub fn plan(program: &Program, analysis: &Analysis, lower_windows: bool) -> Plan
             recursive,
         });
     }
+    if lower_windows {
+        fuse_gates(program, &mut components);
+    }
     Plan { components }
+}
+
+/// Fuses each window that only the rule `q(X…, T) :- w(X…, T), not g(T-k)` reads, and
+/// that is not printed, with that rule (see [`Component::GatedWindow`]). The fused
+/// component takes the rule's place, after g's.
+fn fuse_gates(program: &Program, components: &mut Vec<Component>) {
+    let outputs = program.output_predicates();
+    let mut readers = vec![0usize; program.predicates.len()];
+    for literal in program.rules.iter().flat_map(|r| &r.body) {
+        if let Some(atom) = literal.atom() {
+            readers[atom.pred] += 1;
+        }
+    }
+    let mut i = 0;
+    while i < components.len() {
+        let Component::Dataflow {
+            preds,
+            rules,
+            recursive: false,
+        } = &components[i]
+        else {
+            i += 1;
+            continue;
+        };
+        let ([pred], [rule]) = (preds.as_slice(), rules.as_slice()) else {
+            i += 1;
+            continue;
+        };
+        let Some((window_pred, gate, gate_offset)) = gate_shape(&program.rules[*rule]) else {
+            i += 1;
+            continue;
+        };
+        let window_at = components[..i]
+            .iter()
+            .position(|c| matches!(c, Component::Window { pred: w, .. } if *w == window_pred));
+        let fusable = readers[window_pred] == 1
+            && !outputs.contains(&window_pred)
+            && gate != window_pred
+            && gate != *pred;
+        let (Some(window_at), true) = (window_at, fusable) else {
+            i += 1;
+            continue;
+        };
+        let Component::Window { source, window, .. } = components[window_at] else {
+            unreachable!("found as a window above")
+        };
+        components[i] = Component::GatedWindow {
+            pred: *pred,
+            window_pred,
+            source,
+            window,
+            gate,
+            gate_offset,
+        };
+        components.remove(window_at);
+    }
+}
+
+/// `q(X…, T) :- w(X…, T), not g(T-k)` (either order, the X… distinct variables, g without
+/// arguments): (w, g, k).
+fn gate_shape(rule: &Rule) -> Option<(PredId, PredId, u32)> {
+    let head = &rule.head.args;
+    let mut seen = HashSet::new();
+    if !head
+        .iter()
+        .all(|t| matches!(t, Term::Var(v) if seen.insert(*v)))
+    {
+        return None;
+    }
+    let (window, gate) = match rule.body.as_slice() {
+        [Literal::Positive(w), Literal::Negative(g)]
+        | [Literal::Negative(g), Literal::Positive(w)] => (w, g),
+        _ => return None,
+    };
+    (window.offset == 0
+        && window.args == *head
+        && gate.args.is_empty()
+        && window.pred != rule.head.pred)
+        .then_some((window.pred, gate.pred, gate.offset))
 }
 
 /// Rules another rule makes redundant (the MIN DATALOG step, syntactically): same head
@@ -415,5 +511,62 @@ mod tests {
             plan.components.as_slice(),
             [Component::Dataflow { .. }]
         ));
+    }
+
+    /// A window that only `q(X…) :- w(X…), not g` reads, and that is not printed, is fused
+    /// with that rule; read twice, or printed, it is not.
+    #[test]
+    fn a_window_read_only_under_a_gate_is_fused_with_it() {
+        let window = "w(A, B, T) :- p(A, B, T).\nw(A, B, T) :- p(A, B, T-1).\n";
+        let (program, plan) = plan_of(&format!(
+            "{window}s(T) :- g(T).\nq(A, B, T) :- not s(T-1), w(A, B, T).\n#output q.\n"
+        ));
+        let id = |name: &str| program.predicates.iter().position(|p| p.name == name);
+        let fused: Vec<_> = plan
+            .components
+            .iter()
+            .filter_map(|c| match c {
+                Component::GatedWindow {
+                    pred,
+                    window_pred,
+                    source,
+                    window,
+                    gate,
+                    gate_offset,
+                } => Some((
+                    Some(*pred),
+                    Some(*window_pred),
+                    Some(*source),
+                    *window,
+                    Some(*gate),
+                    *gate_offset,
+                )),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            fused,
+            [(id("q"), id("w"), id("p"), Window::Diamond(1), id("s"), 1)]
+        );
+        // The gate's own component comes first.
+        assert!(matches!(
+            plan.components.last(),
+            Some(Component::GatedWindow { .. })
+        ));
+        for other in [
+            "q(A, B, T) :- w(A, B, T), not s(T).\nr(A, T) :- w(A, A, T).\n#output q, r.\n",
+            "q(A, B, T) :- w(A, B, T), not s(T).\n#output q, w.\n",
+            "q(B, A, T) :- w(A, B, T), not s(T).\n#output q.\n",
+            "q(A, B, T) :- w(A, B, T), not s(A, T).\n#output q.\n",
+        ] {
+            let (_, plan) = plan_of(&format!("{window}{other}"));
+            assert!(
+                !plan
+                    .components
+                    .iter()
+                    .any(|c| matches!(c, Component::GatedWindow { .. })),
+                "{other}"
+            );
+        }
     }
 }

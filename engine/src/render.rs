@@ -198,6 +198,34 @@ pub fn render<'s>(
                     window::lower(source.enter_region(region), own, *window).leave_region(scope)
                 }));
             }
+            Component::GatedWindow {
+                pred,
+                window_pred,
+                source,
+                window,
+                gate,
+                gate_offset,
+            } => {
+                let source = holds[*source].clone().unwrap_or_else(empty);
+                let gate = holds[*gate].clone().unwrap_or_else(empty);
+                let k = u64::from(*gate_offset);
+                let gate = if k > 0 {
+                    gate.delay(move |t| t + k)
+                } else {
+                    gate
+                };
+                let (window_own, own) = (inputs[*window_pred].clone(), inputs[*pred].clone());
+                holds[*pred] = Some(scope.region_named("GatedWindow", |region| {
+                    window::gated(
+                        source.enter_region(region),
+                        window_own.map(|c| c.enter_region(region)),
+                        own.map(|c| c.enter_region(region)),
+                        gate.enter_region(region),
+                        *window,
+                    )
+                    .leave_region(scope)
+                }));
+            }
             Component::Dataflow {
                 preds,
                 rules,
@@ -312,6 +340,10 @@ fn read_by_components(program: &Program, plan: &Plan) -> Vec<bool> {
     for component in &plan.components {
         match component {
             Component::Window { source, .. } => read[*source] = true,
+            Component::GatedWindow { source, gate, .. } => {
+                read[*source] = true;
+                read[*gate] = true;
+            }
             Component::Dataflow { rules, .. } => {
                 for literal in rules.iter().flat_map(|&r| &program.rules[r].body) {
                     if let Some(atom) = literal.atom() {

@@ -13,10 +13,27 @@
 //!   [`super::zero_one`], which counts over totally ordered time points and keeps only
 //!   positive counts.
 //!
+//! * Input facts of the window's own predicate are counted in the same table, each d + 1
+//!   times under □ ([`own_weight`]): more than a □ count can dip below zero.
+//! * A **gated window** ([`gated`]) is a window fused with the one rule that reads it,
+//!   `q(X…) :- w(X…), not g`: one table for the window and the antijoin, and q's 0/1
+//!   closure in the same operator.
+//!
 //! Both clip at the start of the timeline as the literal rules do: time points before the
 //! first one hold nothing.
 
-use super::Coll;
+use std::collections::BTreeMap;
+
+use differential_dataflow::consolidation::consolidate_updates;
+use differential_dataflow::{AsCollection, Hashable};
+use timely::container::CapacityContainerBuilder;
+use timely::dataflow::channels::pact::{Exchange, Pipeline};
+use timely::dataflow::operators::Concat;
+use timely::dataflow::operators::generic::Operator;
+use timely::dataflow::operators::vec::{Broadcast, Map};
+
+use super::zero_one::{Presence, Stash, send_at};
+use super::{Coll, Row};
 use crate::plan::Window;
 
 /// When a change of the windowed predicate takes effect in the window: ♢ delays the
@@ -37,5 +54,186 @@ pub fn lower<'s>(
     own: Option<Coll<'s, u64>>,
     window: Window,
 ) -> Coll<'s, u64> {
-    super::zero_one::zero_one_by(source, own, retime(window))
+    super::zero_one::zero_one_by(source, own, own_weight(window), retime(window))
+}
+
+/// How many times a fact of the window's own predicate counts in the window's table: more
+/// than the window's count can dip below zero. A ♢ count never does. A □ count at t is −1
+/// for each interval of the source (0/1, so separated by gaps) that started after t − d
+/// and ended by t — at most ⌈d/2⌉ of them — and +1 for the one interval, if any, that
+/// covers [t − d, t]; so an own fact counts d + 1 times.
+fn own_weight(window: Window) -> isize {
+    match window {
+        Window::Diamond(_) => 1,
+        Window::Box(d) => isize::try_from(d).map_or(isize::MAX / 4, |d| d + 1),
+    }
+}
+
+/// Where a record of [`gated`]'s input comes from.
+const FROM_SOURCE: u8 = 0;
+const FROM_WINDOW_OWN: u8 = 1;
+const FROM_OWN: u8 = 2;
+
+/// [`crate::plan::Component::GatedWindow`], `q(X…) :- w(X…), not g` with w the window
+/// over `source`, in one operator, where the window, the antijoin and q's 0/1 closure took
+/// three: q holds x at t when w does and g does not, or when x is one of q's own input
+/// facts (`own`). `window_own` are w's own input facts (counted in with the window, see
+/// [`own_weight`]), `gate` g's 0/1 collection (already delayed by the rule's offset).
+///
+/// The window's count table ([`Presence`]) is the big one; q's own facts have their own
+/// (mostly empty) table; g, which has no arguments, is one count, broadcast to every
+/// worker. A time point is taken in steps, each over the others' state as it is: the
+/// gate (where it flips, every windowed record not also q's own flips: the antijoin's
+/// cost), the window, q's own facts. Where more than the window changed, the time point's
+/// output is consolidated (a record may flip in two steps, and back).
+pub fn gated<'s>(
+    source: Coll<'s, u64>,
+    window_own: Option<Coll<'s, u64>>,
+    own: Option<Coll<'s, u64>>,
+    gate: Coll<'s, u64>,
+    window: Window,
+) -> Coll<'s, u64> {
+    let retime = retime(window);
+    let tag = |from: u8| move |(row, time, diff): (Row, u64, isize)| ((from, row), time, diff);
+    let mut tagged = source.inner.map(tag(FROM_SOURCE));
+    if let Some(window_own) = window_own {
+        tagged = tagged.concat(window_own.inner.map(tag(FROM_WINDOW_OWN)));
+    }
+    if let Some(own) = own {
+        tagged = tagged.concat(own.inner.map(tag(FROM_OWN)));
+    }
+    let gate = gate.inner.broadcast();
+    let window_own_weight = own_weight(window);
+    let mut stash: Stash<(u8, Row)> = Stash::default();
+    let mut gate_changes: BTreeMap<u64, isize> = BTreeMap::new();
+    let mut gate_count: isize = 0;
+    let mut tables = Tables::default();
+    let mut out: Vec<(Row, u64, isize)> = Vec::new();
+    type Tagged = ((u8, Row), u64, isize);
+    tagged
+        .binary_frontier::<_, CapacityContainerBuilder<Vec<(Row, u64, isize)>>, _, _, _, _>(
+            gate,
+            Exchange::new(|((_, row), _, _): &Tagged| row.hashed()),
+            Pipeline,
+            "GatedWindow",
+            move |capability, _info| {
+                let mut capability = Some(capability);
+                move |(input, frontier), (gate, gate_frontier), output| {
+                    input.for_each(|_, data| {
+                        for ((from, _), time, diff) in data.iter_mut() {
+                            match *from {
+                                FROM_SOURCE => *time = retime(*time, *diff),
+                                FROM_WINDOW_OWN => *diff *= window_own_weight,
+                                _ => {}
+                            }
+                        }
+                        stash.add(data, &|time, _| time);
+                    });
+                    gate.for_each(|_, data| {
+                        for (_, time, diff) in data.drain(..) {
+                            *gate_changes.entry(time).or_default() += diff;
+                        }
+                    });
+                    let limit = super::limit(frontier, gate_frontier);
+                    loop {
+                        let next = match (stash.first_time(), gate_changes.keys().next()) {
+                            (Some(a), Some(&b)) => a.min(b),
+                            (a, b) => match a.or(b.copied()) {
+                                Some(t) => t,
+                                None => break,
+                            },
+                        };
+                        if limit.is_some_and(|f| next >= f) {
+                            break;
+                        }
+                        let Some(cap) = capability.as_ref() else {
+                            break;
+                        };
+                        let gated_before = gate_count > 0;
+                        gate_count += gate_changes.remove(&next).unwrap_or(0);
+                        let mut updates = stash.take(next);
+                        let mixed =
+                            tables.step(next, gated_before, gate_count > 0, &mut updates, &mut out);
+                        stash.give_back(updates);
+                        if mixed {
+                            consolidate_updates(&mut out);
+                        }
+                        send_at(output, cap, next, &mut out);
+                    }
+                    super::follow_frontier(&mut capability, limit);
+                }
+            },
+        )
+        .as_collection()
+}
+
+/// [`gated`]'s count tables.
+#[derive(Default)]
+struct Tables {
+    /// The window over the source, with w's own facts counted in ([`own_weight`]).
+    windowed: Presence<Row>,
+    /// q's own input facts.
+    own: Presence<Row>,
+    /// A time point's changes of q's own facts, set aside while the window's go in.
+    own_updates: Vec<(Row, isize)>,
+}
+
+/// Whether `table` holds `record`, without hashing when it is empty.
+fn holds(table: &Presence<Row>, record: &Row) -> bool {
+    !table.is_empty() && table.is_present(record)
+}
+
+impl Tables {
+    /// Takes time point `time` in, the gate going from `gated_before` to `gated`: pushes
+    /// q's flips to `out`; returns whether they may need consolidating.
+    fn step(
+        &mut self,
+        time: u64,
+        gated_before: bool,
+        gated: bool,
+        updates: &mut Vec<((u8, Row), isize)>,
+        out: &mut Vec<(Row, u64, isize)>,
+    ) -> bool {
+        let Tables {
+            windowed,
+            own,
+            own_updates,
+        } = self;
+        // The gate, over everything as it was.
+        if gated != gated_before {
+            let sign = if gated { -1 } else { 1 };
+            for record in windowed.present() {
+                if !holds(own, record) {
+                    out.push((record.clone(), time, sign));
+                }
+            }
+        }
+        for ((from, row), diff) in updates.drain(..) {
+            if from == FROM_OWN {
+                own_updates.push((row, diff));
+            } else {
+                windowed.add(row, diff);
+            }
+        }
+        let shown = |w: bool, o: bool| (w && !gated) || o;
+        // The window, over q's own facts as they were.
+        windowed.flips(|record, sign| {
+            let o = holds(own, &record);
+            if shown(sign < 0, o) != shown(sign > 0, o) {
+                out.push((record, time, sign));
+            }
+        });
+        let mixed = gated != gated_before || !own_updates.is_empty();
+        // q's own facts, over the window as it is.
+        for (row, diff) in own_updates.drain(..) {
+            own.add(row, diff);
+        }
+        own.flips(|record, sign| {
+            let w = holds(windowed, &record);
+            if shown(w, sign < 0) != shown(w, sign > 0) {
+                out.push((record, time, sign));
+            }
+        });
+        mixed
+    }
 }

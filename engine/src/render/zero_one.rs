@@ -33,15 +33,18 @@ pub fn zero_one<'s, D>(
 where
     D: ExchangeData + Hash + Eq,
 {
-    zero_one_by(collection, None, |time, _| time)
+    zero_one_by(collection, None, 1, |time, _| time)
 }
 
 /// The 0/1 version of `collection`, with each change moved to `retime(time, diff)` (not
 /// earlier than `time`) first, united with `own` as it is: a window's delay and its
 /// closure in one operator (`own` holds the input facts of the window's own predicate).
+/// `own`'s changes count `own_weight` times: more than `collection`'s retimed count can
+/// dip below zero, so that an own fact holds wherever it holds.
 pub fn zero_one_by<'s, D>(
     collection: VecCollection<'s, u64, D, isize>,
     own: Option<VecCollection<'s, u64, D, isize>>,
+    own_weight: isize,
     retime: impl Fn(u64, isize) -> u64 + 'static,
 ) -> VecCollection<'s, u64, D, isize>
 where
@@ -67,7 +70,12 @@ where
                 let mut capability = Some(capability);
                 move |(input, frontier), (own, own_frontier), output| {
                     input.for_each(|_, data| stash.add(data, &retime));
-                    own.for_each(|_, data| stash.add(data, &|time, _| time));
+                    own.for_each(|_, data| {
+                        if own_weight != 1 {
+                            data.iter_mut().for_each(|(_, _, diff)| *diff *= own_weight);
+                        }
+                        stash.add(data, &|time, _| time)
+                    });
                     let limit = super::limit(frontier, own_frontier);
                     while let Some(time) = stash.first_time() {
                         if limit.is_some_and(|f| time >= f) {
@@ -223,6 +231,20 @@ impl<D: Hash + Eq + Clone> Presence<D> {
         self.entries
             .find(hash, |c| c.hash == hash && &c.record == record)
             .is_some_and(|c| c.count > 0)
+    }
+
+    /// The records whose count is positive (before the current time point's changes when
+    /// asked before any of them).
+    pub(super) fn present(&self) -> impl Iterator<Item = &D> {
+        self.entries
+            .iter()
+            .filter(|c| c.count > 0)
+            .map(|c| &c.record)
+    }
+
+    /// Whether no record has a count.
+    pub(super) fn is_empty(&self) -> bool {
+        self.entries.is_empty()
     }
 
     /// Ends the current time point: calls `f(record, +1)` for each record that became

@@ -182,6 +182,12 @@ mod tests {
                 Component::Window { pred, window, .. } => {
                     Some((compiled.program.pred_name(*pred).to_owned(), *window))
                 }
+                // Only `q` reads the ♢ window, under `not(s)`: they run as one operator.
+                Component::GatedWindow {
+                    window_pred,
+                    window,
+                    ..
+                } => Some((compiled.program.pred_name(*window_pred).to_owned(), *window)),
                 _ => None,
             })
             .collect();
