@@ -164,17 +164,22 @@ fn fuse_gates(program: &Program, components: &mut Vec<Component>) {
         };
         let window_at = components[..i]
             .iter()
-            .position(|c| matches!(c, Component::Window { pred: w, .. } if *w == window_pred));
+            .enumerate()
+            .find_map(|(at, c)| match c {
+                Component::Window {
+                    pred: w,
+                    source,
+                    window,
+                } if *w == window_pred => Some((at, *source, *window)),
+                _ => None,
+            });
         let fusable = readers[window_pred] == 1
             && !outputs.contains(&window_pred)
             && gate != window_pred
             && gate != *pred;
-        let (Some(window_at), true) = (window_at, fusable) else {
+        let (Some((window_at, source, window)), true) = (window_at, fusable) else {
             i += 1;
             continue;
-        };
-        let Component::Window { source, window, .. } = components[window_at] else {
-            unreachable!("found as a window above")
         };
         components[i] = Component::GatedWindow {
             pred: *pred,
