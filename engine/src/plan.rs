@@ -197,11 +197,7 @@ fn fuse_gates(program: &Program, components: &mut Vec<Component>) {
 /// arguments): (w, g, k).
 fn gate_shape(rule: &Rule) -> Option<(PredId, PredId, u32)> {
     let head = &rule.head.args;
-    let mut seen = HashSet::new();
-    if !head
-        .iter()
-        .all(|t| matches!(t, Term::Var(v) if seen.insert(*v)))
-    {
+    if !distinct_vars(head) {
         return None;
     }
     let (window, gate) = match rule.body.as_slice() {
@@ -370,16 +366,17 @@ fn find_key(program: &Program, rules: &[usize]) -> Option<HashMap<PredId, usize>
     None
 }
 
+/// Whether `args` are distinct variables.
+fn distinct_vars(args: &[Term]) -> bool {
+    let mut seen = HashSet::new();
+    args.iter()
+        .all(|t| matches!(t, Term::Var(v) if seen.insert(*v)))
+}
+
 /// Recognises ⊞d♢ p and ⊞d□ p definitions.
 fn window_shape(program: &Program, rules: &[usize]) -> Option<(PredId, Window)> {
     let head_args = &program.rules[rules[0]].head.args;
-    let distinct_vars = {
-        let mut seen = HashSet::new();
-        head_args
-            .iter()
-            .all(|t| matches!(t, Term::Var(v) if seen.insert(*v)))
-    };
-    if !distinct_vars {
+    if !distinct_vars(head_args) {
         return None;
     }
     let single_atoms: Option<Vec<(PredId, u32)>> = rules

@@ -207,13 +207,7 @@ pub fn render<'s>(
                 gate_offset,
             } => {
                 let source = holds[*source].clone().unwrap_or_else(empty);
-                let gate = holds[*gate].clone().unwrap_or_else(empty);
-                let k = u64::from(*gate_offset);
-                let gate = if k > 0 {
-                    gate.delay(move |t| t + k)
-                } else {
-                    gate
-                };
+                let gate = delayed(holds[*gate].clone().unwrap_or_else(empty), *gate_offset);
                 let (window_own, own) = (inputs[*window_pred].clone(), inputs[*pred].clone());
                 holds[*pred] = Some(scope.region_named("GatedWindow", |region| {
                     window::gated(
@@ -233,14 +227,8 @@ pub fn render<'s>(
             } => {
                 let results = scope.region_named("Stratum", |region| {
                     let read = |atom: &Atom| -> Coll<'_, u64> {
-                        let c = holds[atom.pred].clone().unwrap_or_else(empty);
-                        let c = if atom.offset > 0 {
-                            let k = u64::from(atom.offset);
-                            c.delay(move |t| t + k)
-                        } else {
-                            c
-                        };
-                        c.enter_region(region)
+                        delayed(holds[atom.pred].clone().unwrap_or_else(empty), atom.offset)
+                            .enter_region(region)
                     };
                     let unit_in = unit.clone().enter_region(region);
                     let own_input =
@@ -331,6 +319,15 @@ pub fn render<'s>(
         return vec![Output::Predicate(0, empty())];
     }
     parts
+}
+
+/// `c` read `offset` time points later: what holds at t is read at t + offset.
+fn delayed(c: Coll<'_, u64>, offset: u32) -> Coll<'_, u64> {
+    if offset == 0 {
+        return c;
+    }
+    let k = u64::from(offset);
+    c.delay(move |t| t + k)
 }
 
 /// Which predicates some component of `plan` reads (the others need no collection of

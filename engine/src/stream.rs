@@ -311,6 +311,14 @@ impl<R: BufRead> FactReader<R> {
         &self.name
     }
 
+    /// A reader of `input`, from its start, with this one's name, format, schema, tick and
+    /// tolerance.
+    pub fn with_input<I: BufRead>(&self, input: I) -> FactReader<I> {
+        FactReader::new(input, self.name.clone(), self.format, self.schema.clone())
+            .with_tick(self.tick)
+            .with_tolerance(self.tolerance)
+    }
+
     /// The next fact, `None` at the end of the input.
     pub fn next_fact(&mut self) -> Result<Option<InputFact>, Box<StreamError>> {
         loop {

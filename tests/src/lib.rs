@@ -57,12 +57,26 @@ pub fn run(
     timeline: Timeline,
     engine: &Engine,
 ) -> Result<BTreeSet<String>, String> {
+    run_printing(program_text, stream_text, timeline, engine, true)
+}
+
+/// [`run`], printing every predicate (`all`) or the program's own output predicates
+/// (`#output`, else the derived ones).
+pub fn run_printing(
+    program_text: &str,
+    stream_text: &str,
+    timeline: Timeline,
+    engine: &Engine,
+    all: bool,
+) -> Result<BTreeSet<String>, String> {
     let compiled = compile_str("generated.tdl", program_text);
     if compiled.has_errors() {
         return Err(compiled.render_diagnostics(false));
     }
     let mut program = compiled.program.clone();
-    program.outputs = Some((0..program.predicates.len()).collect());
+    if all {
+        program.outputs = Some((0..program.predicates.len()).collect());
+    }
     let analysis = compiled.analysis.as_ref().ok_or("no analysis")?;
     let reader = FactReader::new(
         stream_text.as_bytes(),

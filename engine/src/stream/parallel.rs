@@ -314,9 +314,7 @@ fn block_reader<'b>(
     lines_before: usize,
     carried: Carried,
 ) -> FactReader<&'b [u8]> {
-    let mut reader = FactReader::new(bytes, like.name.clone(), like.format, like.schema.clone())
-        .with_tick(like.tick)
-        .with_tolerance(like.tolerance);
+    let mut reader = like.with_input(bytes);
     reader.line = lines_before;
     reader.latest = carried.latest;
     reader.timeline = carried.timeline;
@@ -385,9 +383,7 @@ mod tests {
 
     fn both(text: &str, format: StreamFormat, tolerance: Tolerance, parallelism: Parallelism) {
         let template = like(format, tolerance);
-        let mut sequential =
-            FactReader::new(text.as_bytes(), "in", format, template.schema.clone())
-                .with_tolerance(tolerance);
+        let mut sequential = template.with_input(text.as_bytes());
         let expected = drain(&mut sequential);
         let mut parallel = ParallelReader::spawn(
             io::Cursor::new(text.as_bytes().to_vec()),

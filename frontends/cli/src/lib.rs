@@ -516,6 +516,12 @@ impl Context<'_> {
         let mut live = false;
         for stream in &args.streams {
             let format = stream_format(args.format, stream, event_description);
+            let tolerance = args.tolerance.tolerance();
+            let name = if stream == "-" { "<stdin>" } else { stream };
+            // The reader's settings, for whichever input it reads.
+            let like = FactReader::new(io::empty(), name, format, schema.clone())
+                .with_tick(args.tick)
+                .with_tolerance(tolerance);
             if stream == "-" {
                 let Some(input) = stdin.take() else {
                     return Err(Failure::Message(
@@ -523,15 +529,10 @@ impl Context<'_> {
                     ));
                 };
                 live = true;
-                sources.push(Box::new(
-                    FactReader::new(input, "<stdin>", format, schema.clone())
-                        .with_tick(args.tick)
-                        .with_tolerance(args.tolerance.tolerance()),
-                ));
+                sources.push(Box::new(like.with_input(input)));
             } else {
                 let file = File::open(stream)
                     .map_err(|e| Failure::Message(format!("cannot open {stream}: {e}")))?;
-                let tolerance = args.tolerance.tolerance();
                 let parallelism = Parallelism {
                     threads: args.parse_threads.unwrap_or_else(|| {
                         Parallelism::default()
@@ -544,23 +545,13 @@ impl Context<'_> {
                 let regular = file.metadata().is_ok_and(|m| m.is_file());
                 if regular && parallelism.threads > 0 && ParallelReader::supports(format, tolerance)
                 {
-                    let like = FactReader::new(io::empty(), stream.clone(), format, schema.clone())
-                        .with_tick(args.tick)
-                        .with_tolerance(tolerance);
                     let reader = ParallelReader::spawn(file, like, parallelism).map_err(|e| {
                         Failure::Message(format!("cannot start reading {stream}: {e}"))
                     })?;
                     sources.push(Box::new(reader));
                 } else {
                     sources.push(Box::new(
-                        FactReader::new(
-                            BufReader::with_capacity(1 << 16, file),
-                            stream.clone(),
-                            format,
-                            schema.clone(),
-                        )
-                        .with_tick(args.tick)
-                        .with_tolerance(tolerance),
+                        like.with_input(BufReader::with_capacity(1 << 16, file)),
                     ));
                 }
             }
