@@ -71,6 +71,15 @@ pub enum Expr {
 }
 
 impl Expr {
+    /// Whether the time variable occurs in the expression.
+    pub fn reads_time(&self) -> bool {
+        match self {
+            Expr::Time => true,
+            Expr::Var(_) | Expr::Const(_) => false,
+            Expr::Binary(_, lhs, rhs) => lhs.reads_time() || rhs.reads_time(),
+        }
+    }
+
     pub fn vars(&self, out: &mut Vec<VarId>) {
         match self {
             Expr::Var(v) => out.push(*v),
@@ -124,6 +133,27 @@ pub struct Rule {
     /// Variable names, indexed by [`VarId`].
     pub vars: Vec<String>,
     pub origin: Origin,
+}
+
+impl Rule {
+    /// Whether a positive atom starts the rule's bindings. A rule without one
+    /// (`tick(T) :- 0 = 0.`, `p(T) :- not p(T-1).`) starts from the unit row instead, at
+    /// every time point of the timeline, whether or not any input arrives.
+    pub fn has_positive_atom(&self) -> bool {
+        self.body
+            .iter()
+            .any(|literal| matches!(literal, Literal::Positive(_)))
+    }
+
+    /// Whether a comparison or an assignment reads the time as a value (`S = T * 10`,
+    /// `T >= 2`): then the rule's results may change at every time point.
+    pub fn reads_time(&self) -> bool {
+        self.body.iter().any(|literal| match literal {
+            Literal::Compare { lhs, rhs, .. } => lhs.reads_time() || rhs.reads_time(),
+            Literal::Assign { expr, .. } => expr.reads_time(),
+            Literal::Positive(_) | Literal::Negative(_) => false,
+        })
+    }
 }
 
 /// A ground fact given in the program.

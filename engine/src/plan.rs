@@ -25,7 +25,7 @@
 
 use hashbrown::{HashMap, HashSet};
 
-use crate::ir::{Expr, Literal, PredId, Program, Rule, Term};
+use crate::ir::{Literal, PredId, Program, Rule, Term};
 use crate::stratify::{Analysis, edges, ordered_sccs};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,6 +51,10 @@ pub struct StepperPlan {
     pub horizon: u32,
     /// A rule reads the time as a value, so results change every time point.
     pub uses_time: bool,
+    /// A rule has no positive atom, so the component reads the unit row: it is evaluated
+    /// from the timeline's first time point on, input or not (and has no key: such a
+    /// rule's facts belong to no input's key).
+    pub reads_unit: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -100,7 +104,7 @@ pub fn plan(program: &Program, analysis: &Analysis, lower_windows: bool) -> Plan
         let temporal = all_edges
             .iter()
             .any(|e| e.offset > 0 && scc.contains(&e.from) && scc.contains(&e.to));
-        let uses_time = rules.iter().any(|&r| rule_uses_time(&program.rules[r]));
+        let uses_time = rules.iter().any(|&r| program.rules[r].reads_time());
         if temporal || uses_time {
             components.push(Component::Stepper(stepper(
                 program, analysis, scc, rules, uses_time,
@@ -261,21 +265,6 @@ pub fn redundant_rules(program: &Program) -> HashSet<usize> {
     redundant
 }
 
-fn rule_uses_time(rule: &Rule) -> bool {
-    fn uses(expr: &Expr) -> bool {
-        match expr {
-            Expr::Time => true,
-            Expr::Var(_) | Expr::Const(_) => false,
-            Expr::Binary(_, lhs, rhs) => uses(lhs) || uses(rhs),
-        }
-    }
-    rule.body.iter().any(|literal| match literal {
-        Literal::Compare { lhs, rhs, .. } => uses(lhs) || uses(rhs),
-        Literal::Assign { expr, .. } => uses(expr),
-        _ => false,
-    })
-}
-
 fn stepper(
     program: &Program,
     analysis: &Analysis,
@@ -309,7 +298,12 @@ fn stepper(
             }
         }
     }
-    let key = find_key(program, &rules);
+    let reads_unit = rules.iter().any(|&r| !program.rules[r].has_positive_atom());
+    let key = if reads_unit {
+        None
+    } else {
+        find_key(program, &rules)
+    };
     StepperPlan {
         preds,
         rules,
@@ -318,11 +312,14 @@ fn stepper(
         key,
         horizon,
         uses_time,
+        reads_unit,
     }
 }
 
 /// A key position per predicate such that every rule's head and body atoms all carry one
-/// shared variable at those positions; `None` when there is none.
+/// shared variable at those positions; `None` when there is none. Every rule must have a
+/// positive atom (which binds the key, so that a derived fact's key is the key of the
+/// facts it came from).
 fn find_key(program: &Program, rules: &[usize]) -> Option<HashMap<PredId, usize>> {
     let first = program.rules.get(*rules.first()?)?.head.pred;
     'candidate: for start in 0..program.predicates[first].arity {

@@ -279,6 +279,9 @@ pub fn render<'s>(
                         sources.push(c.map(move |row| (channel, row)));
                     }
                 }
+                if stepper_plan.reads_unit {
+                    sources.push(unit.clone().map(|row| (UNIT_TAG, row)));
+                }
                 let source: Facts<'s, u64> = concat_all(sources);
                 let out = stepper::render(program, stepper_plan, source);
                 // Split out only the predicates that later components read.

@@ -5,7 +5,11 @@
 //! recursion and multi-predicate SCCs occur), negatively only to a lower group; atoms read
 //! at an offset > 0 may be anything (recursion through time, negation of the past). Rules
 //! with an assignment never read their own group at offset 0, so no time point derives
-//! unboundedly many facts. Streams carry facts of input and of derived predicates.
+//! unboundedly many facts. A head has one to three rules. Some rules have no positive
+//! atom (they start from nothing at every time point: `p(T) :- not p(T-1).`), and some
+//! read the time as a value (`V = T * 0`, `T >= 2`), with and without negation; the note
+//! on [`shape_counts`] says how often. Streams carry facts of input and of derived
+//! predicates.
 
 use std::fmt::Write as _;
 
@@ -87,7 +91,7 @@ pub fn case(seed: u64) -> Case {
     }
     let mut program = String::new();
     for head in preds.iter().filter(|p| p.group > 0) {
-        for _ in 0..1 + rng.below(2) {
+        for _ in 0..1 + rng.below(3) {
             program.push_str(&rule(&mut rng, &preds, head));
             program.push('\n');
         }
@@ -125,7 +129,9 @@ fn rule(rng: &mut Rng, preds: &[Pred], head: &Pred) -> String {
     let with_assignment = rng.chance(20);
     let mut bound: Vec<String> = Vec::new();
     let mut body: Vec<String> = Vec::new();
-    let positives = [1, 1, 2, 2, 3][rng.below(5)];
+    // About one rule in eight has no positive atom: it starts from the unit row at every
+    // time point (`p(T) :- not p(T-1).`, `d(T) :- T >= 2.`).
+    let positives = [0, 1, 1, 1, 2, 2, 2, 3][rng.below(8)];
     for _ in 0..positives {
         let offset = if rng.chance(50) { 0 } else { 1 + rng.below(3) };
         let candidates: Vec<&Pred> = preds
@@ -153,10 +159,15 @@ fn rule(rng: &mut Rng, preds: &[Pred], head: &Pred) -> String {
             args(&terms, &time_term(offset))
         ));
     }
-    if with_assignment && !bound.is_empty() {
-        let source = rng.pick(&bound).clone();
+    if with_assignment {
+        // From the time (always, without a bound variable) or from a bound variable.
+        let source = if bound.is_empty() || rng.chance(40) {
+            "T".to_owned()
+        } else {
+            rng.pick(&bound).clone()
+        };
         let op = *rng.pick(&["+", "-", "*"]);
-        body.push(format!("V = {source} {op} {}", 1 + rng.below(2)));
+        body.push(format!("V = {source} {op} {}", rng.below(3)));
         bound.push("V".to_owned());
     }
     let negatives = [0, 0, 1, 1, 2][rng.below(5)];
@@ -193,6 +204,19 @@ fn rule(rng: &mut Rng, preds: &[Pred], head: &Pred) -> String {
         };
         let op = *rng.pick(&["=", "!=", "<", "<=", ">", ">="]);
         body.push(format!("{lhs} {op} {rhs}"));
+    }
+    // The time read as a value in a comparison: against a constant, or a bound variable.
+    if rng.chance(15) {
+        let op = *rng.pick(&["!=", "<", "<=", ">", ">="]);
+        let other = if !bound.is_empty() && rng.chance(30) {
+            rng.pick(&bound).clone()
+        } else {
+            rng.below(6).to_string()
+        };
+        body.push(format!("T {op} {other}"));
+    }
+    if body.is_empty() {
+        body.push(format!("{} = {}", rng.below(2), rng.below(2)));
     }
     let head_terms: Vec<String> = (0..head.arity)
         .map(|_| {
@@ -231,4 +255,59 @@ fn stream(rng: &mut Rng, preds: &[Pred]) -> String {
         }
     }
     text
+}
+
+/// How often the generator writes the shapes that rules starting from nothing take, over
+/// some cases: the counts are of rules.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ShapeCounts {
+    pub cases: usize,
+    pub rules: usize,
+    /// Rules without a positive atom.
+    pub no_positive_atom: usize,
+    /// Of those, rules whose head is in a component that recurses through time.
+    pub no_positive_atom_in_temporal_scc: usize,
+    /// Rules that read the time as a value, without negation.
+    pub reads_time: usize,
+    /// Rules that read the time as a value and have a negated atom.
+    pub reads_time_with_negation: usize,
+    /// Rules without a positive atom or reading the time, whose head has another rule.
+    pub beside_another_rule: usize,
+}
+
+/// Counts the shapes of [`ShapeCounts`] in `cases` (invalid programs are skipped).
+pub fn shape_counts(cases: impl IntoIterator<Item = Case>) -> ShapeCounts {
+    use stgflow_engine::ir::Literal;
+    let mut counts = ShapeCounts::default();
+    for case in cases {
+        let compiled = stgflow_engine::compile_str("g.tdl", &case.program);
+        let Some(analysis) = compiled.analysis.as_ref() else {
+            continue;
+        };
+        let program = &compiled.program;
+        counts.cases += 1;
+        counts.rules += program.rules.len();
+        let temporal = |pred| {
+            analysis
+                .temporal_sccs
+                .iter()
+                .any(|s| s.preds.contains(&pred))
+        };
+        for rule in &program.rules {
+            let unit = !rule.has_positive_atom();
+            let negated = rule.body.iter().any(|l| matches!(l, Literal::Negative(_)));
+            counts.no_positive_atom += usize::from(unit);
+            counts.no_positive_atom_in_temporal_scc +=
+                usize::from(unit && temporal(rule.head.pred));
+            counts.reads_time += usize::from(rule.reads_time() && !negated);
+            counts.reads_time_with_negation += usize::from(rule.reads_time() && negated);
+            let same_head = program
+                .rules
+                .iter()
+                .filter(|r| r.head.pred == rule.head.pred)
+                .count();
+            counts.beside_another_rule += usize::from((unit || rule.reads_time()) && same_head > 1);
+        }
+    }
+    counts
 }

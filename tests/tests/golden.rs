@@ -1,9 +1,11 @@
 //! Golden cases: every program under `tests/cases/**` is run through the `stgflow` command
 //! line (in-process) and its output compared with the `.expected` file beside it.
 //!
-//! Every case without `.fail.`/`.warn.` also runs with `--engine reference` and
-//! `--engine stg` (Algorithm 4; with `--stg-skip-empty` where the graph as written
-//! outgrows its budget), which must print the same as the default dataflow engine.
+//! Every case without `.fail.`/`.warn.` also runs with `-w 2`, `-w 3`, `--engine
+//! reference` and `--engine stg` (Algorithm 4; with `--stg-skip-empty` where the graph as
+//! written outgrows its budget), which must print the same as the default dataflow engine
+//! on one worker. (`frontends/cli/tests/cli.rs` runs the `language` cases on a cluster of
+//! two processes.)
 //!
 //! A case `NAME.tdl` (or an Event Calculus description `NAME.ec`, or a LARS program
 //! `NAME.lars`) may have beside it `NAME.facts`, `NAME.csv` or `NAME.laser` (the stream),
@@ -146,8 +148,22 @@ fn golden_cases() {
     let mut failures = Vec::new();
     for program in &programs {
         let outcome = run_case(program, &[]);
-        // Every engine must print the same: the reference evaluator too.
+        // Every engine must print the same: the dataflow engine on 2 and 3 workers, the
+        // reference evaluator and the STG engine too.
         if !is_diagnostic_case(program) {
+            let parallel = ["2", "3"].into_iter().find_map(|workers| {
+                let run = run_case(program, &["-w", workers]);
+                (sorted_lines(&run.stdout) != sorted_lines(&outcome.stdout))
+                    .then_some((workers, run.stdout))
+            });
+            if let Some((workers, stdout)) = parallel {
+                failures.push(format!(
+                    "{}: the dataflow engine on 1 and on {workers} workers differs\n--- {workers} workers\n{stdout}\n--- 1 worker\n{}",
+                    program.display(),
+                    outcome.stdout
+                ));
+                continue;
+            }
             let reference = run_case(program, &["--engine", "reference"]);
             if sorted_lines(&reference.stdout) != sorted_lines(&outcome.stdout) {
                 failures.push(format!(

@@ -2,7 +2,7 @@
 
 use proptest::prelude::*;
 use stgflow_engine::drive::Timeline;
-use stgflow_tests::generate::case;
+use stgflow_tests::generate::{case, shape_counts};
 use stgflow_tests::naive::naive;
 use stgflow_tests::run_reference;
 
@@ -63,4 +63,19 @@ fn generated_programs_are_valid_and_varied() {
     }
     assert!(with_negation > 50, "{with_negation}");
     assert!(with_recursion_in_time > 20, "{with_recursion_in_time}");
+}
+
+/// The shapes the default engine once got wrong (rules without a positive atom, inside
+/// components that recurse through time, rules that read the time as a value with and
+/// without negation, beside other rules of the same head) are each generated often.
+#[test]
+fn generated_programs_have_rules_that_start_from_nothing_or_read_the_time() {
+    let counts = shape_counts((0..1_000).map(case));
+    assert_eq!(counts.cases, 1_000, "every generated program is valid");
+    let per_mille = |n: usize| n * 1_000 / counts.rules;
+    assert!(per_mille(counts.no_positive_atom) >= 50, "{counts:?}");
+    assert!(counts.no_positive_atom_in_temporal_scc >= 100, "{counts:?}");
+    assert!(counts.reads_time >= 200, "{counts:?}");
+    assert!(counts.reads_time_with_negation >= 100, "{counts:?}");
+    assert!(counts.beside_another_rule >= 300, "{counts:?}");
 }

@@ -16,6 +16,12 @@
 //! no facts at all are dropped. Rules that read the time as a value change every time
 //! point, so their keys stay active while they hold anything.
 //!
+//! **Rules without a positive atom** (`p(T) :- not p(T-1).`, `d(T) :- T >= 0.`) have no
+//! input to put their key on the work list: the component then reads the unit row, fed
+//! once at the timeline's first time point, as an input fact of its one key (such a
+//! component has no key, see [`crate::plan`]). Without it the rule fired only from the
+//! first time point where some other input of the component changed.
+//!
 //! **Layout.** Keys map to indices into a slab of key states (one hash lookup per input
 //! change); the keys to evaluate are lists of indices, marked by the time point they were
 //! listed for. A key's relations at a time point ([`SmallRelation`]) and its input counts
@@ -192,6 +198,10 @@ struct State {
     locals: usize,
     /// (predicate, local index) of the component's own predicates.
     internal: Vec<(PredId, usize)>,
+    /// The local index of the unit row, when the component reads it (a rule without a
+    /// positive atom): fed once at the first time point and never retracted, it keeps
+    /// the component's one key evaluated from there on, as its input.
+    unit_local: Option<usize>,
     key_positions: Option<Vec<Option<usize>>>,
     horizon: u64,
     uses_time: bool,
@@ -227,6 +237,10 @@ impl State {
             local_of[p] = Some(locals);
             locals += 1;
         }
+        let unit_local = plan.reads_unit.then(|| {
+            locals += 1;
+            locals - 1
+        });
         let internal = plan
             .preds
             .iter()
@@ -264,6 +278,7 @@ impl State {
             local_of,
             locals,
             internal,
+            unit_local,
             key_positions,
             horizon: u64::from(plan.horizon),
             uses_time: plan.uses_time,
@@ -295,6 +310,17 @@ impl State {
         }
     }
 
+    /// The local index that facts tagged `tag` are kept under.
+    fn local_of_tag(&self, tag: u32) -> Option<usize> {
+        if tag == super::UNIT_TAG {
+            return self.unit_local;
+        }
+        self.local_of
+            .get((tag & !INPUT_BIT) as usize)
+            .copied()
+            .flatten()
+    }
+
     fn key_of(&self, tag: u32, row: &[Value]) -> Value {
         let pred = (tag & !INPUT_BIT) as usize;
         self.key_positions
@@ -309,12 +335,7 @@ impl State {
         work.clear();
         let mut changes = self.stash.take(t);
         for ((tag, row), diff) in changes.drain(..) {
-            let Some(local) = self
-                .local_of
-                .get((tag & !INPUT_BIT) as usize)
-                .copied()
-                .flatten()
-            else {
+            let Some(local) = self.local_of_tag(tag) else {
                 continue;
             };
             let key = self.key_of(tag, &row);

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 mod common;
 
-use common::{free_port, hostfile, lines_of, root, sorted, stgflow, tempdir};
+use common::{free_port, hostfile, lines_of, root, run_cluster, sorted, stgflow, tempdir};
 
 #[test]
 fn device_safety_example_runs_end_to_end() {
@@ -279,45 +279,16 @@ fn check_dumps_the_stages() {
 /// evaluator; process 1 prints nothing.
 #[test]
 fn two_processes_on_loopback_equal_the_reference() {
-    let ports = [free_port(), free_port()];
-    let dir = tempdir();
-    let hostfile = hostfile(&dir, &ports);
-    let args = [
+    let args: Vec<String> = [
         "run",
         "datasets/examples/device_safety.tdl",
         "datasets/examples/device_safety.facts",
         "--mode",
         "intervals",
-    ];
-    let spawn = |index: usize| {
-        stgflow()
-            .args(args)
-            .args(["-w", "2", "-n", "2", "-p", &index.to_string(), "-h"])
-            .arg(&hostfile)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("{e}"))
-    };
-    let mut children = vec![spawn(0), spawn(1)];
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while children
-        .iter_mut()
-        .any(|c| c.try_wait().ok().flatten().is_none())
-    {
-        if std::time::Instant::now() > deadline {
-            for child in &mut children {
-                let _ = child.kill();
-                let _ = child.wait();
-            }
-            panic!("the cluster did not finish within 60 s");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let outputs: Vec<std::process::Output> = children
-        .into_iter()
-        .map(|c| c.wait_with_output().unwrap_or_else(|e| panic!("{e}")))
-        .collect();
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    let outputs = run_cluster(&root(), &args, 2, 2);
     for output in &outputs {
         assert!(
             output.status.success(),
@@ -326,7 +297,7 @@ fn two_processes_on_loopback_equal_the_reference() {
         );
     }
     let reference = stgflow()
-        .args(args)
+        .args(&args)
         .args(["--engine", "reference"])
         .output()
         .unwrap_or_else(|e| panic!("{e}"));
@@ -341,6 +312,46 @@ fn two_processes_on_loopback_equal_the_reference() {
         "{}",
         String::from_utf8_lossy(&outputs[1].stdout)
     );
+}
+
+/// The golden cases of the language (rules without a positive atom, the time as a value,
+/// recursion through time) on a cluster of two processes of one worker each print their
+/// expected output from process 0.
+#[test]
+fn language_cases_on_two_processes_print_their_expected_output() {
+    let dir = root().join("tests/cases/language");
+    let mut programs: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| path.extension().is_some_and(|e| e == "tdl"))
+        .collect();
+    programs.sort();
+    assert!(programs.len() >= 10, "{programs:?}");
+    for program in programs {
+        let beside = |ext: &str| program.with_extension(ext);
+        let mut args = vec!["run".to_owned(), program.display().to_string()];
+        if beside("facts").exists() {
+            args.push(beside("facts").display().to_string());
+        }
+        if let Ok(extra) = std::fs::read_to_string(beside("args")) {
+            args.extend(extra.split_whitespace().map(str::to_owned));
+        }
+        let expected = std::fs::read_to_string(beside("expected"))
+            .unwrap_or_else(|e| panic!("{}: {e}", program.display()));
+        let outputs = run_cluster(&dir, &args, 2, 1);
+        assert!(
+            outputs.iter().all(|o| o.status.success()),
+            "{}: {}",
+            program.display(),
+            String::from_utf8_lossy(&outputs[0].stderr)
+        );
+        assert_eq!(
+            sorted(&String::from_utf8_lossy(&outputs[0].stdout)),
+            sorted(&expected),
+            "{}",
+            program.display()
+        );
+    }
 }
 
 /// A process whose peer never comes gives up with a clear message, within a bounded time.

@@ -94,3 +94,50 @@ pub fn lines_of(child: &mut Child) -> mpsc::Receiver<String> {
     });
     receiver
 }
+
+/// Runs `stgflow` with `args` (from `dir`) as a loopback cluster of `processes` processes
+/// of `workers` workers each, and waits at most 60 s for all of them; returns each
+/// process's output, in process order.
+pub fn run_cluster(
+    dir: &Path,
+    args: &[String],
+    processes: usize,
+    workers: usize,
+) -> Vec<std::process::Output> {
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let ports: Vec<u16> = (0..processes).map(|_| free_port()).collect();
+    let hosts = tempdir();
+    let hostfile = hostfile(&hosts, &ports);
+    let spawn = |index: usize| {
+        let (n, w) = (processes.to_string(), workers.to_string());
+        stgflow()
+            .current_dir(dir)
+            .args(args)
+            .args(["-w", &w, "-n", &n, "-p", &index.to_string(), "-h"])
+            .arg(&hostfile)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    let mut children: Vec<Child> = (0..processes).map(spawn).collect();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while children
+        .iter_mut()
+        .any(|c| c.try_wait().ok().flatten().is_none())
+    {
+        if Instant::now() > deadline {
+            for child in &mut children {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+            panic!("the cluster did not finish within 60 s: {args:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    children
+        .into_iter()
+        .map(|c| c.wait_with_output().unwrap_or_else(|e| panic!("{e}")))
+        .collect()
+}
