@@ -28,7 +28,7 @@ use criterion::{
 use stgflow_bench::run_dataflow;
 use stgflow_bench::workload::Workload;
 use stgflow_datasets::{Graph, Inertia, UniqueAtoms, examples, graph, inertia, unique_atoms};
-use stgflow_engine::sink::Mode;
+use stgflow_io::sink::Mode;
 
 mod common;
 use common::configure;

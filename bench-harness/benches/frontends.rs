@@ -21,8 +21,8 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use stgflow_bench::{Engine, Input, run_compiled};
 use stgflow_datasets::convert::{Format, convert_td};
 use stgflow_datasets::{UniqueAtoms, unique_atoms};
-use stgflow_engine::sink::Mode;
-use stgflow_engine::stream::{Schema, StreamFormat};
+use stgflow_io::sink::Mode;
+use stgflow_io::stream::{Schema, StreamFormat};
 
 mod common;
 use common::configure;
@@ -61,10 +61,7 @@ fn lars(c: &mut Criterion) {
                     &schema,
                     &[input],
                     Mode::Changes,
-                    Engine::Dataflow {
-                        workers,
-                        lower_windows: true,
-                    },
+                    &Engine::dataflow(workers, true),
                 )
             };
             match run(&laser) {
@@ -106,20 +103,8 @@ fn ec(c: &mut Criterion) {
     configure(&mut group);
     let engines = [
         ("reference", Engine::Reference),
-        (
-            "dataflow_workers_1",
-            Engine::Dataflow {
-                workers: 1,
-                lower_windows: true,
-            },
-        ),
-        (
-            "dataflow_workers_2",
-            Engine::Dataflow {
-                workers: 2,
-                lower_windows: true,
-            },
-        ),
+        ("dataflow_workers_1", Engine::dataflow(1, true)),
+        ("dataflow_workers_2", Engine::dataflow(2, true)),
     ];
     for (name, engine) in engines {
         let run = || {
@@ -136,7 +121,7 @@ fn ec(c: &mut Criterion) {
                 &schema,
                 &inputs,
                 Mode::Intervals,
-                engine,
+                &engine,
             )
         };
         if let Err(error) = run() {

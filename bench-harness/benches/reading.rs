@@ -16,10 +16,10 @@ use std::sync::Arc;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use stgflow_datasets::{UniqueAtoms, unique_atoms};
-use stgflow_engine::compile_str;
-use stgflow_engine::drive::FactSource;
-use stgflow_engine::stream::parallel::{ParallelReader, Parallelism};
-use stgflow_engine::stream::{FactReader, Schema, StreamFormat};
+use stgflow_io::drive::FactSource;
+use stgflow_io::stream::parallel::{ParallelReader, Parallelism};
+use stgflow_io::stream::{FactReader, Schema, StreamFormat};
+use stgflow_lang::compile_str;
 
 mod common;
 use common::configure;

@@ -26,7 +26,7 @@ use criterion::{
 };
 use stgflow_bench::run_reference;
 use stgflow_datasets::{DeviceFleet, device_fleet, examples};
-use stgflow_engine::sink::Mode;
+use stgflow_io::sink::Mode;
 
 const TIME_POINTS: u64 = 1000;
 

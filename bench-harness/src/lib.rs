@@ -19,19 +19,12 @@ pub mod sweep;
 pub mod workload;
 
 use anyhow::{Context, anyhow};
-use stgflow_engine::drive::{FactSource, ProgramFacts, RunSummary, Timeline, drive};
-use stgflow_engine::reference::Reference;
-use stgflow_engine::runtime;
-use stgflow_engine::sink::{Mode, Sink};
-use stgflow_engine::stream::{FactReader, Schema, StreamFormat};
-use stgflow_engine::{Compiled, compile_str};
+use stgflow_io::drive::{FactSource, ProgramFacts, RunSummary, Timeline};
+use stgflow_io::sink::{Mode, Sink};
+use stgflow_io::stream::{FactReader, Schema, StreamFormat};
+use stgflow_lang::{Compiled, compile_str};
 
-/// Which evaluator an in-process run uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Engine {
-    Reference,
-    Dataflow { workers: usize, lower_windows: bool },
-}
+pub use stgflow_engine::Engine;
 
 /// One input stream of an in-process run.
 #[derive(Clone, Copy, Debug)]
@@ -62,7 +55,7 @@ pub fn run_compiled(
     schema: &Schema,
     inputs: &[Input<'_>],
     mode: Mode,
-    engine: Engine,
+    engine: &Engine,
 ) -> anyhow::Result<RunSummary> {
     let program = &compiled.program;
     let analysis = compiled.analysis.as_ref().ok_or_else(|| {
@@ -84,40 +77,16 @@ pub fn run_compiled(
         ));
     }
     let mut sink = Sink::new(std::io::sink(), mode, program);
-    let result = match engine {
-        Engine::Reference => {
-            let mut evaluator = Reference::new(program, analysis);
-            drive(
-                program,
-                &mut sources,
-                Timeline::default(),
-                &mut evaluator,
-                &mut sink,
-            )
-        }
-        Engine::Dataflow {
-            workers,
-            lower_windows,
-        } => {
-            let options = runtime::Options {
-                cluster: runtime::Cluster {
-                    workers,
-                    ..runtime::Cluster::default()
-                },
-                lower_windows,
-                ..runtime::Options::default()
-            };
-            runtime::run(
-                program,
-                analysis,
-                &mut sources,
-                Timeline::default(),
-                &options,
-                &mut sink,
-            )
-        }
-    };
-    result.with_context(|| format!("running {name} on {engine:?}"))
+    stgflow_engine::run(
+        program,
+        analysis,
+        &mut sources,
+        Timeline::default(),
+        engine,
+        &mut sink,
+    )
+    .map(|outcome| outcome.summary)
+    .with_context(|| format!("running {name} on {engine:?}"))
 }
 
 /// Compiles the TD program `program_text` and runs `engine` over `stream` (TD facts),
@@ -138,7 +107,7 @@ pub fn run_td(
         &schema,
         &[Input::td(stream)],
         mode,
-        engine,
+        &engine,
     )
 }
 
@@ -166,10 +135,7 @@ pub fn run_dataflow(
         program_text,
         stream,
         mode,
-        Engine::Dataflow {
-            workers,
-            lower_windows,
-        },
+        Engine::dataflow(workers, lower_windows),
     )
 }
 

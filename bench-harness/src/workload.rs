@@ -324,7 +324,7 @@ impl FromStr for Workload {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use stgflow_engine::compile_str;
+    use stgflow_lang::compile_str;
 
     #[test]
     fn every_program_compiles_for_windows_0_1_and_100() {

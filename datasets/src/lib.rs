@@ -2,7 +2,7 @@
 //!
 //! Every generator writes a TD fact stream to any [`Write`]: one fact per line,
 //! `pred(arg,…,time).`, no spaces, times nondecreasing, so the output can be fed straight
-//! to `stgflow run` or to `stgflow_engine::stream::FactReader`.
+//! to `stgflow run` or to `stgflow_io::stream::FactReader`.
 //!
 //! * [`device_fleet`] — the device-safety workload of [`examples::DEVICE_SAFETY_TDL`]
 //!   (Example 1 of the STG paper): `repair(dI,T).` and `warning(dI,T).` for devices

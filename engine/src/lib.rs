@@ -1,95 +1,135 @@
-//! # stgflow-engine
+//! # stgflow-engine — run a compiled program on any engine
 //!
-//! Temporal Datalog with stratified negation and no future dependencies (TD): rules
-//! `h(X, T) :- b(X, T-k), not c(X, T-k)` with every k ≥ 0, evaluated over ordered streams
-//! of timestamped facts.
+//! stgflow is a pipeline of crates, each a layer:
 //!
-//! The crate is a pipeline of explicit stages, each a module:
+//! * `stgflow-lang` — the language: values, diagnostics, the TD syntax, the rule model,
+//!   validation, stratification, and [`stgflow_lang::compile`], the tail every front end
+//!   ends with.
+//! * `stgflow-io` — facts in and out: stream formats (a front end registers its own),
+//!   the timeline driver, sinks, interrupts.
+//! * `stgflow-eval` — evaluators that step through time points themselves: the reference
+//!   evaluator (the oracle), Streaming Trigger Graphs (Algorithm 4), explanations.
+//! * `stgflow-dataflow` — the parallel engine on timely/differential dataflow.
+//! * this crate — the one place that chooses between them: [`Engine`] and [`run`], which
+//!   the command line, the tests and the benchmarks call.
 //!
-//! * [`syntax`] — the TD surface syntax. The parser never panics; it returns what it
-//!   could parse and a [`diag::Diagnostic`] per error, with spans.
-//! * [`ir`] — the rule model: predicates and variables resolved, time terms split off as
-//!   offsets, built-ins classified. Every rule carries an [`ir::Origin`].
-//! * [`validate`] — safety and temporal stratification, with errors that name the
-//!   variable or the cycle.
-//! * [`stratify`] — the incremental stratification (Definition 14 of the STG paper),
-//!   temporal SCCs and forgetting horizons (Proposition 1).
-//! * [`eval`] — rule evaluation over hash sets (joins, semi-naive fixpoints, built-ins),
-//!   shared by the evaluators that step through time themselves.
-//! * [`reference`] — the reference evaluator: per time point, per stratum, semi-naive over
-//!   hash sets, keeping only the horizon. The oracle for every other evaluation path.
-//! * [`stg`] — Streaming Trigger Graphs: the paper's Algorithm 4 as written (nodes,
-//!   p-/n-edges, k-compatibility, consistency, MIN DATALOG, forgetting), with a DOT dump.
-//! * [`explain`] — derivation trees of facts (and why a fact does not hold), with the
-//!   LARS or EC rule each TD rule came from.
-//! * [`stream`], [`drive`], [`sink`] — input readers, the timeline driver and the output
-//!   modes (`points`, `changes`, `intervals`).
-//! * [`interrupt`] — stopping early and cleanly on a signal or a lost cluster peer.
+//! Front ends (LARS, the Event Calculus) depend on the language and io crates only: they
+//! produce a [`Compiled`] program and the formats of their users' streams, and never see
+//! an evaluator.
 //!
-//! Front ends (LARS, Event Calculus) produce [`ir::Program`]s and never see the evaluators.
+//! ```
+//! use stgflow_engine::{Engine, run};
+//! use stgflow_io::drive::{FactSource, ProgramFacts, Timeline};
+//! use stgflow_io::sink::{Mode, Sink};
+//!
+//! // Example 1 of the STG paper, with its stream written in the program.
+//! let compiled = stgflow_lang::compile_str(
+//!     "safety.tdl",
+//!     "safe(X, T) :- repair(X, T-1).\n\
+//!      safe(X, T) :- safe(X, T-1), not warning(X, T-1).\n\
+//!      repair(d1, 1). warning(d1, 3). tick(5).\n\
+//!      #output safe.",
+//! );
+//! let analysis = compiled.analysis.as_ref().expect("the program is valid");
+//! let program = &compiled.program;
+//! let mut sources: Vec<Box<dyn FactSource>> = vec![Box::new(ProgramFacts::new(program))];
+//! let mut sink = Sink::new(Vec::new(), Mode::Intervals, program);
+//! run(program, analysis, &mut sources, Timeline::default(), &Engine::Reference, &mut sink)
+//!     .expect("the run succeeds");
+//! // Safe from 2 (repaired at 1) until the warning at 3 ends it at 4.
+//! assert_eq!(String::from_utf8(sink.into_inner()).unwrap(), "safe(d1) [2,4)\n");
+//! ```
 
-pub mod diag;
-pub mod drive;
-pub mod eval;
-pub mod explain;
-pub mod interrupt;
-pub mod ir;
-pub mod plan;
-pub mod reference;
-pub mod render;
-pub mod runtime;
-pub mod sink;
-pub mod stg;
-pub mod stratify;
-pub mod stream;
-pub mod syntax;
-pub mod validate;
-pub mod value;
+use std::io::Write;
 
-use diag::{Diagnostics, FileId, Sources};
+pub use stgflow_dataflow::runtime::{Cluster, Options as DataflowOptions};
+use stgflow_eval::reference::Reference;
+pub use stgflow_eval::stg::Options as StgOptions;
+use stgflow_eval::stg::{self, Stg};
+use stgflow_io::drive::{FactSource, RunError, RunSummary, Timeline, drive};
+use stgflow_io::sink::Sink;
+use stgflow_lang::ir::Program;
+use stgflow_lang::stratify::Analysis;
 
-/// A program taken through parse → lower → validate → stratify.
+pub use stgflow_lang::{Compiled, compile_str};
+
+/// Which evaluator runs a program.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Engine {
+    /// The single-threaded reference evaluator: per time point, per stratum, semi-naive.
+    /// The oracle every other engine is tested against.
+    Reference,
+    /// The parallel engine on timely workers: threads, processes, window lowering.
+    Dataflow(DataflowOptions),
+    /// Streaming Trigger Graphs, the paper's Algorithm 4 as written: for studying the
+    /// algorithm on small streams.
+    Stg(StgOptions),
+}
+
+impl Engine {
+    /// The dataflow engine on `workers` threads of this process, windows lowered or not.
+    pub fn dataflow(workers: usize, lower_windows: bool) -> Engine {
+        Engine::Dataflow(DataflowOptions {
+            cluster: Cluster {
+                workers,
+                ..Cluster::default()
+            },
+            lower_windows,
+            ..DataflowOptions::default()
+        })
+    }
+}
+
+/// What a run did besides its output.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub summary: RunSummary,
+    /// What the STG engine's graph did (with every node built, when its options record
+    /// them).
+    pub stg: Option<StgReport>,
+}
+
+/// The STG engine's counters and graph after a run.
 #[derive(Debug)]
-pub struct Compiled {
-    pub sources: Sources,
-    pub file: FileId,
-    /// The TD syntax tree: the program as parsed, or a front end's translation (spans
-    /// point into the front end's source text).
-    pub ast: syntax::ast::Program,
-    pub program: ir::Program,
-    /// Present when the program has no errors.
-    pub analysis: Option<stratify::Analysis>,
-    pub diagnostics: Diagnostics,
+pub struct StgReport {
+    pub stats: stg::Stats,
+    pub graph: Option<stg::Graph>,
 }
 
-impl Compiled {
-    pub fn has_errors(&self) -> bool {
-        self.diagnostics.has_errors()
-    }
-
-    /// All diagnostics rendered with source excerpts.
-    pub fn render_diagnostics(&self, color: bool) -> String {
-        self.diagnostics.render(&self.sources, color)
-    }
-}
-
-/// Compiles TD source text; `name` is how diagnostics refer to the file.
-pub fn compile_str(name: &str, text: &str) -> Compiled {
-    let mut sources = Sources::new();
-    let file = sources.add(name, text);
-    let (ast, mut diagnostics) = syntax::parse(file, text);
-    let (program, lowering) = ir::lower(&ast);
-    diagnostics.extend(lowering);
-    if !diagnostics.has_errors() {
-        diagnostics.extend(validate::validate(&program));
-    }
-    let analysis = (!diagnostics.has_errors()).then(|| stratify::analyse(&program));
-    Compiled {
-        sources,
-        file,
-        ast,
-        program,
-        analysis,
-        diagnostics,
+/// Runs `program` (with its `analysis`) over the merged `sources` on `engine`, writing
+/// what holds to `sink`. On an error, the output of every time point completed before it
+/// has been written.
+pub fn run<W: Write>(
+    program: &Program,
+    analysis: &Analysis,
+    sources: &mut [Box<dyn FactSource + '_>],
+    timeline: Timeline,
+    engine: &Engine,
+    sink: &mut Sink<W>,
+) -> Result<Outcome, RunError> {
+    match engine {
+        Engine::Reference => {
+            let mut reference = Reference::new(program, analysis);
+            let summary = drive(program, sources, timeline, &mut reference, sink)?;
+            Ok(Outcome { summary, stg: None })
+        }
+        Engine::Dataflow(options) => {
+            let summary = stgflow_dataflow::runtime::run(
+                program, analysis, sources, timeline, options, sink,
+            )?;
+            Ok(Outcome { summary, stg: None })
+        }
+        Engine::Stg(options) => {
+            let mut graph = Stg::new(program, analysis, options);
+            let summary = drive(program, sources, timeline, &mut graph, sink)?;
+            let report = StgReport {
+                stats: graph.stats(),
+                graph: graph.graph(),
+            };
+            Ok(Outcome {
+                summary,
+                stg: Some(report),
+            })
+        }
     }
 }

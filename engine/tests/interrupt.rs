@@ -1,9 +1,9 @@
-//! Stop requests ([`stgflow_engine::interrupt`]) are process-wide, so they are tested in a
+//! Stop requests ([`stgflow_io::interrupt`]) are process-wide, so they are tested in a
 //! binary of their own.
 
 use std::io::{self, Read};
 
-use stgflow_engine::interrupt::{Interruptible, Stop, request, requested};
+use stgflow_io::interrupt::{Interruptible, Stop, request, requested};
 
 /// A reader that never returns: it blocks its thread, not the `Interruptible`.
 struct Never;

@@ -4,8 +4,8 @@
 //! of valid programs and streams. The readers also always hand out facts in time order.
 
 use proptest::prelude::*;
-use stgflow_engine::compile_str;
-use stgflow_engine::stream::{FactReader, RtecShape, Schema, StreamFormat, Tolerance};
+use stgflow_io::stream::{FactReader, RtecShape, Schema, StreamFormat, Tolerance};
+use stgflow_lang::compile_str;
 
 const TOKENS: &[&str] = &[
     "p",

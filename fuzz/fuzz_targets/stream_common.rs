@@ -2,7 +2,7 @@
 //! lateness, skip-late, strict), the rest is the stream; every fact is read until the end
 //! or the first error.
 
-use stgflow_engine::stream::{FactReader, RtecShape, Schema, StreamFormat, Tolerance};
+use stgflow_io::stream::{FactReader, RtecShape, Schema, StreamFormat, Tolerance};
 
 const PROGRAM: &str = "q(X, Y, T) :- p(X, Y, T). r(T) :- s(T). o(T) :- appear(X, T), \
                        walking(X, V, T), fast(X, Y, V, T).";
@@ -11,7 +11,7 @@ pub fn read_all(data: &[u8], format: StreamFormat) {
     let Some((&options, stream)) = data.split_first() else {
         return;
     };
-    let compiled = stgflow_engine::compile_str("fuzz.tdl", PROGRAM);
+    let compiled = stgflow_lang::compile_str("fuzz.tdl", PROGRAM);
     let schema = Schema::new(&compiled.program).with_rtec_shapes([
         ("walking".to_owned(), RtecShape::Point),
         ("fast".to_owned(), RtecShape::Interval),

@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use stgflow_engine::stream::StreamFormat;
+use stgflow_io::stream::StreamFormat;
 
 #[path = "stream_common.rs"]
 mod stream_common;

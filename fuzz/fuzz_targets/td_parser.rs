@@ -8,6 +8,6 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let compiled = stgflow_engine::compile_str("fuzz.tdl", text);
+    let compiled = stgflow_lang::compile_str("fuzz.tdl", text);
     let _ = compiled.render_diagnostics(false);
 });

@@ -277,10 +277,10 @@ pub struct ShapeCounts {
 
 /// Counts the shapes of [`ShapeCounts`] in `cases` (invalid programs are skipped).
 pub fn shape_counts(cases: impl IntoIterator<Item = Case>) -> ShapeCounts {
-    use stgflow_engine::ir::Literal;
+    use stgflow_lang::ir::Literal;
     let mut counts = ShapeCounts::default();
     for case in cases {
-        let compiled = stgflow_engine::compile_str("g.tdl", &case.program);
+        let compiled = stgflow_lang::compile_str("g.tdl", &case.program);
         let Some(analysis) = compiled.analysis.as_ref() else {
             continue;
         };

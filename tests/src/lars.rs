@@ -15,11 +15,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use hashbrown::{HashMap, HashSet};
-use stgflow_engine::drive::Timeline;
-use stgflow_engine::eval::{arith, compare};
-use stgflow_engine::stream::{FactReader, Schema, StreamFormat};
-use stgflow_engine::syntax::ast::CmpOp;
-use stgflow_engine::value::Value;
+use stgflow_eval::eval::{arith, compare};
+use stgflow_io::drive::Timeline;
+use stgflow_io::stream::{FactReader, Schema, StreamFormat};
+use stgflow_lang::syntax::ast::CmpOp;
+use stgflow_lang::value::Value;
 use stgflow_lars::ast::{Atom, Extended, Literal, Modality, Program, Rule, Term};
 
 use crate::Engine;

@@ -12,31 +12,23 @@ pub mod naive;
 
 use std::collections::BTreeSet;
 
-use stgflow_engine::compile_str;
-use stgflow_engine::drive::{FactSource, ProgramFacts, Timeline, drive};
-use stgflow_engine::ir::Program;
-use stgflow_engine::reference::Reference;
-use stgflow_engine::runtime;
-use stgflow_engine::sink::{Mode, Sink};
-use stgflow_engine::stratify::Analysis;
-use stgflow_engine::stream::{FactReader, Schema, StreamFormat};
+use stgflow_io::drive::{FactSource, ProgramFacts, Timeline};
+use stgflow_io::sink::{Mode, Sink};
+use stgflow_io::stream::{FactReader, Schema, StreamFormat};
+use stgflow_lang::compile_str;
+use stgflow_lang::ir::Program;
+use stgflow_lang::stratify::Analysis;
 
-/// Which evaluation path [`run`] takes.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Engine {
-    Reference,
-    /// The dataflow engine in this process with this many worker threads, windows lowered
-    /// or not.
-    Dataflow {
-        workers: usize,
-        lower_windows: bool,
-    },
-    /// Streaming Trigger Graphs (Algorithm 4), with at most this many nodes per time
-    /// point, empty nodes used as edge sources or not.
-    Stg {
-        max_nodes: usize,
-        skip_empty_nodes: bool,
-    },
+pub use stgflow_engine::Engine;
+
+/// The STG engine (Algorithm 4) with at most `max_nodes` nodes per time point, empty
+/// nodes used as edge sources or not.
+pub fn stg(max_nodes: usize, skip_empty_nodes: bool) -> Engine {
+    Engine::Stg(stgflow_engine::StgOptions {
+        max_nodes_per_time_point: max_nodes,
+        skip_empty_nodes,
+        ..stgflow_engine::StgOptions::default()
+    })
 }
 
 /// Runs the reference evaluator on TD program and stream text, printing every predicate
@@ -100,54 +92,8 @@ pub fn evaluate<'a>(
     let mut sources: Vec<Box<dyn FactSource + 'a>> =
         vec![Box::new(ProgramFacts::new(program)), stream];
     let mut sink = Sink::new(Vec::new(), Mode::Points, program);
-    match engine {
-        Engine::Reference => {
-            let mut evaluator = Reference::new(program, analysis);
-            drive(program, &mut sources, timeline, &mut evaluator, &mut sink)
-                .map_err(|e| e.to_string())?;
-        }
-        Engine::Dataflow {
-            workers,
-            lower_windows,
-        } => {
-            let options = runtime::Options {
-                cluster: runtime::Cluster {
-                    workers: *workers,
-                    ..runtime::Cluster::default()
-                },
-                lower_windows: *lower_windows,
-                ..runtime::Options::default()
-            };
-            runtime::run(
-                program,
-                analysis,
-                &mut sources,
-                timeline,
-                &options,
-                &mut sink,
-            )
-            .map_err(|e| e.to_string())?;
-        }
-        Engine::Stg {
-            max_nodes,
-            skip_empty_nodes,
-        } => {
-            let options = stgflow_engine::stg::Options {
-                max_nodes_per_time_point: *max_nodes,
-                skip_empty_nodes: *skip_empty_nodes,
-                ..stgflow_engine::stg::Options::default()
-            };
-            stgflow_engine::stg::run(
-                program,
-                analysis,
-                &mut sources,
-                timeline,
-                &options,
-                &mut sink,
-            )
-            .map_err(|e| e.to_string())?;
-        }
-    }
+    stgflow_engine::run(program, analysis, &mut sources, timeline, engine, &mut sink)
+        .map_err(|e| e.to_string())?;
     let text = String::from_utf8(sink.into_inner()).map_err(|e| e.to_string())?;
     Ok(text.lines().map(str::to_owned).collect())
 }

@@ -7,11 +7,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use stgflow_engine::compile_str;
-use stgflow_engine::eval::{compare, eval};
-use stgflow_engine::ir::{Literal, PredId, Program, Rule, Term};
-use stgflow_engine::stream::{FactReader, Schema, StreamFormat};
-use stgflow_engine::value::Value;
+use stgflow_eval::eval::{compare, eval};
+use stgflow_io::stream::{FactReader, Schema, StreamFormat};
+use stgflow_lang::compile_str;
+use stgflow_lang::ir::{Literal, PredId, Program, Rule, Term};
+use stgflow_lang::value::Value;
 
 type Facts = BTreeMap<(PredId, u64), BTreeSet<Vec<Value>>>;
 

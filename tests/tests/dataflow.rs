@@ -3,7 +3,7 @@
 //! assignments, facts of rule-defined predicates in the input), with 1, 2 and 3 workers.
 
 use proptest::prelude::*;
-use stgflow_engine::drive::Timeline;
+use stgflow_io::drive::Timeline;
 use stgflow_tests::generate::case;
 use stgflow_tests::{Engine, run, run_printing};
 
@@ -16,10 +16,7 @@ fn check(seed: u64, workers: &[usize]) -> Result<(), String> {
         &Engine::Reference,
     )?;
     for &w in workers {
-        let engine = Engine::Dataflow {
-            workers: w,
-            lower_windows: true,
-        };
+        let engine = Engine::dataflow(w, true);
         let actual = run(&case.program, &case.stream, Timeline::default(), &engine)?;
         if actual != expected {
             let missing: Vec<&String> = expected.difference(&actual).collect();
@@ -86,10 +83,7 @@ fn lowered_and_literal_windows_agree_with_the_reference() {
         );
         for lower_windows in [true, false] {
             for workers in [1, 2] {
-                let engine = Engine::Dataflow {
-                    workers,
-                    lower_windows,
-                };
+                let engine = Engine::dataflow(workers, lower_windows);
                 let actual =
                     run(program, &stream, Timeline::default(), &engine).unwrap_or_default();
                 assert_eq!(
@@ -152,14 +146,14 @@ proptest! {
                 stream.push_str(&format!("{}({t}).\n", if gate_rule { "g" } else { "s" }));
             }
         }
-        let compiled = stgflow_engine::compile_str("gate.tdl", &program);
+        let compiled = stgflow_lang::compile_str("gate.tdl", &program);
         let analysis = compiled.analysis.as_ref();
         prop_assert!(analysis.is_some(), "{}", compiled.render_diagnostics(false));
-        let plan = stgflow_engine::plan::plan(&compiled.program, analysis.unwrap_or_else(|| unreachable!()), true);
+        let plan = stgflow_dataflow::plan::plan(&compiled.program, analysis.unwrap_or_else(|| unreachable!()), true);
         prop_assert!(
             plan.components
                 .iter()
-                .any(|c| matches!(c, stgflow_engine::plan::Component::GatedWindow { .. })),
+                .any(|c| matches!(c, stgflow_dataflow::plan::Component::GatedWindow { .. })),
             "not fused: {:?}", plan
         );
         // Only q and r printed, so that nothing else reads the window.
@@ -169,7 +163,7 @@ proptest! {
         };
         let expected = run(&Engine::Reference)?;
         for (workers, lower_windows) in [(1, true), (2, true), (3, true), (1, false)] {
-            let engine = Engine::Dataflow { workers, lower_windows };
+            let engine = Engine::dataflow(workers, lower_windows);
             let actual = run(&engine)?;
             prop_assert_eq!(
                 &actual, &expected,
@@ -197,10 +191,7 @@ fn inertia_1000_fluents_3_workers() {
     let expected =
         run(program, &stream, Timeline::default(), &Engine::Reference).unwrap_or_default();
     assert!(expected.len() > 1000);
-    let engine = Engine::Dataflow {
-        workers: 3,
-        lower_windows: true,
-    };
+    let engine = Engine::dataflow(3, true);
     let actual = run(program, &stream, Timeline::default(), &engine).unwrap_or_default();
     assert_eq!(actual.len(), expected.len());
     assert!(actual == expected);

@@ -20,8 +20,8 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use proptest::prelude::*;
-use stgflow_engine::drive::Timeline;
-use stgflow_engine::stream::{FactReader, Schema, StreamFormat};
+use stgflow_io::drive::Timeline;
+use stgflow_io::stream::{FactReader, Schema, StreamFormat};
 use stgflow_tests::generate::Rng;
 
 fn cases_dir() -> std::path::PathBuf {
@@ -532,14 +532,11 @@ fn run(
     };
     let engine = match engine {
         Engine::Reference => stgflow_tests::Engine::Reference,
-        Engine::Dataflow(workers) => stgflow_tests::Engine::Dataflow {
-            workers,
-            lower_windows: true,
-        },
-        Engine::Stg { skip_empty_nodes } => stgflow_tests::Engine::Stg {
-            max_nodes: if skip_empty_nodes { 100_000 } else { 2_000 },
+        Engine::Dataflow(workers) => stgflow_tests::Engine::dataflow(workers, true),
+        Engine::Stg { skip_empty_nodes } => stgflow_tests::stg(
+            if skip_empty_nodes { 100_000 } else { 2_000 },
             skip_empty_nodes,
-        },
+        ),
     };
     stgflow_tests::evaluate(program, analysis, Box::new(reader), timeline, &engine)
 }

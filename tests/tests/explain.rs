@@ -95,44 +95,43 @@ fn explain_golden_cases() {
 fn example_1_derivation_of_trusted_a_4_is_a_real_derivation() {
     let dir = explain_dir();
     let program = std::fs::read_to_string(dir.join("example1.tdl")).expect("program");
-    let compiled = stgflow_engine::compile_str("example1.tdl", &program);
+    let compiled = stgflow_lang::compile_str("example1.tdl", &program);
     let analysis = compiled.analysis.as_ref().expect("valid");
     let stream = std::fs::read_to_string(dir.join("example1.facts")).expect("stream");
-    let reader = stgflow_engine::stream::FactReader::new(
+    let reader = stgflow_io::stream::FactReader::new(
         stream.as_bytes(),
         "example1.facts",
-        stgflow_engine::stream::StreamFormat::Td,
-        stgflow_engine::stream::Schema::new(&compiled.program),
+        stgflow_io::stream::StreamFormat::Td,
+        stgflow_io::stream::Schema::new(&compiled.program),
     );
-    let mut sources: Vec<Box<dyn stgflow_engine::drive::FactSource + '_>> = vec![Box::new(reader)];
-    let materialised = stgflow_engine::explain::materialise(
+    let mut sources: Vec<Box<dyn stgflow_io::drive::FactSource + '_>> = vec![Box::new(reader)];
+    let materialised = stgflow_eval::explain::materialise(
         &compiled.program,
         analysis,
         &mut sources,
-        stgflow_engine::drive::Timeline::default(),
+        stgflow_io::drive::Timeline::default(),
     )
     .expect("runs");
-    let fact =
-        stgflow_engine::explain::parse_fact(&compiled.program, "trusted(a, 4)").expect("fact");
-    let stgflow_engine::explain::Answer::Holds(derivation) = materialised.explain(&fact) else {
+    let fact = stgflow_eval::explain::parse_fact(&compiled.program, "trusted(a, 4)").expect("fact");
+    let stgflow_eval::explain::Answer::Holds(derivation) = materialised.explain(&fact) else {
         panic!("trusted(a,4) holds");
     };
-    let stgflow_engine::explain::Derivation::Rule { rule, body, .. } = derivation else {
+    let stgflow_eval::explain::Derivation::Rule { rule, body, .. } = derivation else {
         panic!("derived by a rule");
     };
     assert_eq!(rule, 2);
     let times: Vec<u64> = body
         .iter()
         .filter_map(|step| match step {
-            stgflow_engine::explain::Step::Holds(d) => Some(d.fact().time),
+            stgflow_eval::explain::Step::Holds(d) => Some(d.fact().time),
             _ => None,
         })
         .collect();
     assert_eq!(times, vec![4, 3, 2]);
     let unknown =
-        stgflow_engine::explain::parse_fact(&compiled.program, "trusted(a, 6)").expect("fact");
+        stgflow_eval::explain::parse_fact(&compiled.program, "trusted(a, 6)").expect("fact");
     assert!(matches!(
         materialised.explain(&unknown),
-        stgflow_engine::explain::Answer::DoesNotHold(..)
+        stgflow_eval::explain::Answer::DoesNotHold(..)
     ));
 }

@@ -13,6 +13,7 @@
 //!   the atom binding its variable, is kept as `tests/cases/stg/negation_before_binding`).
 
 use proptest::prelude::*;
+use stgflow_dataflow::plan::{Component, Window, plan};
 use stgflow_tests::Engine;
 use stgflow_tests::lars::{case, interpret, run_translated};
 
@@ -41,10 +42,7 @@ fn check(seed: u64, workers: &[usize]) -> Result<(), String> {
     }
     for &w in workers {
         for lower_windows in [true, false] {
-            let engine = Engine::Dataflow {
-                workers: w,
-                lower_windows,
-            };
+            let engine = Engine::dataflow(w, lower_windows);
             let actual = run_translated(&case.program, &case.stream, &engine)?;
             if actual != reference {
                 return Err(format!(
@@ -97,10 +95,10 @@ fn stg_equals_reference_on_300_random_lars_programs() {
 }
 
 fn stg_engine(skip_empty_nodes: bool) -> Engine {
-    Engine::Stg {
-        max_nodes: if skip_empty_nodes { 100_000 } else { 2_000 },
+    stgflow_tests::stg(
+        if skip_empty_nodes { 100_000 } else { 2_000 },
         skip_empty_nodes,
-    }
+    )
 }
 
 proptest! {
@@ -150,5 +148,47 @@ fn generated_programs_cover_every_construct_and_derive_facts() {
     assert!(
         deriving >= 120,
         "only {deriving} of 200 programs derive anything"
+    );
+}
+
+/// LARS windows arrive at the dataflow planner as window components.
+#[test]
+fn window_predicates_reach_the_planner_as_windows() {
+    let compiled = stgflow_lars::compile_str(
+        "t.lars",
+        "q(A,B) :- time_win(10,0,1,diamond(p(A,B))) and not(s)\nr :- time_win(3,0,1,box(s))\n",
+    );
+    let analysis = compiled.analysis.as_ref();
+    assert!(analysis.is_some(), "{}", compiled.render_diagnostics(false));
+    let Some(analysis) = analysis else { return };
+    let windows: Vec<(String, Window)> = plan(&compiled.program, analysis, true)
+        .components
+        .iter()
+        .filter_map(|c| match c {
+            Component::Window { pred, window, .. } => {
+                Some((compiled.program.pred_name(*pred).to_owned(), *window))
+            }
+            // Only `q` reads the ♢ window, under `not(s)`: they run as one operator.
+            Component::GatedWindow {
+                window_pred,
+                window,
+                ..
+            } => Some((compiled.program.pred_name(*window_pred).to_owned(), *window)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        windows,
+        [
+            ("p__dia10".to_owned(), Window::Diamond(10)),
+            ("s__box3_window".to_owned(), Window::Box(3)),
+        ]
+    );
+    let literal = plan(&compiled.program, analysis, false);
+    assert!(
+        !literal
+            .components
+            .iter()
+            .any(|c| matches!(c, Component::Window { .. }))
     );
 }

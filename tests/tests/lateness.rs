@@ -4,9 +4,9 @@
 //! fact later than N is an error (or, skipping late facts, dropped and counted).
 
 use proptest::prelude::*;
-use stgflow_engine::compile_str;
-use stgflow_engine::drive::Timeline;
-use stgflow_engine::stream::{FactReader, Schema, StreamFormat, Tolerance};
+use stgflow_io::drive::Timeline;
+use stgflow_io::stream::{FactReader, Schema, StreamFormat, Tolerance};
+use stgflow_lang::compile_str;
 use stgflow_tests::generate::{Rng, case};
 use stgflow_tests::{Engine, evaluate};
 
@@ -79,13 +79,7 @@ fn check(seed: u64, n: u64) -> Result<(), TestCaseError> {
     )
     .map_err(TestCaseError::fail)?;
     let shuffled = shuffle_within(&case.stream, n, &mut Rng::new(seed ^ 0x5eed));
-    for engine in [
-        Engine::Reference,
-        Engine::Dataflow {
-            workers: 1,
-            lower_windows: true,
-        },
-    ] {
+    for engine in [Engine::Reference, Engine::dataflow(1, true)] {
         let actual = run(&case.program, &shuffled, lateness(n), &engine)
             .map_err(|e| TestCaseError::fail(format!("{engine:?}: {e}\n{shuffled}")))?;
         prop_assert_eq!(
@@ -145,13 +139,7 @@ fn skipping_late_facts_drops_them_on_every_engine() {
         lateness(1),
         &Engine::Reference,
     );
-    for engine in [
-        Engine::Reference,
-        Engine::Dataflow {
-            workers: 2,
-            lower_windows: true,
-        },
-    ] {
+    for engine in [Engine::Reference, Engine::dataflow(2, true)] {
         let actual = run(PROGRAM, stream, skip, &engine);
         assert_eq!(actual, expected, "{engine:?}");
     }

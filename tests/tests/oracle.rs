@@ -1,7 +1,7 @@
 //! The reference evaluator against the naive oracle on random programs and streams.
 
 use proptest::prelude::*;
-use stgflow_engine::drive::Timeline;
+use stgflow_io::drive::Timeline;
 use stgflow_tests::generate::{case, shape_counts};
 use stgflow_tests::naive::naive;
 use stgflow_tests::run_reference;
@@ -47,7 +47,7 @@ fn generated_programs_are_valid_and_varied() {
     let mut with_recursion_in_time = 0;
     for seed in 0..200 {
         let case = case(seed);
-        let compiled = stgflow_engine::compile_str("g.tdl", &case.program);
+        let compiled = stgflow_lang::compile_str("g.tdl", &case.program);
         assert!(
             !compiled.has_errors(),
             "seed {seed}:\n{}\n{}",

@@ -1,4 +1,4 @@
-//! Streaming Trigger Graphs (Algorithm 4, `stgflow_engine::stg`) against the reference
+//! Streaming Trigger Graphs (Algorithm 4, `stgflow_eval::stg`) against the reference
 //! evaluator on the random programs of `stgflow_tests::generate` (joins, negation at
 //! offsets 0..3, offset-0 recursion, recursion through time, built-ins, facts of derived
 //! predicates in the input).
@@ -10,7 +10,7 @@
 //! must always equal the reference. A separate test bounds how often the budget is hit.
 
 use proptest::prelude::*;
-use stgflow_engine::drive::Timeline;
+use stgflow_io::drive::Timeline;
 use stgflow_tests::generate::case;
 use stgflow_tests::{Engine, run};
 
@@ -40,10 +40,10 @@ fn check(seed: u64) -> Result<Verdict, String> {
     )?;
     let mut verdict = Verdict::Equal;
     for skip_empty_nodes in [false, true] {
-        let engine = Engine::Stg {
-            max_nodes: if skip_empty_nodes { 100_000 } else { BUDGET },
+        let engine = stgflow_tests::stg(
+            if skip_empty_nodes { 100_000 } else { BUDGET },
             skip_empty_nodes,
-        };
+        );
         let actual = match run(&case.program, &case.stream, Timeline::default(), &engine) {
             Ok(actual) => actual,
             Err(e) if !skip_empty_nodes && e.contains("built more than") => {
@@ -107,40 +107,42 @@ fn cases_dir() -> std::path::PathBuf {
 }
 
 /// Example 7 of the paper up to t = 4, built by the engine and compared with Figure 1.
-fn example_7_graph() -> stgflow_engine::stg::Graph {
+fn example_7_graph() -> stgflow_eval::stg::Graph {
     let dir = cases_dir().join("stg");
     let text = std::fs::read_to_string(dir.join("example7.tdl")).expect("example7.tdl");
     let stream = std::fs::read_to_string(dir.join("example7.facts")).expect("example7.facts");
-    let compiled = stgflow_engine::compile_str("example7.tdl", &text);
+    let compiled = stgflow_lang::compile_str("example7.tdl", &text);
     let analysis = compiled.analysis.as_ref().expect("a valid program");
     let program = &compiled.program;
-    let reader = stgflow_engine::stream::FactReader::new(
+    let reader = stgflow_io::stream::FactReader::new(
         stream.as_bytes(),
         "example7.facts",
-        stgflow_engine::stream::StreamFormat::Td,
-        stgflow_engine::stream::Schema::new(program),
+        stgflow_io::stream::StreamFormat::Td,
+        stgflow_io::stream::Schema::new(program),
     );
-    let mut sources: Vec<Box<dyn stgflow_engine::drive::FactSource + '_>> = vec![Box::new(reader)];
-    let mut sink =
-        stgflow_engine::sink::Sink::new(Vec::new(), stgflow_engine::sink::Mode::Points, program);
-    let options = stgflow_engine::stg::Options {
+    let mut sources: Vec<Box<dyn stgflow_io::drive::FactSource + '_>> = vec![Box::new(reader)];
+    let mut sink = stgflow_io::sink::Sink::new(Vec::new(), stgflow_io::sink::Mode::Points, program);
+    let engine = stgflow_engine::Engine::Stg(stgflow_engine::StgOptions {
         record: true,
-        ..stgflow_engine::stg::Options::default()
-    };
+        ..stgflow_engine::StgOptions::default()
+    });
     let timeline = Timeline {
         from: None,
         until: Some(4),
     };
-    let outcome = stgflow_engine::stg::run(
+    let outcome = stgflow_engine::run(
         program,
         analysis,
         &mut sources,
         timeline,
-        &options,
+        &engine,
         &mut sink,
     )
     .expect("Example 7 runs");
-    outcome.graph.expect("recorded")
+    outcome
+        .stg
+        .and_then(|report| report.graph)
+        .expect("recorded")
 }
 
 /// Nodes v1–v14 are Figure 1's, rule by rule and time by time (rules r0–r4 are the

@@ -4,7 +4,7 @@
 //! engine feeds its unit row at the timeline's first point; it used to start at time 0).
 //! The LARS front end clips □ windows with exactly these two rules.
 
-use stgflow_engine::drive::Timeline;
+use stgflow_io::drive::Timeline;
 use stgflow_tests::{Engine, run};
 
 const PROGRAM: &str = "\
@@ -17,10 +17,7 @@ const PROGRAM: &str = "\
 fn engines() -> Vec<Engine> {
     let mut engines = vec![Engine::Reference];
     for workers in [1, 3] {
-        engines.push(Engine::Dataflow {
-            workers,
-            lower_windows: true,
-        });
+        engines.push(Engine::dataflow(workers, true));
     }
     engines
 }

@@ -5,7 +5,7 @@
 //! Found by the LARS proptest (`tests/tests/lars.rs`); recursive components now leave
 //! through `zero_one`.
 
-use stgflow_engine::drive::Timeline;
+use stgflow_io::drive::Timeline;
 use stgflow_tests::{Engine, run};
 
 const PROGRAM: &str = "\
@@ -27,10 +27,7 @@ fn box_window_over_offset_0_recursion_equals_reference_1_3_workers() {
     assert!(expected.contains("box3(b,b,8)."), "{expected:?}");
     for workers in [1, 3] {
         for lower_windows in [true, false] {
-            let engine = Engine::Dataflow {
-                workers,
-                lower_windows,
-            };
+            let engine = Engine::dataflow(workers, lower_windows);
             let actual = run(PROGRAM, STREAM, Timeline::default(), &engine);
             assert_eq!(actual.as_ref(), Ok(&expected), "{engine:?}");
         }

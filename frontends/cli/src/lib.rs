@@ -11,16 +11,15 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use stgflow_engine::drive::{FactSource, ProgramFacts, RunError, Timeline, drive};
-use stgflow_engine::reference::Reference;
-use stgflow_engine::runtime;
-use stgflow_engine::sink::{Mode, Sink};
-use stgflow_engine::stg;
-use stgflow_engine::stream::{
+use stgflow_engine::Engine;
+use stgflow_eval::stg;
+use stgflow_io::drive::{FactSource, ProgramFacts, RunError, Timeline};
+use stgflow_io::sink::{Mode, Sink};
+use stgflow_io::stream::{
     FactReader, RtecShape, Schema, SkipCounts, StreamFormat, Tolerance, UNKNOWN_NAMES_KEPT,
     parallel::{ParallelReader, Parallelism},
 };
-use stgflow_engine::{Compiled, compile_str};
+use stgflow_lang::{Compiled, compile_str};
 
 /// stgflow: Temporal Datalog stream reasoning.
 ///
@@ -100,7 +99,7 @@ struct RunArgs {
     /// Batch replay (dataflow engine): most time points handed to the workers at once.
     /// Larger batches cost fewer rounds of coordination; smaller ones keep less history
     /// in the joins' arrangements between compactions.
-    #[arg(long, default_value_t = runtime::Options::default().batch_points, value_name = "N")]
+    #[arg(long, default_value_t = stgflow_engine::DataflowOptions::default().batch_points, value_name = "N")]
     batch_points: u64,
     /// Batch replay: threads that parse each input file, a block of lines at a time, ahead
     /// of the evaluation. By default, the cores left over by the workers and the thread
@@ -127,10 +126,10 @@ struct RunArgs {
     #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     tick: u64,
     /// First time point of the timeline (default: the first time in the input).
-    #[arg(long, value_name = "T", value_parser = clap::value_parser!(u64).range(..=stgflow_engine::stream::MAX_TIME))]
+    #[arg(long, value_name = "T", value_parser = clap::value_parser!(u64).range(..=stgflow_io::stream::MAX_TIME))]
     from: Option<u64>,
     /// Last time point of the timeline (default: the last time in the input).
-    #[arg(long, value_name = "T", value_parser = clap::value_parser!(u64).range(..=stgflow_engine::stream::MAX_TIME))]
+    #[arg(long, value_name = "T", value_parser = clap::value_parser!(u64).range(..=stgflow_io::stream::MAX_TIME))]
     until: Option<u64>,
     #[command(flatten)]
     tolerance: ToleranceArgs,
@@ -155,7 +154,7 @@ struct ToleranceArgs {
     /// Accept facts up to N time points behind the latest time seen in their stream:
     /// they are held back until the stream has moved N time points past them (so output
     /// for time t comes once time t+N has been read). Later facts are an error.
-    #[arg(long, default_value_t = 0, value_name = "N", value_parser = clap::value_parser!(u64).range(..=stgflow_engine::stream::MAX_TIME))]
+    #[arg(long, default_value_t = 0, value_name = "N", value_parser = clap::value_parser!(u64).range(..=stgflow_io::stream::MAX_TIME))]
     lateness: u64,
     /// Skip facts later than `--lateness` allows, and report how many (a warning),
     /// instead of stopping with an error.
@@ -376,9 +375,9 @@ impl Context<'_> {
                 Dump::Ast => {
                     for item in &compiled.ast.items {
                         let span = match item {
-                            stgflow_engine::syntax::ast::Item::Rule(rule) => rule.span,
-                            stgflow_engine::syntax::ast::Item::Fact(atom) => atom.span,
-                            stgflow_engine::syntax::ast::Item::Output(_, span) => *span,
+                            stgflow_lang::syntax::ast::Item::Rule(rule) => rule.span,
+                            stgflow_lang::syntax::ast::Item::Fact(atom) => atom.span,
+                            stgflow_lang::syntax::ast::Item::Output(_, span) => *span,
                         };
                         text.push_str(&format!("{item}  % {}\n", compiled.sources.locate(span)));
                     }
@@ -413,9 +412,9 @@ impl Context<'_> {
     /// `--stats` and `--dump-stg` after an STG run.
     fn report_stg(
         &mut self,
-        outcome: &stg::Outcome,
+        outcome: &stgflow_engine::StgReport,
         args: &RunArgs,
-        program: &stgflow_engine::ir::Program,
+        program: &stgflow_lang::ir::Program,
     ) -> Result<(), Failure> {
         if args.stats {
             let stats = outcome.stats;
@@ -433,7 +432,7 @@ impl Context<'_> {
     }
 
     fn explain(&mut self, args: ExplainArgs, stdout: &mut dyn Write) -> Result<(), Failure> {
-        use stgflow_engine::explain;
+        use stgflow_eval::explain;
         let compiled = self.compile(&args.program)?;
         let program = &compiled.program;
         let Some(analysis) = &compiled.analysis else {
@@ -597,72 +596,42 @@ impl Context<'_> {
             from: args.from.map(|t| t / args.tick),
             until: args.until.map(|t| t / args.tick),
         };
-        // From here a signal stops the run cleanly (see `stgflow_engine::interrupt`).
-        let listening = stgflow_engine::interrupt::listen();
-        // What the STG engine leaves besides the run: its counters and graph, or why it
-        // stopped.
-        let mut stg_outcome = None;
-        let mut stg_failure = None;
-        let result = match args.engine {
-            EngineKind::Reference => {
-                let mut evaluator = Reference::new(program, analysis);
-                drive(program, &mut sources, timeline, &mut evaluator, &mut sink)
-            }
-            EngineKind::Stg => {
-                let options = stg::Options {
-                    record: args.dump_stg.is_some(),
-                    skip_empty_nodes: args.stg_skip_empty,
-                    ..stg::Options::default()
-                };
-                match stg::run(
-                    program,
-                    analysis,
-                    &mut sources,
-                    timeline,
-                    &options,
-                    &mut sink,
-                ) {
-                    Ok(outcome) => {
-                        let summary = outcome.summary.clone();
-                        stg_outcome = Some(outcome);
-                        Ok(summary)
-                    }
-                    Err(stg::StgError::Run(error)) => Err(error),
-                    Err(error) => {
-                        stg_failure = Some(error.to_string());
-                        Ok(Default::default())
-                    }
-                }
-            }
-            EngineKind::Dataflow => {
-                let options = runtime::Options {
-                    cluster: runtime::Cluster {
-                        workers: args.workers,
-                        processes: args.processes,
-                        process: args.process,
-                        hostfile: args.hostfile.clone(),
-                        connect_timeout: std::time::Duration::from_secs(args.connect_timeout),
-                    },
-                    lower_windows: !args.no_window_lowering,
-                    live,
-                    batch_points: args.batch_points,
-                    ..runtime::Options::default()
-                };
-                runtime::run(
-                    program,
-                    analysis,
-                    &mut sources,
-                    timeline,
-                    &options,
-                    &mut sink,
-                )
-            }
+        // From here a signal stops the run cleanly (see `stgflow_io::interrupt`).
+        let listening = stgflow_io::interrupt::listen();
+        let engine = match args.engine {
+            EngineKind::Reference => Engine::Reference,
+            EngineKind::Stg => Engine::Stg(stgflow_engine::StgOptions {
+                record: args.dump_stg.is_some(),
+                skip_empty_nodes: args.stg_skip_empty,
+                ..stgflow_engine::StgOptions::default()
+            }),
+            EngineKind::Dataflow => Engine::Dataflow(stgflow_engine::DataflowOptions {
+                cluster: stgflow_engine::Cluster {
+                    workers: args.workers,
+                    processes: args.processes,
+                    process: args.process,
+                    hostfile: args.hostfile.clone(),
+                    connect_timeout: std::time::Duration::from_secs(args.connect_timeout),
+                },
+                lower_windows: !args.no_window_lowering,
+                live,
+                batch_points: args.batch_points,
+                ..stgflow_engine::DataflowOptions::default()
+            }),
         };
+        let result = stgflow_engine::run(
+            program,
+            analysis,
+            &mut sources,
+            timeline,
+            &engine,
+            &mut sink,
+        );
         drop(sink);
         drop(listening);
         // A run that finished after a signal arrived still reports the signal.
-        let result = match (result, stgflow_engine::interrupt::requested()) {
-            (Ok(_), Some(stgflow_engine::interrupt::Stop::Signal(signal))) => {
+        let result = match (result, stgflow_io::interrupt::requested()) {
+            (Ok(_), Some(stgflow_io::interrupt::Stop::Signal(signal))) => {
                 Err(RunError::Interrupted(signal))
             }
             (result, _) => result,
@@ -670,14 +639,12 @@ impl Context<'_> {
         if let Some(bar) = bar {
             bar.finish_and_clear();
         }
-        if let Some(message) = stg_failure {
-            return Err(Failure::Message(message));
-        }
-        if let Some(outcome) = &stg_outcome {
-            self.report_stg(outcome, &args, program)?;
-        }
         match result {
-            Ok(summary) => {
+            Ok(outcome) => {
+                if let Some(report) = &outcome.stg {
+                    self.report_stg(report, &args, program)?;
+                }
+                let summary = outcome.summary;
                 if !self.quiet {
                     self.report_skips(&summary.skipped, program);
                 }
@@ -709,6 +676,7 @@ impl Context<'_> {
                 Err(Failure::Reported)
             }
             Err(RunError::Cluster(message)) => Err(Failure::Message(message)),
+            Err(RunError::Evaluation(error)) => Err(Failure::Message(error.to_string())),
             Err(RunError::Interrupted(signal)) => {
                 if !self.quiet {
                     let name = match signal {
@@ -730,7 +698,7 @@ impl Context<'_> {
 impl Context<'_> {
     /// Warns about input facts that were read but not used: wrong arity (W101), unknown
     /// predicates (W102), later than `--lateness` under `--skip-late` (W103).
-    fn report_skips(&mut self, skipped: &SkipCounts, program: &stgflow_engine::ir::Program) {
+    fn report_skips(&mut self, skipped: &SkipCounts, program: &stgflow_lang::ir::Program) {
         let mut wrong: Vec<_> = skipped.wrong_arity.iter().collect();
         wrong.sort();
         for (name, (arity, count, first)) in wrong {
@@ -785,8 +753,7 @@ struct Progress<'a> {
 impl FactSource for Progress<'_> {
     fn next_fact(
         &mut self,
-    ) -> Result<Option<stgflow_engine::stream::InputFact>, Box<stgflow_engine::stream::StreamError>>
-    {
+    ) -> Result<Option<stgflow_io::stream::InputFact>, Box<stgflow_io::stream::StreamError>> {
         let fact = self.inner.next_fact()?;
         if let Some(fact) = &fact {
             let facts = self.facts.get() + 1;
@@ -803,7 +770,7 @@ impl FactSource for Progress<'_> {
         Ok(fact)
     }
 
-    fn skipped(&self) -> stgflow_engine::stream::SkipCounts {
+    fn skipped(&self) -> stgflow_io::stream::SkipCounts {
         self.inner.skipped()
     }
 
@@ -834,7 +801,7 @@ fn dump_ir(compiled: &Compiled) -> String {
             .span()
             .map(|s| compiled.sources.locate(s))
             .unwrap_or_default();
-        if let stgflow_engine::ir::Origin::Generated { by, .. } = &rule.origin {
+        if let stgflow_lang::ir::Origin::Generated { by, .. } = &rule.origin {
             location = format!("{by}, from {location}");
         }
         text.push_str(&format!(
@@ -877,8 +844,8 @@ fn is_lars_program(path: &std::path::Path) -> bool {
 /// The TD program as compiled: a TD file as parsed, or a front end's translation, each
 /// rule with where it came from.
 fn dump_td(compiled: &Compiled) -> String {
-    use stgflow_engine::ir::Origin;
-    use stgflow_engine::syntax::ast::Item;
+    use stgflow_lang::ir::Origin;
+    use stgflow_lang::syntax::ast::Item;
     let rules = compiled
         .ast
         .items

@@ -3,7 +3,7 @@
 
 use std::io::{BufReader, IsTerminal};
 
-use stgflow_engine::interrupt::{self, Interruptible, Stop};
+use stgflow_io::interrupt::{self, Interruptible, Stop};
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;

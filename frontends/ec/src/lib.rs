@@ -32,11 +32,9 @@ pub mod model;
 pub mod syntax;
 pub mod translate;
 
-use stgflow_engine::diag::Sources;
-use stgflow_engine::ir::{self, Origin};
-use stgflow_engine::stream::RtecShape;
-use stgflow_engine::syntax::ast;
-use stgflow_engine::{Compiled, stratify, validate};
+use stgflow_io::stream::RtecShape;
+use stgflow_lang::Compiled;
+use stgflow_lang::diag::Sources;
 
 /// A compiled event description.
 #[derive(Debug)]
@@ -61,46 +59,14 @@ pub fn compile_str(name: &str, text: &str) -> EcProgram {
         translate::translate(&items, file)
     };
     diagnostics.extend(translation.diagnostics);
-    let (mut program, lowering) = ir::lower(&translation.program);
-    diagnostics.extend(lowering);
-    attach_origins(&translation.program, translation.origins, &mut program);
-    if !diagnostics.has_errors() {
-        diagnostics.extend(validate::validate(&program));
-    }
-    let analysis = (!diagnostics.has_errors()).then(|| stratify::analyse(&program));
     EcProgram {
-        compiled: Compiled {
+        compiled: stgflow_lang::compile(
             sources,
             file,
-            ast: translation.program,
-            program,
-            analysis,
+            translation.program,
+            translation.origins,
             diagnostics,
-        },
+        ),
         shapes: translation.shapes,
-    }
-}
-
-/// Replaces the `Origin::File` that lowering gives every rule with the translation's
-/// `Origin::Generated`. Lowering keeps the rules in order and drops those with errors, so
-/// the lowered rules are matched to the AST's rules in order by span.
-fn attach_origins(ast: &ast::Program, origins: Vec<Origin>, program: &mut ir::Program) {
-    let spans: Vec<_> = ast
-        .items
-        .iter()
-        .filter_map(|item| match item {
-            ast::Item::Rule(rule) => Some(rule.span),
-            _ => None,
-        })
-        .collect();
-    let mut candidates = spans.into_iter().zip(origins);
-    for rule in &mut program.rules {
-        let span = rule.origin.span();
-        for (candidate, origin) in candidates.by_ref() {
-            if Some(candidate) == span {
-                rule.origin = origin;
-                break;
-            }
-        }
     }
 }

@@ -16,9 +16,9 @@
 //!
 //! Pitfall: Prolog's `_Name` is an ordinary variable here (as in TD); only `_` is anonymous.
 
-use stgflow_engine::diag::{Diagnostic, Diagnostics, Span};
-use stgflow_engine::syntax::ast;
-use stgflow_engine::value::Value;
+use stgflow_lang::diag::{Diagnostic, Diagnostics, Span};
+use stgflow_lang::syntax::ast;
+use stgflow_lang::value::Value;
 
 use crate::syntax::{BinOp, Clause, Name, Term};
 
@@ -629,4 +629,4 @@ fn optimisation_check(term: &Term) -> Diagnostic {
 
 /// The candidate nearest to `name` by edit distance (the engine's, so that every
 /// language suggests names alike).
-pub use stgflow_engine::diag::closest;
+pub use stgflow_lang::diag::closest;

@@ -16,7 +16,7 @@ mod parser;
 
 use std::fmt;
 
-use stgflow_engine::diag::Span;
+use stgflow_lang::diag::Span;
 
 pub use lexer::{Tok, Token, lex};
 pub use parser::parse;

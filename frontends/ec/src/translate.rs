@@ -40,11 +40,11 @@
 //!   cannot enumerate "every instance that does not hold".
 
 use hashbrown::HashMap;
-use stgflow_engine::diag::{Diagnostic, Diagnostics, FileId, Span};
-use stgflow_engine::ir::Origin;
-use stgflow_engine::stream::RtecShape;
-use stgflow_engine::syntax::ast;
-use stgflow_engine::value::Value;
+use stgflow_io::stream::RtecShape;
+use stgflow_lang::diag::{Diagnostic, Diagnostics, FileId, Span};
+use stgflow_lang::ir::Origin;
+use stgflow_lang::syntax::ast;
+use stgflow_lang::value::Value;
 
 use crate::model::{
     Arg, Cond, DeclKind, Entity, EventTerm, FluentTerm, Happening, IntervalCond, IntervalRule,

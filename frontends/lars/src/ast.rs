@@ -5,9 +5,9 @@
 
 use std::fmt;
 
-use stgflow_engine::diag::Span;
-use stgflow_engine::syntax::ast::{ArithOp, CmpOp};
-use stgflow_engine::value::Value;
+use stgflow_lang::diag::Span;
+use stgflow_lang::syntax::ast::{ArithOp, CmpOp};
+use stgflow_lang::value::Value;
 
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct Program {

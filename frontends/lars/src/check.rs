@@ -9,7 +9,7 @@
 //!   The error names the cycle and points at every rule on it.
 
 use hashbrown::HashMap;
-use stgflow_engine::diag::{Diagnostic, Diagnostics, Span};
+use stgflow_lang::diag::{Diagnostic, Diagnostics, Span};
 
 use crate::ast::{Atom, Literal, Program};
 

@@ -3,7 +3,7 @@
 //! A front end: it reads Laser rules (`q(A,B) :- time_win(10,0,1,diamond(p(A,B))) and
 //! not(s)`), checks them as LARS, translates them to TD by Algorithm 2 of the STG paper
 //! and hands the result to the engine's own lowering, validation and stratification, so
-//! that the result is an ordinary [`stgflow_engine::Compiled`]. The engine knows nothing
+//! that the result is an ordinary [`stgflow_lang::Compiled`]. The engine knows nothing
 //! about LARS; this crate knows nothing about evaluation.
 //!
 //! The stages, each a module:
@@ -38,10 +38,9 @@ pub mod check;
 pub mod syntax;
 pub mod translate;
 
-use stgflow_engine::Compiled;
-use stgflow_engine::diag::Sources;
-use stgflow_engine::ir::{self, Origin};
-use stgflow_engine::{stratify, validate};
+use stgflow_lang::Compiled;
+use stgflow_lang::diag::Sources;
+use stgflow_lang::ir::Origin;
 
 /// Compiles LARS source text; `name` is how diagnostics refer to the file.
 ///
@@ -69,26 +68,13 @@ pub fn compile_str(name: &str, text: &str) -> Compiled {
             translation
         }
     };
-    let (mut program, lowering) = ir::lower(&translation.program);
-    let lowered_cleanly = !lowering.has_errors();
-    diagnostics.extend(lowering);
-    if lowered_cleanly && program.rules.len() == translation.origins.len() {
-        for (rule, origin) in program.rules.iter_mut().zip(translation.origins) {
-            rule.origin = origin;
-        }
-    }
-    if !diagnostics.has_errors() {
-        diagnostics.extend(validate::validate(&program));
-    }
-    let analysis = (!diagnostics.has_errors()).then(|| stratify::analyse(&program));
-    Compiled {
+    stgflow_lang::compile(
         sources,
         file,
-        ast: translation.program,
-        program,
-        analysis,
+        translation.program,
+        translation.origins,
         diagnostics,
-    }
+    )
 }
 
 /// Whether `origin` is a rule this front end generated.
@@ -162,48 +148,6 @@ mod tests {
                 "q(A, T) :- p(A, T), not s(A, T-1), p(A, T-1), not r(T-1).",
                 "#output q.",
             ]
-        );
-    }
-
-    #[test]
-    fn window_predicates_reach_the_planner_as_windows() {
-        use stgflow_engine::plan::{Component, Window, plan};
-        let compiled = compile_str(
-            "t.lars",
-            "q(A,B) :- time_win(10,0,1,diamond(p(A,B))) and not(s)\nr :- time_win(3,0,1,box(s))\n",
-        );
-        let analysis = compiled.analysis.as_ref();
-        assert!(analysis.is_some(), "{}", compiled.render_diagnostics(false));
-        let Some(analysis) = analysis else { return };
-        let windows: Vec<(String, Window)> = plan(&compiled.program, analysis, true)
-            .components
-            .iter()
-            .filter_map(|c| match c {
-                Component::Window { pred, window, .. } => {
-                    Some((compiled.program.pred_name(*pred).to_owned(), *window))
-                }
-                // Only `q` reads the ♢ window, under `not(s)`: they run as one operator.
-                Component::GatedWindow {
-                    window_pred,
-                    window,
-                    ..
-                } => Some((compiled.program.pred_name(*window_pred).to_owned(), *window)),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(
-            windows,
-            [
-                ("p__dia10".to_owned(), Window::Diamond(10)),
-                ("s__box3_window".to_owned(), Window::Box(3)),
-            ]
-        );
-        let literal = plan(&compiled.program, analysis, false);
-        assert!(
-            !literal
-                .components
-                .iter()
-                .any(|c| matches!(c, Component::Window { .. }))
         );
     }
 

@@ -17,9 +17,9 @@
 //! line. Constructs outside plain LARS — tuple windows, `@` in a head, modalities outside
 //! a window, nested windows — are recognised and rejected with E202 naming the construct.
 
-use stgflow_engine::diag::{Diagnostic, Diagnostics, FileId, Span};
-use stgflow_engine::syntax::ast::{ArithOp, CmpOp};
-use stgflow_engine::value::Value;
+use stgflow_lang::diag::{Diagnostic, Diagnostics, FileId, Span};
+use stgflow_lang::syntax::ast::{ArithOp, CmpOp};
+use stgflow_lang::value::Value;
 
 use crate::ast::{Atom, Extended, Ident, Literal, Modality, Program, Rule, Term};
 

@@ -60,11 +60,11 @@
 //! collide with the user's (a clash gets `_` appended).
 
 use hashbrown::{HashMap, HashSet};
-use stgflow_engine::diag::{Diagnostic, Diagnostics, Span};
-use stgflow_engine::ir::Origin;
-use stgflow_engine::syntax::ast as td;
-use stgflow_engine::syntax::ast::{ArithOp, CmpOp};
-use stgflow_engine::value::Value;
+use stgflow_lang::diag::{Diagnostic, Diagnostics, Span};
+use stgflow_lang::ir::Origin;
+use stgflow_lang::syntax::ast as td;
+use stgflow_lang::syntax::ast::{ArithOp, CmpOp};
+use stgflow_lang::value::Value;
 
 use crate::ast::{Atom, Extended, Ident, Literal, Modality, Program, Rule, Term};
 

@@ -4,7 +4,7 @@
 //! Pitfall: `.` ends a clause only when followed by white space, `%` or the end of the
 //! text; `2.5` is a number and `7.` the integer 7 then the end of a clause.
 
-use stgflow_engine::diag::{Diagnostic, Diagnostics, FileId, Span};
+use stgflow_lang::diag::{Diagnostic, Diagnostics, FileId, Span};
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Tok {

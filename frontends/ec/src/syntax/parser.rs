@@ -1,6 +1,6 @@
 //! Operator-precedence parsing of Prolog clauses, recovering at the next clause end.
 
-use stgflow_engine::diag::{Diagnostic, Diagnostics, FileId};
+use stgflow_lang::diag::{Diagnostic, Diagnostics, FileId};
 
 use super::lexer::{Tok, Token, lex};
 use super::{BinOp, Clause, Name, Term};
@@ -246,7 +246,7 @@ impl Parser {
         close: Tok,
         what: &str,
         depth: usize,
-    ) -> Parse<(Vec<Term>, stgflow_engine::diag::Span)> {
+    ) -> Parse<(Vec<Term>, stgflow_lang::diag::Span)> {
         let mut items = Vec::new();
         if self.peek().tok == close {
             return Ok((items, self.bump().span));

@@ -12,7 +12,7 @@
 //!   prints is well-founded. It backtracks over rules and bindings until every branch
 //!   bottoms out in input facts.
 //! * **Rules are shown as written.** Each step names the TD rule, its location, and for
-//!   rules a front end produced ([`crate::ir::Origin::Generated`]) the LARS or EC rule the
+//!   rules a front end produced ([`stgflow_lang::ir::Origin::Generated`]) the LARS or EC rule the
 //!   user wrote, as text.
 //! * **A fact that does not hold** gets, per rule that could derive it, the condition that
 //!   failed under the binding that got furthest (e.g. "`not uvf(a, 4)` fails: `uvf(a, 4)`
@@ -24,12 +24,13 @@ use std::fmt::Write as _;
 
 use hashbrown::HashMap;
 
-use crate::diag::Sources;
-use crate::drive::{FactSource, RunError, TimePoints, Timeline, feed};
-use crate::eval::{Facts, Relation, RulePlan, Tuple, compare, eval, evaluate_stratum};
-use crate::ir::{Atom, Literal, Origin, PredId, Program, Term};
-use crate::stratify::Analysis;
-use crate::value::Value;
+use crate::eval::{Facts, Relation, RulePlan, compare, eval, evaluate_stratum};
+use stgflow_io::drive::{FactSource, RunError, TimePoints, Timeline, feed};
+use stgflow_lang::diag::Sources;
+use stgflow_lang::ir::{Atom, Literal, Origin, PredId, Program, Term};
+use stgflow_lang::stratify::Analysis;
+use stgflow_lang::value::Row;
+use stgflow_lang::value::Value;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ExplainError {
@@ -51,7 +52,7 @@ pub enum ExplainError {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct GroundFact {
     pub pred: PredId,
-    pub args: Tuple,
+    pub args: Row,
     pub time: u64,
 }
 
@@ -122,7 +123,7 @@ impl Facts for Collector<'_, '_> {
         self.state.facts.get(&(pred, time))
     }
 
-    fn insert(&mut self, pred: PredId, tuple: Tuple) -> bool {
+    fn insert(&mut self, pred: PredId, tuple: Row) -> bool {
         self.state
             .facts
             .entry((pred, self.current))
@@ -132,7 +133,7 @@ impl Facts for Collector<'_, '_> {
 }
 
 impl TimePoints for Collector<'_, '_> {
-    fn complete(&mut self, t: u64, input: Vec<(PredId, Tuple)>) -> Result<(), RunError> {
+    fn complete(&mut self, t: u64, input: Vec<(PredId, Row)>) -> Result<(), RunError> {
         self.current = t;
         self.state.first.get_or_insert(t);
         self.state.last = Some(t);
@@ -339,7 +340,7 @@ impl Materialised<'_> {
                     let time = fact.time.checked_sub(u64::from(atom.offset))?;
                     // A wildcard stands for any value: try the matching facts in order.
                     let (relation, _) = self.relation(atom, fact.time)?;
-                    let mut matching: Vec<&Tuple> = relation
+                    let mut matching: Vec<&Row> = relation
                         .iter()
                         .filter(|tuple| {
                             atom.args.iter().zip(tuple.iter()).all(|(term, value)| {
@@ -421,7 +422,7 @@ impl Materialised<'_> {
                 let Some((relation, _)) = self.relation(atom, t) else {
                     return false;
                 };
-                let mut tuples: Vec<&Tuple> = relation.iter().collect();
+                let mut tuples: Vec<&Row> = relation.iter().collect();
                 tuples.sort();
                 for tuple in tuples {
                     let mut newly = Vec::new();
@@ -462,9 +463,9 @@ impl Materialised<'_> {
         self.blocking(atom, t, env).is_some()
     }
 
-    fn blocking(&self, atom: &Atom, t: u64, env: &Env) -> Option<Tuple> {
+    fn blocking(&self, atom: &Atom, t: u64, env: &Env) -> Option<Row> {
         let (relation, _) = self.relation(atom, t)?;
-        let mut matching: Vec<&Tuple> = relation
+        let mut matching: Vec<&Row> = relation
             .iter()
             .filter(|tuple| {
                 atom.args
@@ -551,7 +552,7 @@ impl Materialised<'_> {
                 let Some((relation, _)) = self.relation(atom, t) else {
                     return;
                 };
-                let mut tuples: Vec<&Tuple> = relation.iter().collect();
+                let mut tuples: Vec<&Row> = relation.iter().collect();
                 tuples.sort();
                 for tuple in tuples {
                     let mut newly = Vec::new();
@@ -648,7 +649,7 @@ pub fn rule_text(program: &Program, sources: &Sources, rule: usize) -> Vec<Strin
 }
 
 /// The user's text at `span`, on one line.
-fn source_text(sources: &Sources, span: crate::diag::Span) -> String {
+fn source_text(sources: &Sources, span: stgflow_lang::diag::Span) -> String {
     sources
         .text(span.file)
         .get(span.range())

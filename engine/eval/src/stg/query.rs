@@ -19,9 +19,9 @@
 //!   stay, never in that a needed node goes. The search is capped at [`SEARCH_LIMIT`]
 //!   steps, and gives up ("not contained") beyond it.
 
-use crate::ir::{Atom, Expr, Literal, PredId, Rule, Term};
-use crate::syntax::ast::{ArithOp, CmpOp};
-use crate::value::Value;
+use stgflow_lang::ir::{Atom, Expr, Literal, PredId, Rule, Term};
+use stgflow_lang::syntax::ast::{ArithOp, CmpOp};
+use stgflow_lang::value::Value;
 
 /// Queries with more literals than this are referred to by node, not inlined.
 pub const INLINE_LIMIT: usize = 32;

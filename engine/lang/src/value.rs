@@ -21,6 +21,14 @@ use std::sync::{OnceLock, RwLock};
 
 use hashbrown::HashMap;
 
+/// A fact's object arguments (or a rule's variable bindings): up to [`ROW_INLINE`] values
+/// inline, so that the common narrow rows cost no allocation as they are copied from
+/// operator to operator.
+pub type Row = smallvec::SmallVec<[Value; ROW_INLINE]>;
+
+/// How many values a [`Row`] holds without allocating.
+pub const ROW_INLINE: usize = 2;
+
 #[derive(Debug)]
 struct SymbolData {
     text: Box<str>,

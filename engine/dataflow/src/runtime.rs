@@ -1,6 +1,6 @@
 //! Runs a program on timely workers: `-w` threads, `-n/-p/-h` processes.
 //!
-//! * The calling thread reads and merges the input ([`crate::drive::feed`]), turns each
+//! * The calling thread reads and merges the input ([`stgflow_io::drive::feed`]), turns each
 //!   time point's facts into *changes* against the previous time point (a fact that keeps
 //!   holding costs nothing), and sends them in batches to worker 0 over a bounded channel,
 //!   so only a bounded number of time points is in flight. A batch holds one vector per
@@ -33,18 +33,18 @@ use timely::dataflow::operators::generic::Operator;
 use timely::dataflow::operators::vec::input::{Handle as InputHandle, Input};
 use timely::dataflow::operators::{Exchange, Probe};
 
-use crate::drive::{FactSource, RunError, RunSummary, TimePoints, Timeline, feed};
-use crate::eval::Tuple;
-use crate::ir::{PredId, Program};
 use crate::plan::{Plan, plan};
-use crate::render::{Output, Row, render};
-use crate::sink::Sink;
-use crate::stratify::Analysis;
+use crate::render::{Output, render};
+use stgflow_io::drive::{FactSource, RunError, RunSummary, TimePoints, Timeline, feed};
+use stgflow_io::sink::Sink;
+use stgflow_lang::ir::{PredId, Program};
+use stgflow_lang::stratify::Analysis;
+use stgflow_lang::value::Row;
 
 type Update = ((u32, Row), u64, isize);
 
 /// An input fact: its predicate and arguments.
-type Fact = (PredId, Tuple);
+type Fact = (PredId, Row);
 
 /// How often the calling thread, waiting for worker 0, looks for a stop request.
 const STOP_POLL: std::time::Duration = std::time::Duration::from_millis(50);
@@ -140,7 +140,7 @@ impl Cluster {
             )));
         }
         let addresses = self.addresses()?;
-        crate::interrupt::watch_cluster_failures();
+        stgflow_io::interrupt::watch_cluster_failures();
         let sockets = connect(
             &addresses[..self.processes],
             self.process,
@@ -488,7 +488,7 @@ pub fn run<W: Write>(
 }
 
 /// Waits for the workers. A lost cluster peer makes timely's network threads, then the
-/// workers and the network guard panic; that becomes the [`crate::interrupt`] reason's
+/// workers and the network guard panic; that becomes the [`stgflow_io::interrupt`] reason's
 /// message instead of a panic of the calling thread.
 fn join(guards: timely::communication::WorkerGuards<()>) -> Result<(), RunError> {
     let joined = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| guards.join()));
@@ -499,8 +499,8 @@ fn join(guards: timely::communication::WorkerGuards<()>) -> Result<(), RunError>
         },
         Err(_) => "the cluster's network failed".to_owned(),
     };
-    Err(match crate::interrupt::requested() {
-        Some(crate::interrupt::Stop::Cluster(message)) => RunError::Cluster(message),
+    Err(match stgflow_io::interrupt::requested() {
+        Some(stgflow_io::interrupt::Stop::Cluster(message)) => RunError::Cluster(message),
         _ => RunError::Cluster(failure),
     })
 }
@@ -562,7 +562,7 @@ fn work(
         return;
     }
     let mut now = 0u64;
-    let rank = crate::sink::name_ranks(program);
+    let rank = stgflow_io::sink::name_ranks(program);
     let mut order: Vec<(u64, u32)> = Vec::new();
     while let Ok(message) = from_main.recv() {
         let (mut parts, advance_to, first, recycled, last) = match message {
@@ -635,7 +635,7 @@ fn capture<'s, D: timely::ExchangeData>(
 }
 
 /// Moves a batch of output, `updates`, onto the end of `into` in the order the [`Sink`]
-/// writes it — by time, predicate name ([`crate::sink::name_ranks`]), arguments — and
+/// writes it — by time, predicate name ([`stgflow_io::sink::name_ranks`]), arguments — and
 /// consolidated: one update per fact and time point, none that cancel out. Nothing should
 /// be stamped before the timeline's first point `first` (the unit row starts there);
 /// should anything be, it takes effect there. Done on worker 0, since the calling thread
@@ -968,12 +968,12 @@ impl<W: Write> Feeder<'_, W> {
     }
 
     /// While the calling thread waits for worker 0 — which may be in one long step — a
-    /// stop request ([`crate::interrupt`]) flushes what is written so far at once: the
+    /// stop request ([`stgflow_io::interrupt`]) flushes what is written so far at once: the
     /// run still stops cleanly when the worker comes back, and if the process is ended
     /// before that (a second signal, the command's grace period), the output of the
     /// completed time points written so far is not lost in a buffer.
     fn flush_on_stop(&mut self) {
-        if !self.flushed_on_stop && crate::interrupt::requested().is_some() {
+        if !self.flushed_on_stop && stgflow_io::interrupt::requested().is_some() {
             self.flushed_on_stop = true;
             let _ = self.sink.flush();
         }
@@ -1060,7 +1060,7 @@ impl<W: Write> Feeder<'_, W> {
 }
 
 impl<W: Write> TimePoints for Feeder<'_, W> {
-    fn complete(&mut self, t: u64, input: Vec<(PredId, Tuple)>) -> Result<(), RunError> {
+    fn complete(&mut self, t: u64, input: Vec<(PredId, Row)>) -> Result<(), RunError> {
         self.batch_start.get_or_insert(t);
         self.feed_unit(t);
         // One hash and lookup per fact (the hash kept with it): what held before and holds
@@ -1097,7 +1097,7 @@ impl<W: Write> TimePoints for Feeder<'_, W> {
             self.fed_through(end - 1)?;
             from = end;
             if from < to {
-                if let Some(stop) = crate::interrupt::requested() {
+                if let Some(stop) = stgflow_io::interrupt::requested() {
                     return Err(stop.into());
                 }
             }
@@ -1109,7 +1109,7 @@ impl<W: Write> TimePoints for Feeder<'_, W> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::value::Value;
+    use stgflow_lang::value::Value;
 
     /// The order `in_output_order` must produce, by a plain sort and consolidation.
     fn expected(updates: &[Update], rank: &[usize]) -> Vec<Update> {

@@ -15,24 +15,12 @@
 
 use std::collections::VecDeque;
 
+use crate::eval::Relation;
 use crate::eval::{Facts, RulePlan, evaluate_stratum};
-pub use crate::eval::{Relation, Tuple};
-use crate::ir::{PredId, Program};
-use crate::stratify::Analysis;
-
-/// An evaluator steps through consecutive time points.
-pub trait Evaluator {
-    /// Evaluates time point `t` (the first call may use any `t`; later calls must use the
-    /// next time point) with the input facts that hold at `t`, and appends to `out` the
-    /// facts of `outputs` that hold at `t`.
-    fn step(
-        &mut self,
-        t: u64,
-        input: Vec<(PredId, Tuple)>,
-        outputs: &[PredId],
-        out: &mut Vec<(PredId, Tuple)>,
-    );
-}
+use stgflow_io::drive::{Evaluator, RunError};
+use stgflow_lang::ir::{PredId, Program};
+use stgflow_lang::stratify::Analysis;
+use stgflow_lang::value::Row;
 
 /// The facts of one time point, per predicate.
 type Slot = Vec<Relation>;
@@ -63,7 +51,7 @@ impl Facts for History {
         self.slots.get(index)?.get(pred)
     }
 
-    fn insert(&mut self, pred: PredId, tuple: Tuple) -> bool {
+    fn insert(&mut self, pred: PredId, tuple: Row) -> bool {
         self.slots
             .back_mut()
             .and_then(|slot| slot.get_mut(pred))
@@ -106,10 +94,10 @@ impl Evaluator for Reference {
     fn step(
         &mut self,
         t: u64,
-        input: Vec<(PredId, Tuple)>,
+        input: Vec<(PredId, Row)>,
         outputs: &[PredId],
-        out: &mut Vec<(PredId, Tuple)>,
-    ) {
+        out: &mut Vec<(PredId, Row)>,
+    ) -> Result<(), RunError> {
         let history = &mut self.history;
         debug_assert!(
             history.current.is_none_or(|c| c + 1 == t),
@@ -137,5 +125,6 @@ impl Evaluator for Reference {
                 out.extend(slot[pred].iter().map(|tuple| (pred, tuple.clone())));
             }
         }
+        Ok(())
     }
 }

@@ -1,5 +1,5 @@
 //! Batch replay with the parsing done in parallel: a [`FactSource`] over a file that reads
-//! it in blocks of whole lines and parses the blocks on a rayon pool, several at once,
+//! it in blocks of whole lines and parses the blocks on a pool of threads, several at once,
 //! while the caller takes the facts of the blocks before.
 //!
 //! * A reader thread (`stgflow:read`) reads the input in blocks of about
@@ -79,7 +79,7 @@ enum Block {
     Failed(Box<StreamError>),
 }
 
-/// Reads one file's facts in order, parsing blocks of it on a rayon pool (see the module
+/// Reads one file's facts in order, parsing blocks of it on a pool of threads (see the module
 /// docs).
 pub struct ParallelReader {
     /// A reader over no input with the settings every block's reader copies.
@@ -114,11 +114,7 @@ impl ParallelReader {
         parallelism: Parallelism,
     ) -> io::Result<ParallelReader> {
         let threads = parallelism.threads.max(1);
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(|i| format!("stgflow:parse-{i}"))
-            .build()
-            .map_err(io::Error::other)?;
+        let pool = Pool::new(threads)?;
         let like = Arc::new(like);
         // Blocks in flight: each thread's, the next each would take, and the caller's.
         let (sender, blocks) = bounded(2 * threads + 1);
@@ -225,11 +221,39 @@ impl FactSource for ParallelReader {
     }
 }
 
+/// A job for a parsing thread.
+type Job = Box<dyn FnOnce() + Send>;
+
+/// Threads that run parsing jobs in the order given; they end once the pool is dropped
+/// and the jobs given are done. Jobs are not bounded here: the reader gives one per block
+/// it has handed the caller, and those are bounded.
+struct Pool {
+    jobs: Sender<Job>,
+}
+
+impl Pool {
+    fn new(threads: usize) -> io::Result<Pool> {
+        let (jobs, queue) = crossbeam_channel::unbounded::<Job>();
+        for i in 0..threads {
+            let queue = queue.clone();
+            std::thread::Builder::new()
+                .name(format!("stgflow:parse-{i}"))
+                .spawn(move || queue.into_iter().for_each(|job| job()))?;
+        }
+        Ok(Pool { jobs })
+    }
+
+    fn spawn(&self, job: impl FnOnce() + Send + 'static) {
+        // The threads end only when the pool is dropped, so the queue is open here.
+        let _ = self.jobs.send(Box::new(job));
+    }
+}
+
 /// The reader thread's side.
 struct Reader<R> {
     input: R,
     like: Arc<FactReader<io::Empty>>,
-    pool: rayon::ThreadPool,
+    pool: Pool,
     block_bytes: usize,
     out: Sender<Block>,
 }
@@ -351,8 +375,8 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::compile_str;
     use crate::stream::Schema;
+    use stgflow_lang::compile_str;
 
     /// What a source hands out: its facts, the error that ended it, its skip counts and
     /// its declared timeline.

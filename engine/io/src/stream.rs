@@ -34,9 +34,9 @@ use std::io::BufRead;
 
 use hashbrown::HashMap;
 
-use crate::ir::{PredId, Program};
-use crate::reference::Tuple;
-use crate::value::Value;
+use stgflow_lang::ir::{PredId, Program};
+use stgflow_lang::value::Row;
+use stgflow_lang::value::Value;
 
 pub mod parallel;
 
@@ -44,7 +44,7 @@ pub mod parallel;
 #[derive(Clone, Debug, PartialEq)]
 pub struct InputFact {
     pub pred: PredId,
-    pub args: Tuple,
+    pub args: Row,
     pub time: u64,
 }
 
@@ -439,7 +439,7 @@ impl<R: BufRead> FactReader<R> {
         &mut self,
         text: &str,
         name: &str,
-        args: impl Into<Tuple>,
+        args: impl Into<Row>,
         time: u64,
         at: usize,
     ) -> Result<(), Box<StreamError>> {
@@ -547,11 +547,11 @@ impl<R: BufRead> FactReader<R> {
         text: &str,
         at: usize,
         name: &str,
-        args: impl Into<Tuple>,
+        args: impl Into<Row>,
         time: u64,
         end: u64,
     ) -> Result<(), Box<StreamError>> {
-        let args: Tuple = args.into();
+        let args: Row = args.into();
         let Some((pred, arity)) = self.schema.lookup(name) else {
             return self.unknown(text, at, name);
         };
@@ -569,11 +569,12 @@ impl<R: BufRead> FactReader<R> {
 
     fn unknown(&mut self, text: &str, at: usize, name: &str) -> Result<(), Box<StreamError>> {
         if self.tolerance.strict {
-            let help = crate::diag::closest(name, self.schema.preds.keys().map(String::as_str))
-                .map(|close| format!("did you mean `{close}`?"))
-                .or(Some(
-                    "without `--strict` such facts are skipped and counted".to_owned(),
-                ));
+            let help =
+                stgflow_lang::diag::closest(name, self.schema.preds.keys().map(String::as_str))
+                    .map(|close| format!("did you mean `{close}`?"))
+                    .or(Some(
+                        "without `--strict` such facts are skipped and counted".to_owned(),
+                    ));
             let mut error = self.error(
                 text,
                 at,
@@ -635,7 +636,7 @@ impl<R: BufRead> FactReader<R> {
 
     fn parse_td_line(&mut self, text: &str) -> Result<(), Box<StreamError>> {
         if let Some((name, args, time)) = simple_td_fact(text) {
-            return self.accept(text, name, Tuple::from_slice(&args), time, 0);
+            return self.accept(text, name, Row::from_slice(&args), time, 0);
         }
         self.parse_td_general(text)
     }
@@ -698,7 +699,7 @@ impl<R: BufRead> FactReader<R> {
             }
             let time = args.pop().unwrap_or(Value::Int(-1));
             let time = self.time_of(text, time, last_at)?;
-            self.accept(text, name, Tuple::from_slice(&args), time, start)?;
+            self.accept(text, name, Row::from_slice(&args), time, start)?;
         }
     }
 
@@ -750,7 +751,7 @@ impl<R: BufRead> FactReader<R> {
         if pred.is_empty() {
             return Err(self.error(text, *pred_at, "empty predicate name".to_owned(), None));
         }
-        let args: Tuple = rest.iter().map(|(field, _)| csv_value(field)).collect();
+        let args: Row = rest.iter().map(|(field, _)| csv_value(field)).collect();
         let pred = pred.to_owned();
         self.accept(text, &pred, args, time, 0)
     }
@@ -882,7 +883,7 @@ impl<R: BufRead> FactReader<R> {
                 Some(parsed) => parsed,
                 None => {
                     let (name, args) = self.laser_atom(text, atom, at)?;
-                    (name, Tuple::from_slice(&args))
+                    (name, Row::from_slice(&args))
                 }
             };
             self.queue(text, at, name, args, time, time + 1)?;
@@ -983,7 +984,7 @@ impl<R: BufRead> FactReader<R> {
 /// The usual Laser atom, `p` or `p(c1,…,cn)` with a name of letters, digits and `_` and
 /// constants that are plain integers or bare symbols, read byte by byte; `None` for
 /// anything else, which [`FactReader::laser_atom`] then reads (and reports).
-fn simple_laser_atom(atom: &str) -> Option<(&str, Tuple)> {
+fn simple_laser_atom(atom: &str) -> Option<(&str, Row)> {
     let bytes = atom.as_bytes();
     if !bytes.first()?.is_ascii_alphabetic() {
         return None;
@@ -991,7 +992,7 @@ fn simple_laser_atom(atom: &str) -> Option<(&str, Tuple)> {
     let name_end = word_end(bytes, 0);
     let name = &atom[..name_end];
     if name_end == bytes.len() {
-        return Some((name, Tuple::new()));
+        return Some((name, Row::new()));
     }
     if bytes[name_end] != b'(' {
         return None;
@@ -1261,7 +1262,7 @@ fn number(text: &str) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compile_str;
+    use stgflow_lang::compile_str;
 
     fn read_all(text: &str, format: StreamFormat) -> Result<Vec<InputFact>, Box<StreamError>> {
         let compiled = compile_str("p.tdl", "q(X, Y, T) :- p(X, Y, T). r(T) :- s(T).");

@@ -5,7 +5,7 @@
 //! A differential `Variable` with a step of one time point would serialise the whole
 //! dataflow on time (measured in DESIGN §3 at 15–45 µs per time point). Instead this
 //! operator buffers its input until the frontier passes a time point, then evaluates the
-//! component's rules for that time point with [`crate::eval`] — per stratum, semi-naive —
+//! component's rules for that time point with [`stgflow_eval::eval`] — per stratum, semi-naive —
 //! and emits the differences against the previous time point.
 //!
 //! **Delta-driven.** State is kept per *key* (the value at the component's key position,
@@ -45,14 +45,14 @@ use timely::container::CapacityContainerBuilder;
 use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::generic::Operator;
 
-use super::{Facts, Row};
-use crate::eval::{
-    Facts as FactStore, Rows, RulePlan, SMALL_LIMIT, Scratch, SmallRelation, Tuple,
-    evaluate_stratum_with,
-};
-use crate::ir::{PredId, Program};
+use super::Facts;
 use crate::plan::StepperPlan;
-use crate::value::Value;
+use stgflow_eval::eval::{
+    Facts as FactStore, Rows, RulePlan, SMALL_LIMIT, Scratch, SmallRelation, evaluate_stratum_with,
+};
+use stgflow_lang::ir::{PredId, Program};
+use stgflow_lang::value::Row;
+use stgflow_lang::value::Value;
 
 /// Tags of input facts of the component's own predicates carry this bit.
 const INPUT_BIT: u32 = 1 << 31;
@@ -139,12 +139,12 @@ struct KeyState {
 /// once it has more than [`SMALL_LIMIT`].
 #[derive(Default)]
 struct Inputs {
-    list: smallvec::SmallVec<[(usize, Tuple, isize); 1]>,
-    map: Option<HashMap<(usize, Tuple), isize>>,
+    list: smallvec::SmallVec<[(usize, Row, isize); 1]>,
+    map: Option<HashMap<(usize, Row), isize>>,
 }
 
 impl Inputs {
-    fn add(&mut self, local: usize, fact: Tuple, diff: isize) {
+    fn add(&mut self, local: usize, fact: Row, diff: isize) {
         if let Some(map) = &mut self.map {
             match map.entry((local, fact)) {
                 hashbrown::hash_map::Entry::Occupied(mut entry) => {
@@ -169,7 +169,7 @@ impl Inputs {
             }
             None if list.len() < SMALL_LIMIT => list.push((local, fact, diff)),
             None => {
-                let mut map: HashMap<(usize, Tuple), isize> =
+                let mut map: HashMap<(usize, Row), isize> =
                     list.drain(..).map(|(l, f, c)| ((l, f), c)).collect();
                 map.insert((local, fact), diff);
                 self.map = Some(map);
@@ -181,7 +181,7 @@ impl Inputs {
         self.list.is_empty() && self.map.as_ref().is_none_or(HashMap::is_empty)
     }
 
-    fn iter(&self) -> impl Iterator<Item = (usize, &Tuple, isize)> {
+    fn iter(&self) -> impl Iterator<Item = (usize, &Row, isize)> {
         let listed = self.list.iter().map(|(l, f, c)| (*l, f, *c));
         let mapped = self.map.iter().flatten().map(|((l, f), c)| (*l, f, *c));
         listed.chain(mapped)
@@ -509,7 +509,7 @@ impl FactStore for KeyView<'_> {
         self.slots.get(index)?.get(local)
     }
 
-    fn insert(&mut self, pred: PredId, tuple: Tuple) -> bool {
+    fn insert(&mut self, pred: PredId, tuple: Row) -> bool {
         let Some(local) = self.local_of.get(pred).copied().flatten() else {
             return false;
         };

@@ -19,9 +19,9 @@ use std::io::{self, Write};
 
 use hashbrown::HashMap;
 
-use crate::ir::{PredId, Program};
-use crate::reference::Tuple;
-use crate::value::Value;
+use stgflow_lang::ir::{PredId, Program};
+use stgflow_lang::value::Row;
+use stgflow_lang::value::Value;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Mode {
@@ -44,7 +44,7 @@ pub struct Sink<W: Write> {
     /// Rank of each predicate by name, for sorting.
     rank: Vec<usize>,
     /// Every fact holding at the last time point, with the start of its interval.
-    holding: HashMap<(PredId, Tuple), u64>,
+    holding: HashMap<(PredId, Row), u64>,
     last_time: Option<u64>,
     /// Flush after every time point (live streams).
     pub flush_each: bool,
@@ -76,7 +76,7 @@ impl<W: Write> Sink<W> {
         }
     }
 
-    fn order(&self, a: &(PredId, Tuple), b: &(PredId, Tuple)) -> Ordering {
+    fn order(&self, a: &(PredId, Row), b: &(PredId, Row)) -> Ordering {
         self.rank[a.0]
             .cmp(&self.rank[b.0])
             .then_with(|| a.1.cmp(&b.1))
@@ -99,9 +99,9 @@ impl<W: Write> Sink<W> {
 
     /// Records the facts that hold at `t` (any order, no duplicates). Time points must
     /// come in increasing order.
-    pub fn emit(&mut self, t: u64, facts: Vec<(PredId, Tuple)>) -> io::Result<()> {
-        let mut now: HashMap<(PredId, Tuple), ()> = facts.into_iter().map(|f| (f, ())).collect();
-        let mut changes: Vec<((PredId, Tuple), isize)> = Vec::new();
+    pub fn emit(&mut self, t: u64, facts: Vec<(PredId, Row)>) -> io::Result<()> {
+        let mut now: HashMap<(PredId, Row), ()> = facts.into_iter().map(|f| (f, ())).collect();
+        let mut changes: Vec<((PredId, Row), isize)> = Vec::new();
         for fact in self.holding.keys() {
             if now.remove(fact).is_none() {
                 changes.push((fact.clone(), -1));
@@ -117,16 +117,16 @@ impl<W: Write> Sink<W> {
     pub fn emit_changes(
         &mut self,
         t: u64,
-        mut changes: Vec<((PredId, Tuple), isize)>,
+        mut changes: Vec<((PredId, Row), isize)>,
     ) -> io::Result<()> {
         changes.sort_unstable_by(|a, b| self.order(&a.0, &b.0).then(b.1.cmp(&a.1)));
         self.write_changes(t, changes)
     }
 
     /// [`Sink::emit_changes`] for changes already in output order.
-    fn write_changes(&mut self, t: u64, changes: Vec<((PredId, Tuple), isize)>) -> io::Result<()> {
+    fn write_changes(&mut self, t: u64, changes: Vec<((PredId, Row), isize)>) -> io::Result<()> {
         self.line.clear();
-        let mut closed: Vec<((PredId, Tuple), u64)> = Vec::new();
+        let mut closed: Vec<((PredId, Row), u64)> = Vec::new();
         for (fact, diff) in changes {
             if diff > 0 {
                 let mut started = false;
@@ -161,7 +161,7 @@ impl<W: Write> Sink<W> {
         }
         match self.mode {
             Mode::Points => {
-                let mut facts: Vec<&(PredId, Tuple)> = self.holding.keys().collect();
+                let mut facts: Vec<&(PredId, Row)> = self.holding.keys().collect();
                 facts.sort_unstable_by(|a, b| self.order(a, b));
                 let mut line = std::mem::take(&mut self.line);
                 let shown = t.saturating_mul(self.time_scale);
@@ -207,7 +207,7 @@ impl<W: Write> Sink<W> {
     ) -> io::Result<()> {
         if self.mode != Mode::Changes {
             let owned = changes
-                .map(|(pred, args, diff)| ((pred, Tuple::from(args)), diff))
+                .map(|(pred, args, diff)| ((pred, Row::from(args)), diff))
                 .collect();
             return self.write_changes(t, owned);
         }
@@ -288,7 +288,7 @@ impl<W: Write> Sink<W> {
         if self.mode == Mode::Intervals {
             if let Some(last) = self.last_time {
                 self.line.clear();
-                let mut open: Vec<((PredId, Tuple), u64)> =
+                let mut open: Vec<((PredId, Row), u64)> =
                     std::mem::take(&mut self.holding).into_iter().collect();
                 open.sort_unstable_by(|a, b| a.1.cmp(&b.1).then_with(|| self.order(&a.0, &b.0)));
                 for ((pred, args), start) in &open {
@@ -369,7 +369,7 @@ fn push_u64(line: &mut Vec<u8>, mut n: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compile_str;
+    use stgflow_lang::compile_str;
 
     #[test]
     fn integers_format_as_display_does() {
@@ -403,7 +403,7 @@ mod tests {
     fn time_scale_multiplies_every_printed_time() {
         let compiled = compile_str("p.tdl", "q(X, T) :- p(X, T).");
         let q = compiled.program.pred_id("q").unwrap_or_default();
-        let fact = (q, Tuple::from_slice(&[Value::sym("a")]));
+        let fact = (q, Row::from_slice(&[Value::sym("a")]));
         let mut printed = Vec::new();
         for mode in [Mode::Points, Mode::Changes, Mode::Intervals] {
             let mut sink = Sink::new(Vec::new(), mode, &compiled.program);
@@ -433,7 +433,7 @@ mod tests {
         let compiled = compile_str("p.tdl", "q(X, T) :- p(X, T). alarm(T) :- s(T).");
         let q = compiled.program.pred_id("q").unwrap_or_default();
         let alarm = compiled.program.pred_id("alarm").unwrap_or_default();
-        let fact = |x: Value| (q, Tuple::from_slice(&[x]));
+        let fact = |x: Value| (q, Row::from_slice(&[x]));
         let mut sink = Sink::new(Vec::new(), Mode::Laser, &compiled.program);
         let points = [
             (
@@ -445,7 +445,7 @@ mod tests {
                 ],
             ),
             (4, vec![]),
-            (5, vec![(alarm, Tuple::new()), fact(Value::Int(9))]),
+            (5, vec![(alarm, Row::new()), fact(Value::Int(9))]),
         ];
         for (t, facts) in points {
             sink.emit(t, facts).unwrap_or_default();

@@ -12,10 +12,24 @@
 
 use std::io::{self, Write};
 
-use crate::ir::{PredId, Program};
-use crate::reference::{Evaluator, Tuple};
 use crate::sink::Sink;
 use crate::stream::{FactReader, InputFact, SkipCounts, StreamError};
+use stgflow_lang::ir::{PredId, Program};
+use stgflow_lang::value::Row;
+
+/// An evaluator steps through consecutive time points.
+pub trait Evaluator {
+    /// Evaluates time point `t` (the first call may use any `t`; later calls must use the
+    /// next time point) with the input facts that hold at `t`, and appends to `out` the
+    /// facts of `outputs` that hold at `t`.
+    fn step(
+        &mut self,
+        t: u64,
+        input: Vec<(PredId, Row)>,
+        outputs: &[PredId],
+        out: &mut Vec<(PredId, Row)>,
+    ) -> Result<(), RunError>;
+}
 
 /// Something that yields input facts in time order.
 pub trait FactSource {
@@ -55,7 +69,7 @@ impl ProgramFacts {
             .iter()
             .map(|f| InputFact {
                 pred: f.pred,
-                args: Tuple::from_slice(&f.args),
+                args: Row::from_slice(&f.args),
                 time: f.time,
             })
             .collect();
@@ -117,6 +131,10 @@ pub enum RunError {
     /// was written.
     #[error("stopped by signal {0}")]
     Interrupted(i32),
+    /// The evaluator could not go on (the STG engine's graph outgrew its budget); the
+    /// output of every time point before was written.
+    #[error("{0}")]
+    Evaluation(Box<dyn std::error::Error + Send + Sync>),
 }
 
 impl From<crate::interrupt::Stop> for RunError {
@@ -142,7 +160,7 @@ fn next_fact(source: &mut Box<dyn FactSource + '_>) -> Result<Option<InputFact>,
 /// What the timeline driver hands completed time points to.
 pub trait TimePoints {
     /// Time point `t` is complete; these input facts hold at it.
-    fn complete(&mut self, t: u64, input: Vec<(PredId, Tuple)>) -> Result<(), RunError>;
+    fn complete(&mut self, t: u64, input: Vec<(PredId, Row)>) -> Result<(), RunError>;
     /// The time points `from..to` (exclusive) are complete and have no input.
     /// A stop request ([`crate::interrupt`]) is seen between the time points of a quiet
     /// stretch too.
@@ -174,9 +192,9 @@ struct Driver<'a, E, W: Write> {
 }
 
 impl<E: Evaluator, W: Write> TimePoints for Driver<'_, E, W> {
-    fn complete(&mut self, t: u64, input: Vec<(PredId, Tuple)>) -> Result<(), RunError> {
+    fn complete(&mut self, t: u64, input: Vec<(PredId, Row)>) -> Result<(), RunError> {
         let mut out = Vec::new();
-        self.evaluator.step(t, input, &self.outputs, &mut out);
+        self.evaluator.step(t, input, &self.outputs, &mut out)?;
         self.summary.time_point(t);
         Ok(self.sink.emit(t, out)?)
     }

@@ -5,15 +5,12 @@
 
 use hashbrown::{HashMap, HashSet};
 
-use crate::ir::{Atom, Expr, Literal, PredId, Rule, Term, VarId};
-use crate::syntax::ast::{ArithOp, CmpOp};
-use crate::value::Value;
-
-/// A fact's object arguments.
-pub type Tuple = crate::render::Row;
+use stgflow_lang::ir::{Atom, Expr, Literal, PredId, Rule, Term, VarId};
+use stgflow_lang::syntax::ast::{ArithOp, CmpOp};
+use stgflow_lang::value::{Row, Value};
 
 /// The facts of one predicate at one time point.
-pub type Relation = HashSet<Tuple>;
+pub type Relation = HashSet<Row>;
 
 /// A set of tuples as rules read it.
 pub trait Rows {
@@ -37,7 +34,7 @@ impl Rows for Relation {
 /// hold many (a component without a key has all its facts under one).
 #[derive(Clone, Debug, Default)]
 pub struct SmallRelation {
-    list: smallvec::SmallVec<[Tuple; 1]>,
+    list: smallvec::SmallVec<[Row; 1]>,
     set: Option<Relation>,
 }
 
@@ -60,7 +57,7 @@ impl SmallRelation {
 
     /// Adds `tuple`; whether it is new. Once the relation has a hash set, everything goes
     /// there and the vector stays empty.
-    pub fn insert(&mut self, tuple: Tuple) -> bool {
+    pub fn insert(&mut self, tuple: Row) -> bool {
         if let Some(set) = &mut self.set {
             return set.insert(tuple);
         }
@@ -77,7 +74,7 @@ impl SmallRelation {
         true
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = &Tuple> {
+    pub fn iter(&self) -> impl Iterator<Item = &Row> {
         self.list.iter().chain(self.set.iter().flatten())
     }
 }
@@ -101,8 +98,8 @@ impl Rows for SmallRelation {
 /// The rows of a [`SmallRelation`]: its vector's, or once it has a hash set, the set's
 /// (the vector is then empty).
 enum SmallRows<'a> {
-    List(std::slice::Iter<'a, Tuple>),
-    Set(hashbrown::hash_set::Iter<'a, Tuple>),
+    List(std::slice::Iter<'a, Row>),
+    Set(hashbrown::hash_set::Iter<'a, Row>),
 }
 
 impl<'a> Iterator for SmallRows<'a> {
@@ -124,7 +121,7 @@ pub trait Facts {
     /// not exist).
     fn relation(&self, pred: PredId, time: u64) -> Option<&Self::Relation>;
     /// Adds a fact of `pred` at the time point being evaluated; whether it is new.
-    fn insert(&mut self, pred: PredId, tuple: Tuple) -> bool;
+    fn insert(&mut self, pred: PredId, tuple: Row) -> bool;
 }
 
 /// A rule with its body reordered so that each literal's inputs are bound when reached.
@@ -164,7 +161,7 @@ impl RulePlan {
         t: u64,
         delta: Option<(usize, &Relation)>,
         facts: &impl Facts,
-        out: &mut Vec<Tuple>,
+        out: &mut Vec<Row>,
     ) {
         let mut env: Env = smallvec::smallvec![None; self.vars];
         let mut firing = Firing {
@@ -263,7 +260,7 @@ struct Firing<'a, F> {
     t: u64,
     delta: Option<(usize, &'a Relation)>,
     facts: &'a F,
-    out: &'a mut Vec<Tuple>,
+    out: &'a mut Vec<Row>,
 }
 
 /// Evaluates the rules of one stratum at `t` to a fixpoint: one round of every rule, then,
@@ -282,8 +279,8 @@ pub fn evaluate_stratum(
 /// Buffers [`evaluate_stratum_with`] reuses between calls.
 #[derive(Debug, Default)]
 pub struct Scratch {
-    derived: Vec<(PredId, Tuple)>,
-    out: Vec<Tuple>,
+    derived: Vec<(PredId, Row)>,
+    out: Vec<Row>,
 }
 
 /// [`evaluate_stratum`] with its buffers kept in `scratch`: evaluators that
@@ -325,7 +322,7 @@ pub fn evaluate_stratum_with(
 /// Inserts facts; returns the new ones per predicate when `track` (for the next round).
 fn insert_new(
     facts: &mut impl Facts,
-    derived: impl Iterator<Item = (PredId, Tuple)>,
+    derived: impl Iterator<Item = (PredId, Row)>,
     track: bool,
 ) -> HashMap<PredId, Relation> {
     let mut delta: HashMap<PredId, Relation> = HashMap::new();
@@ -450,7 +447,7 @@ pub(crate) fn unify(
 }
 
 /// The tuple `args` denote under `env`, when every argument is bound.
-fn bound_tuple(args: &[Term], env: &[Option<Value>]) -> Option<Tuple> {
+fn bound_tuple(args: &[Term], env: &[Option<Value>]) -> Option<Row> {
     args.iter()
         .map(|term| match term {
             Term::Var(v) => env[*v],

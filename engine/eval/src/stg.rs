@@ -14,7 +14,7 @@
 //!   **n-edges** `U →j {v}`: the j-th condition is negated; U is every node of its
 //!   predicate at its time point, all in lower strata or the past, hence complete.
 //! * **Strata** are the paper's B_t^j: the SCCs of the incremental stratification
-//!   ([`crate::stratify`]) grouped by the number of negations below them, so Example 7 has
+//!   ([`stgflow_lang::stratify`]) grouped by the number of negations below them, so Example 7 has
 //!   B_t^1 = {vf, uvf} and B_t^2 = {sf, tr}. Rules run in program order within a stratum.
 //! * **Iterations** k count globally. In each, a rule whose positive conditions all lie in
 //!   a lower stratum or in the past gets a node for every *consistent* tuple of nodes
@@ -57,15 +57,13 @@
 mod dot;
 pub mod query;
 
-use std::io::Write;
-
 use hashbrown::{HashMap, HashSet};
 
-use crate::drive::{FactSource, RunError, RunSummary, TimePoints, Timeline, feed};
-use crate::eval::{Relation, Tuple, compare, eval};
-use crate::ir::{Literal, PredId, Program, Term, VarId};
-use crate::sink::Sink;
-use crate::stratify::Analysis;
+use crate::eval::{Relation, compare, eval};
+use stgflow_io::drive::{Evaluator, RunError};
+use stgflow_lang::ir::{Literal, PredId, Program, Term, VarId};
+use stgflow_lang::stratify::Analysis;
+use stgflow_lang::value::Row;
 
 pub use dot::to_dot;
 use query::{Input, Query, Source};
@@ -73,7 +71,7 @@ use query::{Input, Query, Source};
 /// A node's id: 1, 2, … in creation order.
 pub type NodeId = usize;
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Options {
     /// Keep a record of every node built (for `--dump-stg`).
     pub record: bool,
@@ -122,7 +120,7 @@ pub struct NodeRecord {
     /// `(position, U)`: U →position {v}.
     pub n_edges: Vec<(usize, Vec<NodeId>)>,
     /// The facts it holds (new ones only), sorted.
-    pub facts: Vec<Tuple>,
+    pub facts: Vec<Row>,
     /// Removed by MIN DATALOG because its query is contained in this node's.
     pub removed_by: Option<NodeId>,
     /// The time point at which it is forgotten.
@@ -137,8 +135,6 @@ pub struct Graph {
 
 #[derive(Debug, thiserror::Error)]
 pub enum StgError {
-    #[error(transparent)]
-    Run(#[from] RunError),
     #[error(
         "the streaming trigger graph built more than {limit} nodes at time point {time}; \
          Algorithm 4 grows with the stream under recursion through time (use --engine reference or dataflow)"
@@ -293,12 +289,12 @@ impl<'p> Stg<'p> {
 
     /// Evaluates time point `t` (consecutive after the first call) with its input facts;
     /// appends the facts of `outputs` that hold at `t`. An error stops the graph.
-    pub fn step(
+    pub fn step_graph(
         &mut self,
         t: u64,
-        input: Vec<(PredId, Tuple)>,
+        input: Vec<(PredId, Row)>,
         outputs: &[PredId],
-        out: &mut Vec<(PredId, Tuple)>,
+        out: &mut Vec<(PredId, Row)>,
     ) -> Result<(), StgError> {
         self.forget(t);
         self.used.clear();
@@ -616,7 +612,7 @@ impl<'p> Stg<'p> {
     }
 
     /// Definition 12: the facts of `node`'s rule over the nodes on its edges.
-    fn fire(&self, r: usize, node: &Node, t: u64, out: &mut Vec<Tuple>) {
+    fn fire(&self, r: usize, node: &Node, t: u64, out: &mut Vec<Row>) {
         let rule = &self.program.rules[r];
         let reads: Vec<Vec<&Relation>> = rule
             .body
@@ -669,8 +665,8 @@ fn a_pred(literal: &Literal) -> PredId {
     literal.atom().map_or(0, |a| a.pred)
 }
 
-fn sorted(facts: &Relation) -> Vec<Tuple> {
-    let mut facts: Vec<Tuple> = facts.iter().cloned().collect();
+fn sorted(facts: &Relation) -> Vec<Row> {
+    let mut facts: Vec<Row> = facts.iter().cloned().collect();
     facts.sort();
     facts
 }
@@ -776,9 +772,14 @@ struct Join<'a> {
 }
 
 impl Join<'_> {
-    fn run(&self, step: usize, env: &mut Vec<Option<crate::value::Value>>, out: &mut Vec<Tuple>) {
+    fn run(
+        &self,
+        step: usize,
+        env: &mut Vec<Option<stgflow_lang::value::Value>>,
+        out: &mut Vec<Row>,
+    ) {
         let Some(&position) = self.order.get(step) else {
-            let head: Option<Tuple> = self
+            let head: Option<Row> = self
                 .head
                 .iter()
                 .map(|term| match term {
@@ -839,71 +840,17 @@ impl Join<'_> {
     }
 }
 
-/// What [`run`] returns.
-#[derive(Debug)]
-pub struct Outcome {
-    pub summary: RunSummary,
-    pub stats: Stats,
-    /// Every node built, when [`Options::record`].
-    pub graph: Option<Graph>,
-}
-
-struct Driver<'a, 'p, W: Write> {
-    stg: Stg<'p>,
-    sink: &'a mut Sink<W>,
-    outputs: Vec<PredId>,
-    summary: RunSummary,
-    failure: Option<StgError>,
-}
-
-impl<W: Write> TimePoints for Driver<'_, '_, W> {
-    fn complete(&mut self, t: u64, input: Vec<(PredId, Tuple)>) -> Result<(), RunError> {
-        let mut out = Vec::new();
-        if let Err(error) = self.stg.step(t, input, &self.outputs, &mut out) {
-            self.failure = Some(error);
-            // Stops the feed; `run` reports `failure` instead.
-            return Err(RunError::Cluster(String::new()));
-        }
-        self.summary.time_point(t);
-        Ok(self.sink.emit(t, out)?)
-    }
-}
-
-/// Runs Algorithm 4 over the merged `sources`, writing to `sink`, like
-/// [`crate::drive::drive`] does for an evaluator.
-pub fn run<W: Write>(
-    program: &Program,
-    analysis: &Analysis,
-    sources: &mut [Box<dyn FactSource + '_>],
-    timeline: Timeline,
-    options: &Options,
-    sink: &mut Sink<W>,
-) -> Result<Outcome, StgError> {
-    let mut driver = Driver {
-        stg: Stg::new(program, analysis, options),
-        sink,
-        outputs: program.output_predicates(),
-        summary: RunSummary::default(),
-        failure: None,
-    };
-    let result = feed(sources, timeline, &mut driver);
-    if let Some(failure) = driver.failure.take() {
-        let _ = driver.sink.flush();
-        return Err(failure);
-    }
-    match result {
-        Ok(fed) => {
-            driver.summary.add_input(fed, sources);
-            driver.sink.finish().map_err(RunError::from)?;
-            Ok(Outcome {
-                summary: std::mem::take(&mut driver.summary),
-                stats: driver.stg.stats(),
-                graph: driver.stg.graph(),
-            })
-        }
-        Err(error) => {
-            let _ = driver.sink.flush();
-            Err(error.into())
-        }
+/// The graph as an evaluator for [`stgflow_io::drive::drive`]: a time point that builds too
+/// many nodes stops the run with [`RunError::Evaluation`].
+impl Evaluator for Stg<'_> {
+    fn step(
+        &mut self,
+        t: u64,
+        input: Vec<(PredId, Row)>,
+        outputs: &[PredId],
+        out: &mut Vec<(PredId, Row)>,
+    ) -> Result<(), RunError> {
+        self.step_graph(t, input, outputs, out)
+            .map_err(|error| RunError::Evaluation(Box::new(error)))
     }
 }

@@ -25,8 +25,8 @@
 
 use hashbrown::{HashMap, HashSet};
 
-use crate::ir::{Literal, PredId, Program, Rule, Term};
-use crate::stratify::{Analysis, edges, ordered_sccs};
+use stgflow_lang::ir::{Literal, PredId, Program, Rule, Term};
+use stgflow_lang::stratify::{Analysis, edges, ordered_sccs};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Window {
@@ -432,7 +432,7 @@ fn window_shape(program: &Program, rules: &[usize]) -> Option<(PredId, Window)> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compile_str;
+    use stgflow_lang::compile_str;
 
     fn plan_of(text: &str) -> (Program, Plan) {
         let compiled = compile_str("t.tdl", text);

@@ -303,7 +303,7 @@ pub(super) fn send_at<D: ExchangeData>(
 mod tests {
     use super::*;
     use crate::render::Row;
-    use crate::value::Value;
+    use stgflow_lang::value::Value;
 
     fn row(i: i64) -> Row {
         [Value::Int(i), Value::Int(-i)].into_iter().collect()

@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 
 use super::{Graph, NodeRecord};
-use crate::ir::Program;
+use stgflow_lang::ir::Program;
 
 /// Renders `graph` (of `program`) as DOT; the rules are listed in a comment on top.
 pub fn to_dot(graph: &Graph, program: &Program) -> String {

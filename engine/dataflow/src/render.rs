@@ -30,18 +30,10 @@ use differential_dataflow::operators::iterate::Variable;
 use timely::order::Product;
 use timely::progress::Timestamp;
 
-use crate::eval::{RulePlan, arith, compare};
-use crate::ir::{Atom, Expr, Literal, PredId, Program, Rule, Term, VarId};
 use crate::plan::{Component, Plan};
-use crate::value::Value;
-
-/// A fact's object arguments (or a rule's variable bindings), as differential data: up to
-/// [`ROW_INLINE`] values inline, so that the common narrow rows cost no allocation as they
-/// are copied from operator to operator.
-pub type Row = smallvec::SmallVec<[Value; ROW_INLINE]>;
-
-/// How many values a [`Row`] holds without allocating.
-pub const ROW_INLINE: usize = 2;
+use stgflow_eval::eval::{RulePlan, arith, compare};
+use stgflow_lang::ir::{Atom, Expr, Literal, PredId, Program, Rule, Term, VarId};
+use stgflow_lang::value::{Row, Value};
 
 /// A collection of rows of one predicate.
 pub type Coll<'s, T> = VecCollection<'s, T, Row, isize>;
@@ -665,7 +657,7 @@ enum Start {
 /// Per-record work on bindings, done within one `flat_map`.
 #[derive(Clone, Debug)]
 enum Step {
-    Compare(crate::syntax::ast::CmpOp, Expr, Expr),
+    Compare(stgflow_lang::syntax::ast::CmpOp, Expr, Expr),
     Assign(VarId, Expr),
 }
 
