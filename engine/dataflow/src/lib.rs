@@ -11,6 +11,7 @@
 //! * [`runtime`] — the workers, the cluster, feeding input changes in and output out in
 //!   order.
 
+pub mod operators;
 pub mod plan;
 pub mod render;
 pub mod runtime;

@@ -18,7 +18,7 @@
 //!   at offset 0.
 //! * **Stepper** — a temporal SCC (a cycle through an offset > 0, such as EC inertia), or
 //!   rules that use the time as a value: evaluated per time point, in time order, by a
-//!   dedicated operator (see `render::stepper`). When every rule of the component shares a
+//!   dedicated operator (see `operators::stepper`). When every rule of the component shares a
 //!   variable that sits at one fixed argument position of each predicate it reads or
 //!   defines, that position is the component's *key*: facts are sharded by it across
 //!   workers and only keys whose inputs changed recently are re-evaluated.

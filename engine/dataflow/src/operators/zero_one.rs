@@ -302,7 +302,7 @@ pub(super) fn send_at<D: ExchangeData>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::render::Row;
+    use stgflow_lang::value::Row;
     use stgflow_lang::value::Value;
 
     fn row(i: i64) -> Row {

@@ -1,0 +1,373 @@
+//! One rule as a dataflow: its positive atoms joined on shared variables, negations as
+//! antijoins, comparisons and assignments, the head projected.
+//!
+//! **One pass per record.** Binding an atom's row, comparisons, assignments, join keys and
+//! the head projection are collected per rule ([`Pending`]) and done in one `flat_map`
+//! before the next join or at the end; each predicate is read (delayed, entered) and keyed
+//! once per scope ([`Reader`]) and shared by the rules that need it.
+
+use differential_dataflow::VecCollection;
+
+use super::Time;
+use crate::operators::{Coll, Keyed};
+use stgflow_eval::eval::{RulePlan, arith, compare};
+use stgflow_lang::ir::{Atom, Expr, Literal, PredId, Rule, Term, VarId};
+use stgflow_lang::value::{Row, Value};
+
+/// Renders one rule: joins its positive atoms on shared variables, filters by negations
+/// (antijoins), comparisons and assignments, and projects the head.
+///
+/// Work on one record at a time — binding the first atom's row, comparisons, assignments,
+/// computing a join key, projecting the head — is not an operator each: it is collected
+/// in a [`Pending`] and done in the one `flat_map` that comes before the next join or
+/// antijoin, or at the end. A rule `q(X) :- p(X, Y), X > 3.` is a single `flat_map`.
+pub(super) fn render_rule<'s, T: Time>(
+    rule: &Rule,
+    reader: &Reader<'_, 's, T>,
+    unit: Coll<'s, T>,
+) -> Coll<'s, T> {
+    let plan = RulePlan::new(rule, |_| false);
+    let vars = rule.vars.len();
+    let mut bound = vec![false; vars];
+    let from_unit = || Pending {
+        records: unit.clone(),
+        start: Start::Unit,
+        steps: Vec::new(),
+    };
+    let mut env: Option<Pending<'s, T>> = None;
+    for literal in &plan.body {
+        match literal {
+            Literal::Positive(atom) => {
+                let matcher = AtomMatcher::new(atom, &bound);
+                env = Some(match env.take() {
+                    None => Pending {
+                        records: reader.collection(atom),
+                        start: Start::Atom(atom.clone(), matcher),
+                        steps: Vec::new(),
+                    },
+                    Some(pending) => {
+                        let key: Vec<usize> = matcher.key.iter().map(|&(i, _)| i).collect();
+                        let right = reader.keyed(atom, &matcher, key);
+                        // The rule's first atom, as read: join the two atoms' keyed rows,
+                        // which other rules of the scope share. (The join key's variables
+                        // were all bound by that atom.)
+                        let plain = pending.plain_atom().and_then(|(first_atom, first)| {
+                            let positions = matcher
+                                .key
+                                .iter()
+                                .map(|&(_, v)| {
+                                    first.binds.iter().find(|(_, w)| *w == v).map(|&(i, _)| i)
+                                })
+                                .collect::<Option<Vec<usize>>>()?;
+                            Some((first_atom, first, positions))
+                        });
+                        let records = match plain {
+                            Some((first_atom, first, positions)) => {
+                                let left = reader.keyed(&first_atom, &first, positions);
+                                T::join_keyed(left, right, move |_key, row0, row1| {
+                                    let env = first
+                                        .bind(row0, smallvec::smallvec![Value::Int(0); vars])?;
+                                    matcher.bind(row1, env)
+                                })
+                            }
+                            None => {
+                                let m1 = matcher.clone();
+                                let left =
+                                    pending.flat_map(vars, move |e| Some((m1.env_key(&e), e)));
+                                T::join_keyed(left, right, move |_key, e, row| {
+                                    matcher.bind(row, e.clone())
+                                })
+                            }
+                        };
+                        Pending {
+                            records,
+                            start: Start::Env,
+                            steps: Vec::new(),
+                        }
+                    }
+                });
+                for v in atom.args.iter().filter_map(var_of) {
+                    bound[v] = true;
+                }
+            }
+            Literal::Negative(atom) => {
+                let matcher = AtomMatcher::new(atom, &bound);
+                let current = env.take().unwrap_or_else(from_unit);
+                let (m1, m2) = (matcher.clone(), matcher);
+                let keyed = current.flat_map(vars, move |e| Some((m1.env_key(&e), e)));
+                let blocked = reader
+                    .collection(atom)
+                    .flat_map(move |row| m2.matches(&row).then(|| m2.row_key(&row)));
+                env = Some(Pending {
+                    records: T::antijoin(keyed, blocked).map(|(_, e)| e),
+                    start: Start::Env,
+                    steps: Vec::new(),
+                });
+            }
+            Literal::Compare { op, lhs, rhs, .. } => {
+                let mut current = env.take().unwrap_or_else(from_unit);
+                current
+                    .steps
+                    .push(Step::Compare(*op, lhs.clone(), rhs.clone()));
+                env = Some(current);
+            }
+            Literal::Assign { var, expr, .. } => {
+                let mut current = env.take().unwrap_or_else(from_unit);
+                current.steps.push(Step::Assign(*var, expr.clone()));
+                env = Some(current);
+                bound[*var] = true;
+            }
+        }
+    }
+    let head: Vec<Term> = rule.head.args.clone();
+    env.unwrap_or_else(from_unit).flat_map(vars, move |e| {
+        Some(
+            head.iter()
+                .map(|term| match term {
+                    Term::Var(v) => e[*v],
+                    Term::Const(c) => *c,
+                    Term::Wildcard => Value::Int(0),
+                })
+                .collect(),
+        )
+    })
+}
+
+/// Which rows a keyed collection of [`Reader::keyed`] holds and how it is keyed: those of
+/// `pred` read at `offset` that match `constants` and `repeats`, keyed by the values at
+/// `key`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct KeyedId {
+    pred: PredId,
+    offset: u32,
+    key: Vec<usize>,
+    constants: Vec<(usize, Value)>,
+    repeats: Vec<(usize, usize)>,
+}
+
+/// What the rules of one scope read: each predicate at each offset is read (delayed,
+/// entered) once, and each keyed version of it is built once and shared by every join
+/// that needs it — the four `distance` rules of CAVIAR, which join `coord` with itself,
+/// share one instead of building eight.
+pub(super) struct Reader<'r, 's, T: Time> {
+    source: &'r dyn Fn(&Atom) -> Coll<'s, T>,
+    collections: std::cell::RefCell<hashbrown::HashMap<(PredId, u32), Coll<'s, T>>>,
+    keyed: std::cell::RefCell<hashbrown::HashMap<KeyedId, Keyed<'s, T>>>,
+}
+
+impl<'r, 's, T: Time> Reader<'r, 's, T> {
+    pub(super) fn new(source: &'r dyn Fn(&Atom) -> Coll<'s, T>) -> Self {
+        Reader {
+            source,
+            collections: Default::default(),
+            keyed: Default::default(),
+        }
+    }
+
+    /// `atom`'s predicate read at its offset.
+    fn collection(&self, atom: &Atom) -> Coll<'s, T> {
+        self.collections
+            .borrow_mut()
+            .entry((atom.pred, atom.offset))
+            .or_insert_with(|| (self.source)(atom))
+            .clone()
+    }
+
+    /// The rows of `atom` that `matcher` accepts, keyed by the values at `key`.
+    fn keyed(&self, atom: &Atom, matcher: &AtomMatcher, key: Vec<usize>) -> Keyed<'s, T> {
+        let id = KeyedId {
+            pred: atom.pred,
+            offset: atom.offset,
+            key,
+            constants: matcher.constants.clone(),
+            repeats: matcher.repeats.clone(),
+        };
+        if let Some(keyed) = self.keyed.borrow().get(&id) {
+            return keyed.clone();
+        }
+        let filter = AtomMatcher {
+            key: Vec::new(),
+            constants: id.constants.clone(),
+            repeats: id.repeats.clone(),
+            binds: Vec::new(),
+        };
+        let positions = id.key.clone();
+        let keyed = self.collection(atom).flat_map(move |row| {
+            filter.matches(&row).then(|| {
+                let key: Row = positions
+                    .iter()
+                    .filter_map(|&i| row.get(i).copied())
+                    .collect();
+                (key, row)
+            })
+        });
+        self.keyed.borrow_mut().insert(id, keyed.clone());
+        keyed
+    }
+}
+
+/// Where a [`Pending`]'s records come from.
+enum Start {
+    /// The records are bindings already.
+    Env,
+    /// The records are rows of the rule's first atom, to bind into fresh bindings.
+    Atom(Atom, AtomMatcher),
+    /// The record is the unit row: fresh bindings, nothing bound.
+    Unit,
+}
+
+/// Per-record work on bindings, done within one `flat_map`.
+#[derive(Clone, Debug)]
+enum Step {
+    Compare(stgflow_lang::syntax::ast::CmpOp, Expr, Expr),
+    Assign(VarId, Expr),
+}
+
+impl Step {
+    /// Applies the step to `env`; false when the record is filtered out.
+    fn apply(&self, env: &mut Row) -> bool {
+        match self {
+            Step::Compare(op, lhs, rhs) => match (eval_row(lhs, env), eval_row(rhs, env)) {
+                (Some(a), Some(b)) => compare(*op, a, b),
+                _ => false,
+            },
+            Step::Assign(var, expr) => match eval_row(expr, env) {
+                Some(value) => {
+                    env[*var] = value;
+                    true
+                }
+                None => false,
+            },
+        }
+    }
+}
+
+/// A rule's bindings so far: a collection, and the per-record work still to do on it.
+struct Pending<'s, T: Time> {
+    records: Coll<'s, T>,
+    start: Start,
+    steps: Vec<Step>,
+}
+
+impl<'s, T: Time> Pending<'s, T> {
+    /// The rule's first atom and its matcher, when the records are still its rows as read.
+    fn plain_atom(&self) -> Option<(Atom, AtomMatcher)> {
+        match &self.start {
+            Start::Atom(atom, matcher) if self.steps.is_empty() => {
+                Some((atom.clone(), matcher.clone()))
+            }
+            _ => None,
+        }
+    }
+
+    /// Does the pending work and then `out` on each record, in one `flat_map`.
+    fn flat_map<X: differential_dataflow::Data>(
+        self,
+        vars: usize,
+        out: impl Fn(Row) -> Option<X> + 'static,
+    ) -> VecCollection<'s, T, X, isize> {
+        let Pending {
+            records,
+            start,
+            steps,
+        } = self;
+        records.flat_map(move |record| {
+            let mut env = match &start {
+                Start::Env => record,
+                Start::Atom(_, matcher) => {
+                    matcher.bind(&record, smallvec::smallvec![Value::Int(0); vars])?
+                }
+                Start::Unit => smallvec::smallvec![Value::Int(0); vars],
+            };
+            for step in &steps {
+                if !step.apply(&mut env) {
+                    return None;
+                }
+            }
+            out(env)
+        })
+    }
+}
+
+fn var_of(term: &Term) -> Option<VarId> {
+    match term {
+        Term::Var(v) => Some(*v),
+        _ => None,
+    }
+}
+
+/// How an atom's rows meet the bindings so far: which positions are keys (variables bound
+/// before the atom), which must equal a constant or an earlier position, which bind.
+#[derive(Clone, Debug)]
+struct AtomMatcher {
+    /// (position, variable) of variables bound before this atom: the join key.
+    key: Vec<(usize, VarId)>,
+    /// (position, constant).
+    constants: Vec<(usize, Value)>,
+    /// (position, earlier position) for variables repeated within the atom.
+    repeats: Vec<(usize, usize)>,
+    /// (position, variable) bound by this atom.
+    binds: Vec<(usize, VarId)>,
+}
+
+impl AtomMatcher {
+    fn new(atom: &Atom, bound: &[bool]) -> AtomMatcher {
+        let mut matcher = AtomMatcher {
+            key: Vec::new(),
+            constants: Vec::new(),
+            repeats: Vec::new(),
+            binds: Vec::new(),
+        };
+        for (position, term) in atom.args.iter().enumerate() {
+            match term {
+                Term::Const(c) => matcher.constants.push((position, *c)),
+                Term::Wildcard => {}
+                Term::Var(v) if bound[*v] => matcher.key.push((position, *v)),
+                Term::Var(v) => match matcher.binds.iter().find(|(_, w)| w == v) {
+                    Some(&(first, _)) => matcher.repeats.push((position, first)),
+                    None => matcher.binds.push((position, *v)),
+                },
+            }
+        }
+        matcher
+    }
+
+    fn matches(&self, row: &[Value]) -> bool {
+        self.constants.iter().all(|&(i, c)| row.get(i) == Some(&c))
+            && self.repeats.iter().all(|&(i, j)| row.get(i) == row.get(j))
+    }
+
+    fn row_key(&self, row: &[Value]) -> Row {
+        self.key
+            .iter()
+            .filter_map(|&(i, _)| row.get(i).copied())
+            .collect()
+    }
+
+    fn env_key(&self, env: &[Value]) -> Row {
+        self.key.iter().map(|&(_, v)| env[v]).collect()
+    }
+
+    /// Binds the atom's new variables from `row` into `env` (after checking the row, and
+    /// the key when there is no join).
+    fn bind(&self, row: &[Value], mut env: Row) -> Option<Row> {
+        if !self.matches(row) {
+            return None;
+        }
+        for &(i, v) in &self.binds {
+            env[v] = *row.get(i)?;
+        }
+        Some(env)
+    }
+}
+
+/// Evaluates an expression whose variables are bound in `env` (the time variable is never
+/// used here: rules that read it run in the stepper).
+fn eval_row(expr: &Expr, env: &[Value]) -> Option<Value> {
+    match expr {
+        Expr::Var(v) => env.get(*v).copied(),
+        Expr::Time => None,
+        Expr::Const(c) => Some(*c),
+        Expr::Binary(op, lhs, rhs) => arith(*op, eval_row(lhs, env)?, eval_row(rhs, env)?),
+    }
+}
