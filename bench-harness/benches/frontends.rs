@@ -22,7 +22,7 @@ use stgflow_bench::{Engine, Input, run_compiled};
 use stgflow_datasets::convert::{Format, convert_td};
 use stgflow_datasets::{UniqueAtoms, unique_atoms};
 use stgflow_io::sink::Mode;
-use stgflow_io::stream::{Schema, StreamFormat};
+use stgflow_io::stream::Schema;
 
 mod common;
 use common::configure;
@@ -52,7 +52,7 @@ fn lars(c: &mut Criterion) {
                 let schema = Schema::new(&compiled.program);
                 let input = Input {
                     bytes,
-                    format: StreamFormat::Laser,
+                    format: std::sync::Arc::new(stgflow_lars::stream::LaserStream),
                     tick: 1,
                 };
                 run_compiled(
@@ -109,10 +109,11 @@ fn ec(c: &mut Criterion) {
     for (name, engine) in engines {
         let run = || {
             let ec = stgflow_ec::compile_str("caviar.ec", &description);
-            let schema = Schema::new(&ec.compiled.program).with_rtec_shapes(ec.shapes.clone());
+            let schema = Schema::new(&ec.compiled.program);
+            let records = std::sync::Arc::new(ec.records(true));
             let inputs = [&appearance, &movement].map(|bytes| Input {
                 bytes,
-                format: StreamFormat::Rtec,
+                format: records.clone(),
                 tick: 40,
             });
             run_compiled(

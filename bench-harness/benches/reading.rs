@@ -17,8 +17,9 @@ use std::sync::Arc;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use stgflow_datasets::{UniqueAtoms, unique_atoms};
 use stgflow_io::drive::FactSource;
-use stgflow_io::stream::parallel::{ParallelReader, Parallelism};
-use stgflow_io::stream::{FactReader, Schema, StreamFormat};
+use stgflow_io::stream::blocks::{ParallelReader, Parallelism};
+use stgflow_io::stream::td::Td;
+use stgflow_io::stream::{FactReader, Schema};
 use stgflow_lang::compile_str;
 
 mod common;
@@ -52,9 +53,9 @@ fn reading(c: &mut Criterion) {
     let td: Arc<[u8]> = td.into();
     let compiled = compile_str("copy.tdl", "q(X, Y, T) :- p(X, Y, T).");
     let schema = Schema::new(&compiled.program);
-    let sequential = || FactReader::new(&td[..], "in", StreamFormat::Td, schema.clone());
+    let sequential = || FactReader::new(&td[..], "in", std::sync::Arc::new(Td), schema.clone());
     let parallel = |threads| {
-        let like = FactReader::new(io::empty(), "in", StreamFormat::Td, schema.clone());
+        let like = FactReader::new(io::empty(), "in", std::sync::Arc::new(Td), schema.clone());
         let parallelism = Parallelism {
             threads,
             ..Parallelism::default()

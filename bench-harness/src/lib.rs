@@ -19,18 +19,21 @@ pub mod sweep;
 pub mod workload;
 
 use anyhow::{Context, anyhow};
+use std::sync::Arc;
 use stgflow_io::drive::{FactSource, ProgramFacts, RunSummary, Timeline};
 use stgflow_io::sink::{Mode, Sink};
-use stgflow_io::stream::{FactReader, Schema, StreamFormat};
+
+use stgflow_io::stream::td::Td;
+use stgflow_io::stream::{FactReader, Format, Schema};
 use stgflow_lang::{Compiled, compile_str};
 
 pub use stgflow_engine::Engine;
 
 /// One input stream of an in-process run.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Input<'a> {
     pub bytes: &'a [u8],
-    pub format: StreamFormat,
+    pub format: Arc<dyn Format>,
     /// The clock tick (`--tick`): input time t is time point t / tick.
     pub tick: u64,
 }
@@ -40,7 +43,7 @@ impl<'a> Input<'a> {
     pub fn td(bytes: &'a [u8]) -> Input<'a> {
         Input {
             bytes,
-            format: StreamFormat::Td,
+            format: Arc::new(Td),
             tick: 1,
         }
     }
@@ -70,7 +73,7 @@ pub fn run_compiled(
             FactReader::new(
                 input.bytes,
                 format!("stream {i}"),
-                input.format,
+                input.format.clone(),
                 schema.clone(),
             )
             .with_tick(input.tick),

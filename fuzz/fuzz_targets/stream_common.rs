@@ -2,20 +2,33 @@
 //! lateness, skip-late, strict), the rest is the stream; every fact is read until the end
 //! or the first error.
 
-use stgflow_io::stream::{FactReader, RtecShape, Schema, StreamFormat, Tolerance};
+#![allow(dead_code, reason = "each stream target includes this module and uses a part of it")]
+
+use std::sync::Arc;
+
+use stgflow_ec::records::{RtecRecords, RtecShape};
+use stgflow_io::stream::{FactReader, Format, Schema, Tolerance};
 
 const PROGRAM: &str = "q(X, Y, T) :- p(X, Y, T). r(T) :- s(T). o(T) :- appear(X, T), \
                        walking(X, V, T), fast(X, Y, V, T).";
 
-pub fn read_all(data: &[u8], format: StreamFormat) {
+/// RTEC records with a point and an interval fluent, as the fuzzed program declares.
+pub fn rtec() -> Arc<dyn Format> {
+    Arc::new(RtecRecords::new(
+        [
+            ("walking".to_owned(), RtecShape::Point),
+            ("fast".to_owned(), RtecShape::Interval),
+        ],
+        false,
+    ))
+}
+
+pub fn read_all(data: &[u8], format: Arc<dyn Format>) {
     let Some((&options, stream)) = data.split_first() else {
         return;
     };
     let compiled = stgflow_lang::compile_str("fuzz.tdl", PROGRAM);
-    let schema = Schema::new(&compiled.program).with_rtec_shapes([
-        ("walking".to_owned(), RtecShape::Point),
-        ("fast".to_owned(), RtecShape::Interval),
-    ]);
+    let schema = Schema::new(&compiled.program);
     let tolerance = Tolerance {
         lateness: u64::from(options & 0x7),
         skip_late: options & 0x8 != 0,

@@ -3,9 +3,11 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use stgflow_io::stream::StreamFormat;
+use std::sync::Arc;
+
+use stgflow_lars::stream::LaserStream;
 
 #[path = "stream_common.rs"]
 mod stream_common;
 
-fuzz_target!(|data: &[u8]| stream_common::read_all(data, StreamFormat::Laser));
+fuzz_target!(|data: &[u8]| stream_common::read_all(data, Arc::new(LaserStream)));

@@ -3,9 +3,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use stgflow_io::stream::StreamFormat;
 
 #[path = "stream_common.rs"]
 mod stream_common;
 
-fuzz_target!(|data: &[u8]| stream_common::read_all(data, StreamFormat::Rtec));
+fuzz_target!(|data: &[u8]| stream_common::read_all(data, stream_common::rtec()));

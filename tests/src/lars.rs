@@ -17,10 +17,11 @@ use std::fmt::Write as _;
 use hashbrown::{HashMap, HashSet};
 use stgflow_eval::eval::{arith, compare};
 use stgflow_io::drive::Timeline;
-use stgflow_io::stream::{FactReader, Schema, StreamFormat};
+use stgflow_io::stream::{FactReader, Schema};
 use stgflow_lang::syntax::ast::CmpOp;
 use stgflow_lang::value::Value;
 use stgflow_lars::ast::{Atom, Extended, Literal, Modality, Program, Rule, Term};
+use stgflow_lars::stream::LaserStream;
 
 use crate::Engine;
 use crate::generate::Rng;
@@ -612,7 +613,7 @@ pub fn run_translated(
     let reader = FactReader::new(
         stream.as_bytes(),
         "stream.laser",
-        StreamFormat::Laser,
+        std::sync::Arc::new(LaserStream),
         Schema::new(program),
     );
     crate::evaluate(

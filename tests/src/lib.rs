@@ -14,7 +14,8 @@ use std::collections::BTreeSet;
 
 use stgflow_io::drive::{FactSource, ProgramFacts, Timeline};
 use stgflow_io::sink::{Mode, Sink};
-use stgflow_io::stream::{FactReader, Schema, StreamFormat};
+use stgflow_io::stream::td::Td;
+use stgflow_io::stream::{FactReader, Schema};
 use stgflow_lang::compile_str;
 use stgflow_lang::ir::Program;
 use stgflow_lang::stratify::Analysis;
@@ -73,7 +74,7 @@ pub fn run_printing(
     let reader = FactReader::new(
         stream_text.as_bytes(),
         "stream",
-        StreamFormat::Td,
+        std::sync::Arc::new(Td),
         Schema::new(&program),
     );
     evaluate(&program, analysis, Box::new(reader), timeline, engine)

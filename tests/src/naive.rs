@@ -8,7 +8,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use stgflow_eval::eval::{compare, eval};
-use stgflow_io::stream::{FactReader, Schema, StreamFormat};
+use stgflow_io::stream::td::Td;
+use stgflow_io::stream::{FactReader, Schema};
 use stgflow_lang::compile_str;
 use stgflow_lang::ir::{Literal, PredId, Program, Rule, Term};
 use stgflow_lang::value::Value;
@@ -33,7 +34,7 @@ pub fn naive(program_text: &str, stream_text: &str) -> Result<BTreeSet<String>, 
     let mut reader = FactReader::new(
         stream_text.as_bytes(),
         "stream",
-        StreamFormat::Td,
+        std::sync::Arc::new(Td),
         Schema::new(program),
     );
     while let Some(fact) = reader.next_fact().map_err(|e| e.to_string())? {

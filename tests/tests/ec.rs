@@ -21,7 +21,7 @@ use std::path::Path;
 
 use proptest::prelude::*;
 use stgflow_io::drive::Timeline;
-use stgflow_io::stream::{FactReader, Schema, StreamFormat};
+use stgflow_io::stream::{FactReader, Schema};
 use stgflow_tests::generate::Rng;
 
 fn cases_dir() -> std::path::PathBuf {
@@ -524,8 +524,9 @@ fn run(
     }
     let program = &compiled.program;
     let analysis = compiled.analysis.as_ref().ok_or("no analysis")?;
-    let schema = Schema::new(program).with_rtec_shapes(ec.shapes.clone());
-    let reader = FactReader::new(stream.as_bytes(), "stream", StreamFormat::Rtec, schema);
+    let schema = Schema::new(program);
+    let records = std::sync::Arc::new(ec.records(true));
+    let reader = FactReader::new(stream.as_bytes(), "stream", records, schema);
     let timeline = Timeline {
         from: Some(0),
         until: Some(length as u64 - 1),

@@ -101,7 +101,7 @@ fn example_1_derivation_of_trusted_a_4_is_a_real_derivation() {
     let reader = stgflow_io::stream::FactReader::new(
         stream.as_bytes(),
         "example1.facts",
-        stgflow_io::stream::StreamFormat::Td,
+        std::sync::Arc::new(stgflow_io::stream::td::Td),
         stgflow_io::stream::Schema::new(&compiled.program),
     );
     let mut sources: Vec<Box<dyn stgflow_io::drive::FactSource + '_>> = vec![Box::new(reader)];

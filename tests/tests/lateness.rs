@@ -5,7 +5,8 @@
 
 use proptest::prelude::*;
 use stgflow_io::drive::Timeline;
-use stgflow_io::stream::{FactReader, Schema, StreamFormat, Tolerance};
+use stgflow_io::stream::td::Td;
+use stgflow_io::stream::{FactReader, Schema, Tolerance};
 use stgflow_lang::compile_str;
 use stgflow_tests::generate::{Rng, case};
 use stgflow_tests::{Engine, evaluate};
@@ -49,7 +50,7 @@ fn run(
     let reader = FactReader::new(
         stream.as_bytes(),
         "stream",
-        StreamFormat::Td,
+        std::sync::Arc::new(Td),
         Schema::new(&program),
     )
     .with_tolerance(tolerance);

@@ -117,7 +117,7 @@ fn example_7_graph() -> stgflow_eval::stg::Graph {
     let reader = stgflow_io::stream::FactReader::new(
         stream.as_bytes(),
         "example7.facts",
-        stgflow_io::stream::StreamFormat::Td,
+        std::sync::Arc::new(stgflow_io::stream::td::Td),
         stgflow_io::stream::Schema::new(program),
     );
     let mut sources: Vec<Box<dyn stgflow_io::drive::FactSource + '_>> = vec![Box::new(reader)];

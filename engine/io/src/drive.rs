@@ -2,8 +2,9 @@
 //! every time point of the timeline, and hands each time point's output to a [`Sink`].
 //!
 //! * The timeline runs from the first to the last time point of the input (program facts
-//!   included), unless `from`/`until` say otherwise or a source declares one (a Laser
-//!   stream's `#timeline`; explicit bounds win); facts outside it are dropped. Every time
+//!   included), unless `from`/`until` say otherwise or a source declares one (see
+//!   [`crate::stream::ReaderState::declare_timeline`]; explicit bounds win); facts outside
+//!   it are dropped. Every time
 //!   point in it is evaluated, with or without input.
 //! * A time point is evaluated as soon as every source has moved past it (or ended), so a
 //!   live stream gets each time point's output while later input is still to come.
@@ -13,7 +14,7 @@
 use std::io::{self, Write};
 
 use crate::sink::Sink;
-use crate::stream::{FactReader, InputFact, SkipCounts, StreamError};
+use crate::stream::{FactReader, InputFact, ReaderState, SkipCounts, StreamError};
 use stgflow_lang::ir::{PredId, Program};
 use stgflow_lang::value::Row;
 
@@ -38,7 +39,7 @@ pub trait FactSource {
         SkipCounts::default()
     }
     /// A timeline the source declares (first and last time point), known once its first
-    /// fact has been asked for: Laser streams' `#timeline START END`.
+    /// fact has been asked for.
     fn declared_timeline(&self) -> Option<(u64, u64)> {
         None
     }
@@ -54,7 +55,7 @@ impl<R: io::BufRead> FactSource for FactReader<R> {
     }
 
     fn declared_timeline(&self) -> Option<(u64, u64)> {
-        FactReader::declared_timeline(self)
+        ReaderState::declared_timeline(self)
     }
 }
 

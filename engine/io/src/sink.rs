@@ -6,8 +6,9 @@
 //! * `intervals`: `trusted(a) [4,6)` per maximal interval, right-open, printed when it
 //!   closes; an interval still open at the end of the timeline ends at the last time
 //!   point + 1;
-//! * `laser`: `4: trusted(a) trusted(b)`, one line per time point, atoms sorted as text
-//!   (Laser's own output, for `diff`); costs a sort of everything holding per time point.
+//! * a snapshot a front end adds ([`Snapshot`]): each time point written whole from every
+//!   fact that holds at it, as another reasoner prints it (for `diff` against it); costs
+//!   a pass over everything holding per time point.
 //!
 //! Within a time point lines are sorted (predicate name, then arguments), so output is
 //! deterministic whatever the evaluator's order. With a `time_scale` k (an input read with
@@ -16,6 +17,7 @@
 
 use std::cmp::Ordering;
 use std::io::{self, Write};
+use std::sync::Arc;
 
 use hashbrown::HashMap;
 
@@ -23,16 +25,39 @@ use stgflow_lang::ir::{PredId, Program};
 use stgflow_lang::value::Row;
 use stgflow_lang::value::Value;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Debug, Default)]
 pub enum Mode {
     #[default]
     Points,
     Changes,
     Intervals,
-    /// Laser's own output: one line per time point, `t: ` and the atoms that hold at t
-    /// (`p(a,b)`, `s`), sorted as strings and separated by single spaces; `t:` alone when
-    /// none hold. Symbols are printed bare, as Laser prints them.
-    Laser,
+    /// A front end's own output, written whole at every time point.
+    Snapshot(Arc<dyn Snapshot>),
+}
+
+impl PartialEq for Mode {
+    fn eq(&self, other: &Mode) -> bool {
+        match (self, other) {
+            (Mode::Snapshot(a), Mode::Snapshot(b)) => Arc::ptr_eq(a, b),
+            (a, b) => std::mem::discriminant(a) == std::mem::discriminant(b),
+        }
+    }
+}
+
+/// An output mode a front end adds: each time point is written whole, from every fact
+/// that holds at it (another reasoner's own output, to `diff` against it).
+pub trait Snapshot: Send + Sync + std::fmt::Debug {
+    /// Appends the line of the time point printed as `shown` (the time point times the
+    /// sink's time scale) to `line`; `holding` yields every fact that holds there, as its
+    /// predicate's name and its arguments, in no particular order. `scratch` keeps its
+    /// buffers from one time point to the next.
+    fn write(
+        &self,
+        shown: u64,
+        holding: &mut dyn Iterator<Item = (&str, &[Value])>,
+        scratch: &mut Vec<Vec<u8>>,
+        line: &mut Vec<u8>,
+    );
 }
 
 /// A sink writing one mode of output.
@@ -53,8 +78,8 @@ pub struct Sink<W: Write> {
     pub time_scale: u64,
     /// The time point's output, as bytes.
     line: Vec<u8>,
-    /// [`Mode::Laser`]'s atoms as text, kept between time points so that their buffers
-    /// are reused rather than allocated per atom per time point.
+    /// A [`Snapshot`]'s scratch buffers, kept between time points so that they are reused
+    /// rather than allocated per atom per time point.
     snapshot: Vec<Vec<u8>>,
 }
 
@@ -134,7 +159,7 @@ impl<W: Write> Sink<W> {
                     started = true;
                     t
                 });
-                if !started || self.mode != Mode::Changes {
+                if !started || !matches!(self.mode, Mode::Changes) {
                     continue;
                 }
                 self.line.push(b'+');
@@ -148,7 +173,7 @@ impl<W: Write> Sink<W> {
                         closed.push((fact, start));
                         continue;
                     }
-                    Mode::Points | Mode::Laser => continue,
+                    Mode::Points | Mode::Snapshot(_) => continue,
                 }
             }
             self.write_atom(fact.0, &fact.1, false);
@@ -183,7 +208,7 @@ impl<W: Write> Sink<W> {
                     self.write_interval(*pred, args, *start, t);
                 }
             }
-            Mode::Laser => self.write_snapshot(t),
+            Mode::Snapshot(_) => self.write_snapshot(t),
             Mode::Changes => {}
         }
         self.last_time = Some(t);
@@ -205,7 +230,7 @@ impl<W: Write> Sink<W> {
         t: u64,
         changes: impl Iterator<Item = (PredId, &'a [Value], isize)>,
     ) -> io::Result<()> {
-        if self.mode != Mode::Changes {
+        if !matches!(self.mode, Mode::Changes) {
             let owned = changes
                 .map(|(pred, args, diff)| ((pred, Row::from(args)), diff))
                 .collect();
@@ -234,38 +259,22 @@ impl<W: Write> Sink<W> {
         Ok(())
     }
 
-    /// `t: a b c` for [`Mode::Laser`]: every holding atom, sorted as text.
+    /// The time point's line for [`Mode::Snapshot`].
     fn write_snapshot(&mut self, t: u64) {
-        let count = self.holding.len();
-        if self.snapshot.len() < count {
-            self.snapshot.resize_with(count, Vec::new);
-        }
-        for ((pred, args), atom) in self.holding.keys().zip(&mut self.snapshot) {
-            atom.clear();
-            atom.extend_from_slice(self.names[*pred].as_bytes());
-            if !args.is_empty() {
-                atom.push(b'(');
-                for (i, value) in args.iter().enumerate() {
-                    if i > 0 {
-                        atom.push(b',');
-                    }
-                    match value {
-                        Value::Sym(sym) => atom.extend_from_slice(sym.as_str().as_bytes()),
-                        other => push_value(atom, *other),
-                    }
-                }
-                atom.push(b')');
-            }
-        }
-        let atoms = &mut self.snapshot[..count];
-        atoms.sort_unstable();
-        push_u64(&mut self.line, t.saturating_mul(self.time_scale));
-        self.line.push(b':');
-        for atom in atoms.iter() {
-            self.line.push(b' ');
-            self.line.extend_from_slice(atom);
-        }
-        self.line.push(b'\n');
+        let Mode::Snapshot(snapshot) = &self.mode else {
+            return;
+        };
+        let names = &self.names;
+        let mut holding = self
+            .holding
+            .keys()
+            .map(|(pred, args)| (names[*pred].as_str(), &args[..]));
+        snapshot.write(
+            t.saturating_mul(self.time_scale),
+            &mut holding,
+            &mut self.snapshot,
+            &mut self.line,
+        );
     }
 
     fn write_interval(&mut self, pred: PredId, args: &[Value], start: u64, end: u64) {
@@ -285,7 +294,7 @@ impl<W: Write> Sink<W> {
 
     /// Ends the output: closes open intervals at the last time point + 1, and flushes.
     pub fn finish(&mut self) -> io::Result<()> {
-        if self.mode == Mode::Intervals {
+        if matches!(self.mode, Mode::Intervals) {
             if let Some(last) = self.last_time {
                 self.line.clear();
                 let mut open: Vec<((PredId, Row), u64)> =
@@ -324,7 +333,7 @@ pub fn name_ranks(program: &Program) -> Vec<usize> {
 }
 
 /// Appends a value as `Display` writes it, with integers formatted without `fmt`.
-fn push_value(line: &mut Vec<u8>, value: Value) {
+pub fn push_value(line: &mut Vec<u8>, value: Value) {
     match value {
         Value::Int(i) => {
             if i < 0 {
@@ -340,7 +349,8 @@ fn push_value(line: &mut Vec<u8>, value: Value) {
     }
 }
 
-fn push_u64(line: &mut Vec<u8>, mut n: u64) {
+/// Appends `n` in decimal, without `fmt`.
+pub fn push_u64(line: &mut Vec<u8>, mut n: u64) {
     // Two digits per division.
     const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
         2021222324252627282930313233343536373839\
@@ -425,35 +435,6 @@ mod tests {
                 "+q(a) @120\n-q(a) @200\n",
                 "q(a) [120,200)\n"
             ]
-        );
-    }
-
-    #[test]
-    fn laser_mode_prints_every_time_point_sorted_as_text() {
-        let compiled = compile_str("p.tdl", "q(X, T) :- p(X, T). alarm(T) :- s(T).");
-        let q = compiled.program.pred_id("q").unwrap_or_default();
-        let alarm = compiled.program.pred_id("alarm").unwrap_or_default();
-        let fact = |x: Value| (q, Row::from_slice(&[x]));
-        let mut sink = Sink::new(Vec::new(), Mode::Laser, &compiled.program);
-        let points = [
-            (
-                3,
-                vec![
-                    fact(Value::sym("b")),
-                    fact(Value::Int(10)),
-                    fact(Value::sym("A b")),
-                ],
-            ),
-            (4, vec![]),
-            (5, vec![(alarm, Row::new()), fact(Value::Int(9))]),
-        ];
-        for (t, facts) in points {
-            sink.emit(t, facts).unwrap_or_default();
-        }
-        sink.finish().unwrap_or_default();
-        assert_eq!(
-            String::from_utf8(sink.into_inner()).unwrap_or_default(),
-            "3: q(10) q(A b) q(b)\n4:\n5: alarm q(9)\n"
         );
     }
 }

@@ -8,6 +8,7 @@ use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, IsTerminal, Write};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -16,8 +17,8 @@ use stgflow_eval::stg;
 use stgflow_io::drive::{FactSource, ProgramFacts, RunError, Timeline};
 use stgflow_io::sink::{Mode, Sink};
 use stgflow_io::stream::{
-    FactReader, RtecShape, Schema, SkipCounts, StreamFormat, Tolerance, UNKNOWN_NAMES_KEPT,
-    parallel::{ParallelReader, Parallelism},
+    FactReader, Format, Formats, Schema, SkipCounts, Tolerance, UNKNOWN_NAMES_KEPT,
+    blocks::{ParallelReader, Parallelism},
 };
 use stgflow_lang::{Compiled, compile_str};
 
@@ -118,9 +119,10 @@ struct RunArgs {
     #[arg(long, value_delimiter = ',', value_name = "PRED,…")]
     output: Vec<String>,
     /// Stream format; by default `.csv` files are CSV (RTEC records when the program is an
-    /// `.ec` event description) and everything else TD facts.
-    #[arg(long, value_enum)]
-    format: Option<FormatArg>,
+    /// `.ec` event description), `.laser` and `.stream` files Laser streams, and
+    /// everything else TD facts.
+    #[arg(long, value_parser = format_names())]
+    format: Option<String>,
     /// Input time units per time point: time t of the input is time point t / N, and
     /// printed times are multiplied back (RTEC's `clock_tick`; 40 for CAVIAR).
     #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
@@ -186,8 +188,8 @@ struct ExplainArgs {
     #[arg(required = true, num_args = 1.., value_name = "STREAM… FACT")]
     rest: Vec<String>,
     /// Stream format (as for `run`).
-    #[arg(long, value_enum)]
-    format: Option<FormatArg>,
+    #[arg(long, value_parser = format_names())]
+    format: Option<String>,
     /// First time point of the timeline.
     #[arg(long, value_name = "T")]
     from: Option<u64>,
@@ -232,18 +234,23 @@ enum OutputMode {
     Laser,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum FormatArg {
-    /// TD facts: `p(a, b, 7).`
-    Td,
-    /// CSV: `7,p,a,b`
-    Csv,
-    /// RTEC records: `name|arrival|time|arg…` (events), `name|arrival|time|value|arg…`
-    /// (point fluents), `name|arrival|start|end|value|arg…` (interval fluents), as the
-    /// `.ec` program declares.
-    Rtec,
-    /// Laser streams: `#timeline 0 99`, then `7: p(a,b) q(c) s` (`.laser`, `.stream`).
-    Laser,
+/// The stream formats every run knows: TD facts and CSV, Laser streams, RTEC records (of
+/// events only, unless the program is an event description that declares fluents).
+fn formats() -> Formats {
+    let mut formats = Formats::builtin();
+    formats.register(Arc::new(stgflow_lars::stream::LaserStream));
+    formats.register(Arc::new(stgflow_ec::records::RtecRecords::default()));
+    formats
+}
+
+/// `--format`'s values: the names of [`formats`], each with what it reads.
+fn format_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(
+        formats()
+            .all()
+            .into_iter()
+            .map(|f| clap::builder::PossibleValue::new(f.name()).help(f.about())),
+    )
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -280,7 +287,7 @@ pub fn run(
         }
     };
     let mut context = Context {
-        rtec_shapes: Vec::new(),
+        formats: formats(),
         stderr: &mut stderr,
         color,
         quiet: cli.verbosity.quiet,
@@ -311,8 +318,9 @@ enum Failure {
 }
 
 struct Context<'a> {
-    /// How RTEC records are laid out, from an `.ec` program's declarations.
-    rtec_shapes: Vec<(String, RtecShape)>,
+    /// The stream formats known: [`formats`], and an `.ec` program's RTEC records (which
+    /// `.csv` files are then read as).
+    formats: Formats,
     stderr: &'a mut dyn Write,
     color: bool,
     quiet: bool,
@@ -339,7 +347,7 @@ impl Context<'_> {
         })?;
         let compiled = if is_event_description(path) {
             let ec = stgflow_ec::compile_str(&name, &text);
-            self.rtec_shapes = ec.shapes;
+            self.formats.register(Arc::new(ec.records(true)));
             ec.compiled
         } else if is_lars_program(path) {
             stgflow_lars::compile_str(&name, &text)
@@ -443,11 +451,10 @@ impl Context<'_> {
         };
         let fact =
             explain::parse_fact(program, fact_text).map_err(|e| Failure::Message(e.to_string()))?;
-        let schema = Schema::new(program).with_rtec_shapes(self.rtec_shapes.clone());
-        let event_description = is_event_description(&args.program);
+        let schema = Schema::new(program);
         let mut sources: Vec<Box<dyn FactSource + '_>> = vec![Box::new(ProgramFacts::new(program))];
         for stream in streams {
-            let format = stream_format(args.format, stream, event_description);
+            let format = self.stream_format(args.format.as_deref(), stream);
             let file = File::open(stream)
                 .map_err(|e| Failure::Message(format!("cannot open {stream}: {e}")))?;
             sources.push(Box::new(FactReader::new(
@@ -508,13 +515,12 @@ impl Context<'_> {
         let Some(analysis) = &compiled.analysis else {
             return Err(Failure::Reported);
         };
-        let schema = Schema::new(program).with_rtec_shapes(self.rtec_shapes.clone());
-        let event_description = is_event_description(&args.program);
+        let schema = Schema::new(program);
         let mut sources: Vec<Box<dyn FactSource + '_>> = vec![Box::new(ProgramFacts::new(program))];
         let mut stdin = Some(stdin);
         let mut live = false;
         for stream in &args.streams {
-            let format = stream_format(args.format, stream, event_description);
+            let format = self.stream_format(args.format.as_deref(), stream);
             let tolerance = args.tolerance.tolerance();
             let name = if stream == "-" { "<stdin>" } else { stream };
             // The reader's settings, for whichever input it reads.
@@ -542,7 +548,9 @@ impl Context<'_> {
                 };
                 // A pipe or device may be a live stream: it is read line by line.
                 let regular = file.metadata().is_ok_and(|m| m.is_file());
-                if regular && parallelism.threads > 0 && ParallelReader::supports(format, tolerance)
+                if regular
+                    && parallelism.threads > 0
+                    && ParallelReader::supports(like.format().as_ref(), tolerance)
                 {
                     let reader = ParallelReader::spawn(file, like, parallelism).map_err(|e| {
                         Failure::Message(format!("cannot start reading {stream}: {e}"))
@@ -587,7 +595,7 @@ impl Context<'_> {
             OutputMode::Points => Mode::Points,
             OutputMode::Changes => Mode::Changes,
             OutputMode::Intervals => Mode::Intervals,
-            OutputMode::Laser => Mode::Laser,
+            OutputMode::Laser => Mode::Snapshot(Arc::new(stgflow_lars::output::LaserOutput)),
         };
         let mut sink = Sink::new(io::BufWriter::with_capacity(1 << 16, stdout), mode, program);
         sink.flush_each = live;
@@ -696,6 +704,13 @@ impl Context<'_> {
 }
 
 impl Context<'_> {
+    /// A stream's format: `--format`, else by the file name's ending.
+    fn stream_format(&self, given: Option<&str>, stream: &str) -> Arc<dyn Format> {
+        given
+            .and_then(|name| self.formats.named(name))
+            .unwrap_or_else(|| self.formats.for_path(stream))
+    }
+
     /// Warns about input facts that were read but not used: wrong arity (W101), unknown
     /// predicates (W102), later than `--lateness` under `--skip-late` (W103).
     fn report_skips(&mut self, skipped: &SkipCounts, program: &stgflow_lang::ir::Program) {
@@ -881,20 +896,6 @@ fn dump_td(compiled: &Compiled) -> String {
 }
 
 /// Whether `path` is an Event Calculus description (`.ec`, RTEC syntax).
-/// A stream's format: `--format`, else by extension (`.csv` of an `.ec` program is RTEC).
-fn stream_format(given: Option<FormatArg>, stream: &str, event_description: bool) -> StreamFormat {
-    match given {
-        Some(FormatArg::Td) => StreamFormat::Td,
-        Some(FormatArg::Csv) => StreamFormat::Csv,
-        Some(FormatArg::Rtec) => StreamFormat::Rtec,
-        Some(FormatArg::Laser) => StreamFormat::Laser,
-        None => match StreamFormat::from_path(stream) {
-            StreamFormat::Csv if event_description => StreamFormat::Rtec,
-            format => format,
-        },
-    }
-}
-
 fn is_event_description(path: &std::path::Path) -> bool {
     path.extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("ec"))

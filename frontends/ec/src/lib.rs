@@ -29,10 +29,11 @@
 //! `F=V` is terminated in between (or, with `p(F=V)`, initiated again in between).
 
 pub mod model;
+pub mod records;
 pub mod syntax;
 pub mod translate;
 
-use stgflow_io::stream::RtecShape;
+use crate::records::RtecShape;
 use stgflow_lang::Compiled;
 use stgflow_lang::diag::Sources;
 
@@ -68,5 +69,13 @@ pub fn compile_str(name: &str, text: &str) -> EcProgram {
             diagnostics,
         ),
         shapes: translation.shapes,
+    }
+}
+
+impl EcProgram {
+    /// The format of RTEC records of this description's input entities; with
+    /// `claims_csv`, `.csv` files are read as such records.
+    pub fn records(&self, claims_csv: bool) -> records::RtecRecords {
+        records::RtecRecords::new(self.shapes.iter().cloned(), claims_csv)
     }
 }

@@ -39,8 +39,8 @@
 //! * `complement_all` alone has no positive condition, so its rule is unsafe (E002): TD
 //!   cannot enumerate "every instance that does not hold".
 
+use crate::records::RtecShape;
 use hashbrown::HashMap;
-use stgflow_io::stream::RtecShape;
 use stgflow_lang::diag::{Diagnostic, Diagnostics, FileId, Span};
 use stgflow_lang::ir::Origin;
 use stgflow_lang::syntax::ast;

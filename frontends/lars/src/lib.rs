@@ -35,6 +35,8 @@
 
 pub mod ast;
 pub mod check;
+pub mod output;
+pub mod stream;
 pub mod syntax;
 pub mod translate;
 

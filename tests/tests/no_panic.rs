@@ -4,8 +4,14 @@
 //! of valid programs and streams. The readers also always hand out facts in time order.
 
 use proptest::prelude::*;
-use stgflow_io::stream::{FactReader, RtecShape, Schema, StreamFormat, Tolerance};
+use std::sync::Arc;
+
+use stgflow_ec::records::{RtecRecords, RtecShape};
+use stgflow_io::stream::csv::Csv;
+use stgflow_io::stream::td::Td;
+use stgflow_io::stream::{FactReader, Format, Schema, Tolerance};
 use stgflow_lang::compile_str;
+use stgflow_lars::stream::LaserStream;
 
 const TOKENS: &[&str] = &[
     "p",
@@ -56,17 +62,27 @@ const VALID: &str = "safe(X, T) :- repair(X, T-1).\n\
                      trusted(X, T) :- safe(X, T), safe(X, T-1), D = X + 1, D > 2.\n\
                      #output trusted.\n";
 
-const FORMATS: [StreamFormat; 4] = [
-    StreamFormat::Td,
-    StreamFormat::Csv,
-    StreamFormat::Rtec,
-    StreamFormat::Laser,
-];
+/// Every stream format, RTEC records with a point and an interval fluent.
+fn formats() -> [Arc<dyn Format>; 4] {
+    let records = RtecRecords::new(
+        [
+            ("walking".to_owned(), RtecShape::Point),
+            ("fast".to_owned(), RtecShape::Interval),
+        ],
+        false,
+    );
+    [
+        Arc::new(Td),
+        Arc::new(Csv),
+        Arc::new(records),
+        Arc::new(LaserStream),
+    ]
+}
 
 fn compile_everything(text: &str) {
     let compiled = compile_str("fuzz.tdl", text);
     let _ = compiled.render_diagnostics(false);
-    for format in FORMATS {
+    for format in formats() {
         let mut reader = FactReader::new(
             text.as_bytes(),
             "fuzz",
@@ -85,18 +101,15 @@ fn read_every_format(bytes: &[u8], options: u8) {
         "p.tdl",
         "q(X, Y, T) :- p(X, Y, T). r(T) :- s(T). o(T) :- appear(X, T), walking(X, V, T), fast(X, Y, V, T).",
     );
-    for format in FORMATS {
-        let schema = Schema::new(&compiled.program).with_rtec_shapes([
-            ("walking".to_owned(), RtecShape::Point),
-            ("fast".to_owned(), RtecShape::Interval),
-        ]);
+    for format in formats() {
+        let schema = Schema::new(&compiled.program);
         let tolerance = Tolerance {
             lateness: u64::from(options & 0x7),
             skip_late: options & 0x8 != 0,
             strict: options & 0x10 != 0,
         };
         let tick = if options & 0x20 != 0 { 40 } else { 1 };
-        let mut reader = FactReader::new(bytes, "raw", format, schema)
+        let mut reader = FactReader::new(bytes, "raw", format.clone(), schema)
             .with_tick(tick)
             .with_tolerance(tolerance);
         let mut last = 0;
@@ -158,7 +171,7 @@ proptest! {
         compile_everything(&String::from_utf8_lossy(&bytes));
         // The stream readers also see the raw bytes (invalid UTF-8 included).
         let compiled = compile_str("p.tdl", "q(X, T) :- p(X, T).");
-        let mut reader = FactReader::new(&bytes[..], "raw", StreamFormat::Td, Schema::new(&compiled.program));
+        let mut reader = FactReader::new(&bytes[..], "raw", Arc::new(Td), Schema::new(&compiled.program));
         while let Ok(Some(_)) = reader.next_fact() {}
     }
 

@@ -17,9 +17,10 @@
 //!   own thread, with the state of the blocks before it. So facts, errors (file, line,
 //!   column, message) and skip counts are those of the sequential reader; tests compare
 //!   them on generated streams cut into small blocks.
-//! * Only what a line alone decides is parsed ahead: TD, CSV and Laser streams with no
-//!   lateness ([`ParallelReader::supports`]). RTEC intervals and late facts are held back
-//!   across lines by the reader, so those streams use the sequential [`FactReader`].
+//! * Only what a line alone decides is parsed ahead: formats that read in blocks
+//!   ([`super::Format::reads_in_blocks`]) with no lateness ([`ParallelReader::supports`]).
+//!   Facts that hold on intervals and late facts are held back across lines by the
+//!   reader, so those streams use the sequential [`FactReader`].
 //! * The reader thread is not joined when the source is dropped early: it may be waiting
 //!   on input that never ends. It stops at its next block, when it finds the channel
 //!   closed.
@@ -29,7 +30,7 @@ use std::sync::Arc;
 
 use crossbeam_channel::{Receiver, Sender, bounded};
 
-use super::{FactReader, InputFact, SkipCounts, StreamError, StreamFormat, Tolerance};
+use super::{FactReader, Format, InputFact, SkipCounts, StreamError, Tolerance};
 use crate::drive::FactSource;
 
 /// How a [`ParallelReader`] splits its work.
@@ -55,7 +56,7 @@ impl Default for Parallelism {
 struct Carried {
     /// The latest time point seen, and its line.
     latest: Option<(u64, usize)>,
-    /// A Laser stream's declared timeline.
+    /// The stream's declared timeline.
     timeline: Option<(u64, u64)>,
 }
 
@@ -102,8 +103,8 @@ impl std::fmt::Debug for ParallelReader {
 
 impl ParallelReader {
     /// Whether a stream read as `format` under `tolerance` can be parsed in parallel.
-    pub fn supports(format: StreamFormat, tolerance: Tolerance) -> bool {
-        format != StreamFormat::Rtec && tolerance.lateness == 0
+    pub fn supports(format: &dyn Format, tolerance: Tolerance) -> bool {
+        format.reads_in_blocks() && tolerance.lateness == 0
     }
 
     /// Starts reading `input` as `like` would (its name, format, schema, tick and
@@ -164,7 +165,7 @@ impl ParallelReader {
                     latest: reader.latest,
                     timeline: reader.timeline,
                 };
-                (facts, error, end, reader.skipped)
+                (facts, error, end, std::mem::take(&mut reader.skipped))
             };
             self.carried = end;
         } else {
@@ -370,53 +371,72 @@ fn failure(like: &FactReader<io::Empty>, message: String) -> Box<StreamError> {
     })
 }
 
+/// What a source hands out: its facts, the error that ended it, its skip counts and its
+/// declared timeline.
+type Drained = (
+    Vec<InputFact>,
+    Option<Box<StreamError>>,
+    SkipCounts,
+    Option<(u64, u64)>,
+);
+
+fn drain(source: &mut dyn FactSource) -> Drained {
+    let mut facts = Vec::new();
+    let error = loop {
+        match source.next_fact() {
+            Ok(Some(fact)) => facts.push(fact),
+            Ok(None) => break None,
+            Err(error) => break Some(error),
+        }
+    };
+    (facts, error, source.skipped(), source.declared_timeline())
+}
+
+/// Reads `text` as `like` would, line by line and in blocks with `parallelism`; `Err`
+/// says how the two differ. A format that reads in blocks must read every stream alike
+/// both ways, errors and skip counts included: its tests check that here.
+pub fn compare_with_sequential(
+    text: &str,
+    like: &FactReader<io::Empty>,
+    parallelism: Parallelism,
+) -> Result<(), String> {
+    let expected = drain(&mut like.with_input(text.as_bytes()));
+    let mut blocks = ParallelReader::spawn(
+        io::Cursor::new(text.as_bytes().to_vec()),
+        like.with_input(io::empty()),
+        parallelism,
+    )
+    .map_err(|e| e.to_string())?;
+    let got = drain(&mut blocks);
+    if got == expected {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} {parallelism:?}:\n{text}\n--- in blocks\n{got:?}\n--- line by line\n{expected:?}",
+            like.format().name()
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
 
     use super::*;
     use crate::stream::Schema;
+    use crate::stream::csv::Csv;
+    use crate::stream::td::Td;
     use stgflow_lang::compile_str;
 
-    /// What a source hands out: its facts, the error that ended it, its skip counts and
-    /// its declared timeline.
-    type Drained = (
-        Vec<InputFact>,
-        Option<Box<StreamError>>,
-        SkipCounts,
-        Option<(u64, u64)>,
-    );
-
-    fn drain(source: &mut dyn FactSource) -> Drained {
-        let mut facts = Vec::new();
-        let error = loop {
-            match source.next_fact() {
-                Ok(Some(fact)) => facts.push(fact),
-                Ok(None) => break None,
-                Err(error) => break Some(error),
-            }
-        };
-        (facts, error, source.skipped(), source.declared_timeline())
-    }
-
-    fn like(format: StreamFormat, tolerance: Tolerance) -> FactReader<io::Empty> {
+    fn like(format: Arc<dyn Format>, tolerance: Tolerance) -> FactReader<io::Empty> {
         let compiled = compile_str("p.tdl", "q(X, Y, T) :- p(X, Y, T). r(T) :- s(T).");
         FactReader::new(io::empty(), "in", format, Schema::new(&compiled.program))
             .with_tolerance(tolerance)
     }
 
-    fn both(text: &str, format: StreamFormat, tolerance: Tolerance, parallelism: Parallelism) {
-        let template = like(format, tolerance);
-        let mut sequential = template.with_input(text.as_bytes());
-        let expected = drain(&mut sequential);
-        let mut parallel = ParallelReader::spawn(
-            io::Cursor::new(text.as_bytes().to_vec()),
-            template,
-            parallelism,
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
-        let got = drain(&mut parallel);
-        assert_eq!(got, expected, "{format:?} {parallelism:?}:\n{text}");
+    fn both(text: &str, format: Arc<dyn Format>, tolerance: Tolerance, parallelism: Parallelism) {
+        compare_with_sequential(text, &like(format, tolerance), parallelism)
+            .unwrap_or_else(|e| panic!("{e}"));
     }
 
     /// A TD line: mostly ordered facts, sometimes spaces, several facts, comments,
@@ -433,28 +453,6 @@ mod tests {
             1 => Just(format!("p(a,{time}).")),
             1 => Just(format!("p(a,b,{back}).")),
             1 => Just("p(a,,3).".to_owned()),
-        ]
-    }
-
-    fn laser_line(time: u64) -> impl Strategy<Value = String> {
-        let back = time.saturating_sub(2);
-        prop_oneof![
-            6 => proptest::collection::vec(0..4u8, 0..4).prop_map(move |atoms| {
-                let atoms: Vec<String> = atoms
-                    .iter()
-                    .map(|a| match a {
-                        0 => "s".to_owned(),
-                        1 => format!("p(a,{a})"),
-                        2 => "u(1)".to_owned(),
-                        _ => "p(b,c)".to_owned(),
-                    })
-                    .collect();
-                format!("{time}: {}", atoms.join(" "))
-            }),
-            1 => Just("# a comment".to_owned()),
-            1 => Just(format!("#timeline 0 {}", time + 5)),
-            1 => Just(format!("{back}: s")),
-            1 => Just(format!("{time}: p(a")),
         ]
     }
 
@@ -511,14 +509,12 @@ mod tests {
         #[test]
         fn parallel_reading_equals_sequential_reading(
             td in stream(|t| td_line(t).boxed()),
-            laser in stream(|t| laser_line(t).boxed()),
             csv in stream(|t| csv_line(t).boxed()),
             parallelism in parallelism(),
             tolerance in tolerance(),
         ) {
-            both(&td, StreamFormat::Td, tolerance, parallelism);
-            both(&laser, StreamFormat::Laser, tolerance, parallelism);
-            both(&csv, StreamFormat::Csv, tolerance, parallelism);
+            both(&td, Arc::new(Td), tolerance, parallelism);
+            both(&csv, Arc::new(Csv), tolerance, parallelism);
         }
     }
 
@@ -526,7 +522,7 @@ mod tests {
     fn a_block_behind_the_one_before_is_the_sequential_error() {
         // Block 2 starts behind block 1's latest time: on its own it reads fine.
         let text = "p(a,1,5).\np(a,1,3).\n";
-        let template = like(StreamFormat::Td, Tolerance::default());
+        let template = like(Arc::new(Td), Tolerance::default());
         let parallelism = Parallelism {
             threads: 2,
             block_bytes: 4,
@@ -542,7 +538,7 @@ mod tests {
         let error = error.unwrap_or_else(|| panic!("no error"));
         assert_eq!((error.code, error.line), ("E102", 2));
         assert!(error.message.contains("(line 1)"), "{}", error.message);
-        both(text, StreamFormat::Td, Tolerance::default(), parallelism);
+        both(text, Arc::new(Td), Tolerance::default(), parallelism);
     }
 
     /// The unknown predicate names kept are the first ones in the file, whichever block
@@ -555,7 +551,7 @@ mod tests {
                 threads,
                 block_bytes,
             };
-            both(&text, StreamFormat::Td, Tolerance::default(), parallelism);
+            both(&text, Arc::new(Td), Tolerance::default(), parallelism);
         }
     }
 
@@ -568,9 +564,9 @@ mod tests {
                 threads: 2,
                 block_bytes,
             };
-            both(&text, StreamFormat::Td, Tolerance::default(), parallelism);
+            both(&text, Arc::new(Td), Tolerance::default(), parallelism);
         }
-        let template = like(StreamFormat::Td, Tolerance::default());
+        let template = like(Arc::new(Td), Tolerance::default());
         let mut reader = ParallelReader::spawn(
             io::Cursor::new(text.into_bytes()),
             template,
@@ -597,7 +593,7 @@ mod tests {
             }
         }
         let text = "p(a,1,1).\np(a,1,2).\n".as_bytes().to_vec();
-        let template = like(StreamFormat::Td, Tolerance::default());
+        let template = like(Arc::new(Td), Tolerance::default());
         let parallelism = Parallelism {
             threads: 1,
             block_bytes: 10,

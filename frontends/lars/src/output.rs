@@ -1,0 +1,97 @@
+//! Laser's own output, for `diff` against it: one line per time point, `t: ` and the atoms
+//! that hold at t (`p(a,b)`, `s`), sorted as strings and separated by single spaces; `t:`
+//! alone when none hold. Symbols are printed bare, as Laser prints them.
+
+use stgflow_io::sink::{Snapshot, push_u64, push_value};
+use stgflow_lang::value::Value;
+
+/// The `laser` output mode.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LaserOutput;
+
+impl Snapshot for LaserOutput {
+    fn write(
+        &self,
+        shown: u64,
+        holding: &mut dyn Iterator<Item = (&str, &[Value])>,
+        scratch: &mut Vec<Vec<u8>>,
+        line: &mut Vec<u8>,
+    ) {
+        let mut count = 0;
+        for (name, args) in holding {
+            if scratch.len() == count {
+                scratch.push(Vec::new());
+            }
+            let atom = &mut scratch[count];
+            count += 1;
+            atom.clear();
+            atom.extend_from_slice(name.as_bytes());
+            if args.is_empty() {
+                continue;
+            }
+            atom.push(b'(');
+            for (i, value) in args.iter().enumerate() {
+                if i > 0 {
+                    atom.push(b',');
+                }
+                match value {
+                    Value::Sym(sym) => atom.extend_from_slice(sym.as_str().as_bytes()),
+                    other => push_value(atom, *other),
+                }
+            }
+            atom.push(b')');
+        }
+        let atoms = &mut scratch[..count];
+        atoms.sort_unstable();
+        push_u64(line, shown);
+        line.push(b':');
+        for atom in atoms.iter() {
+            line.push(b' ');
+            line.extend_from_slice(atom);
+        }
+        line.push(b'\n');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use stgflow_io::sink::{Mode, Sink};
+    use stgflow_lang::compile_str;
+    use stgflow_lang::value::Row;
+
+    #[test]
+    fn laser_mode_prints_every_time_point_sorted_as_text() {
+        let compiled = compile_str("p.tdl", "q(X, T) :- p(X, T). alarm(T) :- s(T).");
+        let q = compiled.program.pred_id("q").unwrap_or_default();
+        let alarm = compiled.program.pred_id("alarm").unwrap_or_default();
+        let fact = |x: Value| (q, Row::from_slice(&[x]));
+        let mut sink = Sink::new(
+            Vec::new(),
+            Mode::Snapshot(Arc::new(LaserOutput)),
+            &compiled.program,
+        );
+        let points = [
+            (
+                3,
+                vec![
+                    fact(Value::sym("b")),
+                    fact(Value::Int(10)),
+                    fact(Value::sym("A b")),
+                ],
+            ),
+            (4, vec![]),
+            (5, vec![(alarm, Row::new()), fact(Value::Int(9))]),
+        ];
+        for (t, facts) in points {
+            sink.emit(t, facts).unwrap_or_default();
+        }
+        sink.finish().unwrap_or_default();
+        assert_eq!(
+            String::from_utf8(sink.into_inner()).unwrap_or_default(),
+            "3: q(10) q(A b) q(b)\n4:\n5: alarm q(9)\n"
+        );
+    }
+}
