@@ -22,6 +22,9 @@ pub mod stepper;
 pub mod window;
 pub mod zero_one;
 
+#[cfg(test)]
+mod testing;
+
 use differential_dataflow::VecCollection;
 use stgflow_lang::value::Row;
 

@@ -292,3 +292,138 @@ where
         },
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::{antijoin, join};
+    use crate::operators::testing::{
+        Held, Snapshot, assert_same_at_every_time, at, changes, held, run, snapshots,
+    };
+
+    const END: u64 = 30;
+    /// Few keys and values, so that most changes meet a match on the other side.
+    const KEYS: i64 = 3;
+    const VALUES: i64 = 3;
+
+    fn pairs() -> Vec<(i64, i64)> {
+        (0..KEYS)
+            .flat_map(|k| (0..VALUES).map(move |v| (k, v)))
+            .collect()
+    }
+
+    /// Keys as the pairs `(k, 0)`: the harness feeds every input the same record type.
+    fn keys() -> Vec<(i64, i64)> {
+        (0..KEYS).map(|k| (k, 0)).collect()
+    }
+
+    /// Which joined triples the join keeps: some pairs are dropped, so that `logic`
+    /// returning `None` is exercised too.
+    fn kept(key: i64, v1: i64, v2: i64) -> bool {
+        (key + v1 + v2) % 4 != 0
+    }
+
+    /// The nested-loop join of what holds at each time point.
+    fn nested_loop_join(left: &Held, right: &Held) -> Vec<Snapshot<(i64, i64, i64)>> {
+        let (l, r) = (pairs(), pairs());
+        (0..END as i64)
+            .map(|t| {
+                let mut out = Snapshot::new();
+                for (i, &(k1, v1)) in l.iter().enumerate() {
+                    for (j, &(k2, v2)) in r.iter().enumerate() {
+                        if at(left, i, t) && at(right, j, t) && k1 == k2 && kept(k1, v1, v2) {
+                            *out.entry((k1, v1, v2)).or_default() += 1;
+                        }
+                    }
+                }
+                out
+            })
+            .collect()
+    }
+
+    /// The nested-loop antijoin of what holds at each time point.
+    fn nested_loop_antijoin(left: &Held, keys_held: &Held) -> Vec<Snapshot<(i64, i64)>> {
+        let (l, k) = (pairs(), keys());
+        (0..END as i64)
+            .map(|t| {
+                let mut out = Snapshot::new();
+                for (i, &(key, value)) in l.iter().enumerate() {
+                    let blocked = k
+                        .iter()
+                        .enumerate()
+                        .any(|(j, &(other, _))| other == key && at(keys_held, j, t));
+                    if at(left, i, t) && !blocked {
+                        *out.entry((key, value)).or_default() += 1;
+                    }
+                }
+                out
+            })
+            .collect()
+    }
+
+    fn check_join(workers: usize, left: &Held, right: &Held, batch: u64) {
+        let inputs = vec![changes(&pairs(), left), changes(&pairs(), right)];
+        let output = run(workers, inputs, END, batch, |mut inputs| {
+            let right = inputs.pop().expect("two inputs");
+            let left = inputs.pop().expect("two inputs");
+            join(left, right, |&k, &v1, &v2| {
+                kept(k, v1, v2).then_some((k, v1, v2))
+            })
+        });
+        assert_same_at_every_time(&snapshots(&output, END), &nested_loop_join(left, right));
+    }
+
+    fn check_antijoin(workers: usize, left: &Held, keys_held: &Held, batch: u64) {
+        let inputs = vec![changes(&pairs(), left), changes(&keys(), keys_held)];
+        let output = run(workers, inputs, END, batch, |mut inputs| {
+            let keys = inputs.pop().expect("two inputs").map(|(k, _)| k);
+            let left = inputs.pop().expect("two inputs");
+            antijoin(left, keys)
+        });
+        assert_same_at_every_time(
+            &snapshots(&output, END),
+            &nested_loop_antijoin(left, keys_held),
+        );
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(128))]
+
+        #[test]
+        fn join_matches_nested_loops_30_time_points_1_worker(
+            left in held(9, END, 6, 6),
+            right in held(9, END, 6, 6),
+            batch in 1..4u64,
+        ) {
+            check_join(1, &left, &right, batch);
+        }
+
+        #[test]
+        fn join_matches_nested_loops_30_time_points_3_workers(
+            left in held(9, END, 6, 6),
+            right in held(9, END, 6, 6),
+            batch in 1..4u64,
+        ) {
+            check_join(3, &left, &right, batch);
+        }
+
+        #[test]
+        fn antijoin_matches_nested_loops_30_time_points_1_worker(
+            left in held(9, END, 6, 6),
+            keys_held in held(3, END, 6, 6),
+            batch in 1..4u64,
+        ) {
+            check_antijoin(1, &left, &keys_held, batch);
+        }
+
+        #[test]
+        fn antijoin_matches_nested_loops_30_time_points_3_workers(
+            left in held(9, END, 6, 6),
+            keys_held in held(3, END, 6, 6),
+            batch in 1..4u64,
+        ) {
+            check_antijoin(3, &left, &keys_held, batch);
+        }
+    }
+}

@@ -519,3 +519,283 @@ impl FactStore for KeyView<'_> {
             .is_some_and(|relation| relation.insert(tuple))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use proptest::prelude::*;
+    use stgflow_eval::reference::Reference;
+    use stgflow_io::drive::Evaluator;
+    use stgflow_lang::compile_str;
+    use stgflow_lang::ir::{PredId, Program};
+    use stgflow_lang::stratify::Analysis;
+    use stgflow_lang::value::{Row, Value};
+
+    use super::{input_channel, render};
+    use crate::operators::UNIT_TAG;
+    use crate::operators::testing::{
+        Held, Snapshot, Update, assert_same_at_every_time, at, changes, held, run, set, snapshots,
+    };
+    use crate::plan::{Component, StepperPlan, plan};
+
+    const END: u64 = 30;
+    /// Records per input predicate: its rows over the values 0, 1, 2, at most this many.
+    const RECORDS: usize = 9;
+    /// Input predicates a test program may have, and how many of them its own.
+    const INPUTS: usize = 3;
+
+    /// EC inertia, keyed by the fluent.
+    const INERTIA: &str = "holds(F, T) :- init(F, T-1).\n\
+                           holds(F, T) :- holds(F, T-1), not term(F, T-1).\n";
+    /// EC inertia with a value: facts of one fluent have several rows, which must all
+    /// meet on the fluent's worker.
+    const INERTIA_VALUES: &str = "holds(F, V, T) :- init(F, V, T-1).\n\
+                                  holds(F, V, T) :- holds(F, V, T-1), not term(F, T-1).\n";
+    /// A negation without the key: no key, everything on worker 0.
+    const UNKEYED: &str = "s(X, T) :- s(X, T-1), not alarm(T-1).\ns(X, T) :- r(X, T).\n";
+    /// A rule without a positive atom: the component reads the unit row.
+    const UNIT: &str = "p(T) :- not p(T-1).\n";
+    /// Two predicates, two time points back: a key's horizon is 2.
+    const HORIZON_2: &str = "a(X, T) :- b(X, T-2), not c(X, T-1).\n\
+                             b(X, T) :- a(X, T-1).\nb(X, T) :- i(X, T).\n";
+    /// Reads an input 3 time points back, unkeyed: keys go quiescent and must still see
+    /// it when they wake.
+    const LOOKBACK_3: &str = "p0(Z, T) :- p0(Z, T-1), e0(T-3), e1(T).\np0(Z, T) :- i(Z, T).\n";
+    /// The time as a value: keys stay active while they hold anything.
+    const TIME_AS_VALUE: &str = "stamped(E, S, T) :- event(E, T), S = T * 10, T >= 2.\n";
+
+    /// A compiled program that plans as one time-stepping component.
+    struct Case {
+        program: Program,
+        analysis: Analysis,
+        plan: StepperPlan,
+    }
+
+    fn case(text: &str) -> Case {
+        let compiled = compile_str("t.tdl", text);
+        assert!(
+            !compiled.has_errors(),
+            "{}",
+            compiled.render_diagnostics(false)
+        );
+        let analysis = compiled.analysis.expect("a program without errors");
+        let planned = plan(&compiled.program, &analysis, true);
+        let [Component::Stepper(stepper)] = planned.components.as_slice() else {
+            panic!("not one time-stepping component: {planned:?}")
+        };
+        Case {
+            plan: stepper.clone(),
+            program: compiled.program,
+            analysis,
+        }
+    }
+
+    /// Up to `RECORDS` rows of `arity` values from 0, 1, 2.
+    fn rows(arity: usize) -> Vec<Row> {
+        let mut rows: Vec<Row> = vec![Row::new()];
+        for _ in 0..arity {
+            rows = rows
+                .into_iter()
+                .flat_map(|row| {
+                    (0..3).map(move |v| {
+                        let mut row = row.clone();
+                        row.push(Value::Int(v));
+                        row
+                    })
+                })
+                .collect();
+        }
+        rows.truncate(RECORDS);
+        rows
+    }
+
+    /// One input of the operator: a predicate, the tag it enters under, its records and
+    /// where each holds.
+    struct Input<'a> {
+        pred: PredId,
+        tag: u32,
+        rows: Vec<Row>,
+        held: &'a Held,
+    }
+
+    /// The component's inputs as `render` feeds them: the predicates it reads, then the
+    /// input facts of its own predicates (sparser), each with one of `held`.
+    fn inputs<'a>(case: &Case, reads: &'a [Held], own: &'a [Held]) -> Vec<Input<'a>> {
+        let arity = |p: PredId| case.program.predicates[p].arity;
+        let read = case.plan.reads.iter().zip(reads).map(|(&p, held)| Input {
+            pred: p,
+            tag: p as u32,
+            rows: rows(arity(p)),
+            held,
+        });
+        let owned = case.plan.preds.iter().zip(own).map(|(&p, held)| Input {
+            pred: p,
+            tag: input_channel(p),
+            rows: rows(arity(p)),
+            held,
+        });
+        assert!(case.plan.reads.len() <= reads.len() && case.plan.preds.len() <= own.len());
+        read.chain(owned).collect()
+    }
+
+    /// The reference evaluator's facts of the component's predicates at each time point.
+    fn reference(case: &Case, inputs: &[Input<'_>]) -> Vec<Snapshot<(u32, Row)>> {
+        let mut reference = Reference::new(&case.program, &case.analysis);
+        (0..END)
+            .map(|t| {
+                let mut facts = Vec::new();
+                for input in inputs {
+                    for (r, row) in input.rows.iter().enumerate() {
+                        if at(input.held, r, t as i64) {
+                            facts.push((input.pred, row.clone()));
+                        }
+                    }
+                }
+                let mut out = Vec::new();
+                reference
+                    .step(t, facts, &case.plan.preds, &mut out)
+                    .expect("the reference evaluates");
+                set(out.into_iter().map(|(p, row)| (p as u32, row)))
+            })
+            .collect()
+    }
+
+    fn check(text: &str, workers: usize, reads: &[Held], own: &[Held], batch: u64) {
+        let case = case(text);
+        let inputs = inputs(&case, reads, own);
+        let mut fed: Vec<Update<(u32, Row)>> = Vec::new();
+        for input in &inputs {
+            let tagged: Vec<(u32, Row)> = input
+                .rows
+                .iter()
+                .map(|row| (input.tag, row.clone()))
+                .collect();
+            fed.extend(changes(&tagged, input.held));
+        }
+        if case.plan.reads_unit {
+            // Once, at the timeline's first time point, never retracted (`runtime::feeder`).
+            fed.push(((UNIT_TAG, Row::new()), 0, 1));
+        }
+        fed.sort_by_key(|(_, t, _)| *t);
+        let expected = reference(&case, &inputs);
+        let Case { program, plan, .. } = case;
+        let (program, plan) = (Arc::new(program), Arc::new(plan));
+        let output = run(workers, vec![fed], END, batch, move |mut fed| {
+            render(&program, &plan, fed.pop().expect("one input"))
+        });
+        assert_same_at_every_time(&snapshots(&output, END), &expected);
+    }
+
+    /// Inputs for up to `INPUTS` read predicates and `INPUTS` own ones, the own ones rarer.
+    fn held_inputs() -> impl Strategy<Value = (Vec<Held>, Vec<Held>)> {
+        (
+            prop::collection::vec(held(RECORDS, END, 6, 6), INPUTS),
+            prop::collection::vec(held(RECORDS, END, 20, 2), INPUTS),
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn inertia_keyed_matches_the_reference_30_time_points_1_worker(
+            (reads, own) in held_inputs(), batch in 1..4u64,
+        ) {
+            check(INERTIA, 1, &reads, &own, batch);
+        }
+
+        #[test]
+        fn inertia_keyed_matches_the_reference_30_time_points_3_workers(
+            (reads, own) in held_inputs(), batch in 1..4u64,
+        ) {
+            check(INERTIA, 3, &reads, &own, batch);
+        }
+
+        #[test]
+        fn inertia_with_values_keyed_matches_the_reference_30_time_points_1_worker(
+            (reads, own) in held_inputs(), batch in 1..4u64,
+        ) {
+            check(INERTIA_VALUES, 1, &reads, &own, batch);
+        }
+
+        #[test]
+        fn inertia_with_values_keyed_matches_the_reference_30_time_points_3_workers(
+            (reads, own) in held_inputs(), batch in 1..4u64,
+        ) {
+            check(INERTIA_VALUES, 3, &reads, &own, batch);
+        }
+
+        #[test]
+        fn unkeyed_negation_matches_the_reference_30_time_points_1_worker(
+            (reads, own) in held_inputs(), batch in 1..4u64,
+        ) {
+            check(UNKEYED, 1, &reads, &own, batch);
+        }
+
+        #[test]
+        fn unkeyed_negation_matches_the_reference_30_time_points_3_workers(
+            (reads, own) in held_inputs(), batch in 1..4u64,
+        ) {
+            check(UNKEYED, 3, &reads, &own, batch);
+        }
+
+        #[test]
+        fn no_positive_atom_with_unit_row_matches_the_reference_30_time_points_1_worker(
+            (reads, own) in held_inputs(), batch in 1..4u64,
+        ) {
+            check(UNIT, 1, &reads, &own, batch);
+        }
+
+        #[test]
+        fn no_positive_atom_with_unit_row_matches_the_reference_30_time_points_3_workers(
+            (reads, own) in held_inputs(), batch in 1..4u64,
+        ) {
+            check(UNIT, 3, &reads, &own, batch);
+        }
+
+        #[test]
+        fn horizon_2_two_predicates_keyed_matches_the_reference_30_time_points_1_worker(
+            (reads, own) in held_inputs(), batch in 1..4u64,
+        ) {
+            check(HORIZON_2, 1, &reads, &own, batch);
+        }
+
+        #[test]
+        fn horizon_2_two_predicates_keyed_matches_the_reference_30_time_points_3_workers(
+            (reads, own) in held_inputs(), batch in 1..4u64,
+        ) {
+            check(HORIZON_2, 3, &reads, &own, batch);
+        }
+
+        #[test]
+        fn lookback_3_unkeyed_matches_the_reference_30_time_points_1_worker(
+            (reads, own) in held_inputs(), batch in 1..4u64,
+        ) {
+            check(LOOKBACK_3, 1, &reads, &own, batch);
+        }
+
+        #[test]
+        fn time_as_value_keyed_matches_the_reference_30_time_points_3_workers(
+            (reads, own) in held_inputs(), batch in 1..4u64,
+        ) {
+            check(TIME_AS_VALUE, 3, &reads, &own, batch);
+        }
+    }
+
+    #[test]
+    fn test_programs_plan_as_intended() {
+        assert!(case(INERTIA).plan.key.is_some());
+        assert!(case(INERTIA_VALUES).plan.key.is_some());
+        assert!(case(UNKEYED).plan.key.is_none());
+        let unit = case(UNIT).plan;
+        assert!(unit.reads_unit && unit.key.is_none());
+        let horizon_2 = case(HORIZON_2).plan;
+        assert_eq!((horizon_2.horizon, horizon_2.preds.len()), (2, 2));
+        assert!(horizon_2.key.is_some());
+        let lookback = case(LOOKBACK_3).plan;
+        assert_eq!((lookback.horizon, lookback.key.is_none()), (3, true));
+        let time = case(TIME_AS_VALUE).plan;
+        assert!(time.uses_time && time.key.is_some());
+    }
+}

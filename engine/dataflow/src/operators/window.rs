@@ -237,3 +237,194 @@ impl Tables {
         mixed
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use stgflow_lang::value::{Row, Value};
+
+    use super::{gated, lower};
+    use crate::operators::testing::{
+        Held, Snapshot, assert_same_at_every_time, at, changes, held, run, set, snapshots,
+    };
+    use crate::plan::Window;
+
+    const END: u64 = 30;
+    const RECORDS: usize = 3;
+
+    fn universe() -> Vec<Row> {
+        (0..RECORDS as i64)
+            .map(|i| [Value::Int(i)].into_iter().collect())
+            .collect()
+    }
+
+    /// ♢d or □d (d from 0 to 4).
+    fn window() -> impl Strategy<Value = Window> {
+        prop_oneof![
+            (0..5u32).prop_map(Window::Diamond),
+            (1..5u32).prop_map(Window::Box)
+        ]
+    }
+
+    /// The d + 1 copies of `source` record `r` delayed by 0..=d, at `t`: ♢ is any of them,
+    /// □ all of them. Before the timeline nothing holds, so □d holds from d on at the
+    /// earliest, as the literal rule `w(X, T) :- p(X, T), …, p(X, T-d)` does.
+    fn windowed(source: &Held, window: Window, r: usize, t: i64) -> bool {
+        let copies = |d: u32| (0..=i64::from(d)).map(move |k| at(source, r, t - k));
+        match window {
+            Window::Diamond(d) => copies(d).any(|held| held),
+            Window::Box(d) => copies(d).all(|held| held),
+        }
+    }
+
+    /// What `lower` holds at each time point: the window over `source`, or w's own facts.
+    fn window_reference(source: &Held, own: Option<&Held>, window: Window) -> Vec<Snapshot<Row>> {
+        let universe = universe();
+        (0..END as i64)
+            .map(|t| {
+                set((0..RECORDS)
+                    .filter(|&r| {
+                        windowed(source, window, r, t) || own.is_some_and(|own| at(own, r, t))
+                    })
+                    .map(|r| universe[r].clone()))
+            })
+            .collect()
+    }
+
+    fn check_lower(workers: usize, source: &Held, own: Option<&Held>, window: Window, batch: u64) {
+        let mut inputs = vec![changes(&universe(), source)];
+        inputs.extend(own.map(|own| changes(&universe(), own)));
+        let output = run(workers, inputs, END, batch, move |mut inputs| {
+            let own = if inputs.len() > 1 { inputs.pop() } else { None };
+            lower(inputs.pop().expect("a source"), own, window)
+        });
+        assert_same_at_every_time(
+            &snapshots(&output, END),
+            &window_reference(source, own, window),
+        );
+    }
+
+    /// A gated window's inputs: the source, w's and q's own facts, and the gate g (one
+    /// record, the empty row).
+    #[derive(Clone, Debug)]
+    struct GatedInputs {
+        source: Held,
+        window_own: Option<Held>,
+        own: Option<Held>,
+        gate: Held,
+    }
+
+    fn gated_inputs() -> impl Strategy<Value = GatedInputs> {
+        (
+            held(RECORDS, END, 6, 6),
+            prop::option::of(held(RECORDS, END, 12, 3)),
+            prop::option::of(held(RECORDS, END, 12, 3)),
+            held(1, END, 5, 5),
+        )
+            .prop_map(|(source, window_own, own, gate)| GatedInputs {
+                source,
+                window_own,
+                own,
+                gate,
+            })
+    }
+
+    /// `q(X, T) :- w(X, T), not g(T-k)` with w the window over the source (or w's own
+    /// facts), united with q's own facts, at each time point.
+    fn gated_reference(inputs: &GatedInputs, window: Window, k: u64) -> Vec<Snapshot<Row>> {
+        let universe = universe();
+        let k = k as i64;
+        (0..END as i64)
+            .map(|t| {
+                let gated = at(&inputs.gate, 0, t - k);
+                set((0..RECORDS)
+                    .filter(|&r| {
+                        let w = windowed(&inputs.source, window, r, t)
+                            || inputs.window_own.as_ref().is_some_and(|o| at(o, r, t));
+                        let own = inputs.own.as_ref().is_some_and(|o| at(o, r, t));
+                        (w && !gated) || own
+                    })
+                    .map(|r| universe[r].clone()))
+            })
+            .collect()
+    }
+
+    /// The gate reaches the operator delayed by the rule's offset k, as `render` delays it.
+    fn check_gated(workers: usize, inputs: &GatedInputs, window: Window, k: u64, batch: u64) {
+        let universe = universe();
+        let none = || Vec::new();
+        let fed = vec![
+            changes(&universe, &inputs.source),
+            inputs
+                .window_own
+                .as_ref()
+                .map_or_else(none, |o| changes(&universe, o)),
+            inputs
+                .own
+                .as_ref()
+                .map_or_else(none, |o| changes(&universe, o)),
+            changes(&[Row::new()], &inputs.gate),
+        ];
+        let (has_window_own, has_own) = (inputs.window_own.is_some(), inputs.own.is_some());
+        let output = run(workers, fed, END, batch, move |mut fed| {
+            let gate = fed.pop().expect("four inputs").delay(move |t| t + k);
+            let own = fed.pop().filter(|_| has_own);
+            let window_own = fed.pop().filter(|_| has_window_own);
+            gated(
+                fed.pop().expect("four inputs"),
+                window_own,
+                own,
+                gate,
+                window,
+            )
+        });
+        assert_same_at_every_time(
+            &snapshots(&output, END),
+            &gated_reference(inputs, window, k),
+        );
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(128))]
+
+        #[test]
+        fn lower_matches_delayed_copies_up_to_d_4_30_time_points_1_worker(
+            source in held(RECORDS, END, 6, 6),
+            own in prop::option::of(held(RECORDS, END, 12, 3)),
+            window in window(),
+            batch in 1..4u64,
+        ) {
+            check_lower(1, &source, own.as_ref(), window, batch);
+        }
+
+        #[test]
+        fn lower_matches_delayed_copies_up_to_d_4_30_time_points_3_workers(
+            source in held(RECORDS, END, 6, 6),
+            own in prop::option::of(held(RECORDS, END, 12, 3)),
+            window in window(),
+            batch in 1..4u64,
+        ) {
+            check_lower(3, &source, own.as_ref(), window, batch);
+        }
+
+        #[test]
+        fn gated_matches_delayed_copies_and_gate_up_to_d_4_k_2_30_time_points_1_worker(
+            inputs in gated_inputs(),
+            window in window(),
+            k in 0..3u64,
+            batch in 1..4u64,
+        ) {
+            check_gated(1, &inputs, window, k, batch);
+        }
+
+        #[test]
+        fn gated_matches_delayed_copies_and_gate_up_to_d_4_k_2_30_time_points_3_workers(
+            inputs in gated_inputs(),
+            window in window(),
+            k in 0..3u64,
+            batch in 1..4u64,
+        ) {
+            check_gated(3, &inputs, window, k, batch);
+        }
+    }
+}

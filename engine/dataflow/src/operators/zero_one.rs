@@ -361,4 +361,139 @@ mod tests {
         assert_eq!(flips(&mut presence, &[(1, 1)]), []);
         assert_eq!(flips(&mut presence, &[(1, 1)]), [(row(1), 1)]);
     }
+
+    mod against_counts {
+        use proptest::prelude::*;
+        use stgflow_lang::value::{Row, Value};
+
+        use super::super::{zero_one, zero_one_by};
+        use crate::operators::testing::{
+            Held, Snapshot, Update, assert_same_at_every_time, at, changes, held, run, set,
+            snapshots,
+        };
+
+        const END: u64 = 30;
+        const RECORDS: usize = 4;
+
+        fn universe() -> Vec<Row> {
+            (0..RECORDS as i64)
+                .map(|i| [Value::Int(i)].into_iter().collect())
+                .collect()
+        }
+
+        /// A sum of 0/1 collections, the last one negated: counts above 1 (as where two
+        /// rules derive a fact) and below 0 (as under a □ window's delayed insertions).
+        fn signed_sum(parts: &[Held]) -> Vec<Update<Row>> {
+            let mut updates = Vec::new();
+            for (i, part) in parts.iter().enumerate() {
+                let sign = if i + 1 == parts.len() { -1 } else { 1 };
+                updates.extend(
+                    changes(&universe(), part)
+                        .into_iter()
+                        .map(|(r, t, d)| (r, t, sign * d)),
+                );
+            }
+            updates.sort_by_key(|(_, t, _)| *t);
+            updates
+        }
+
+        /// At each time point, the records whose count, accumulated from `updates` moved to
+        /// `retime(time, diff)` plus `own_weight` times `own`, is positive.
+        fn positive_counts(
+            updates: &[Update<Row>],
+            retime: impl Fn(u64, isize) -> u64,
+            own: Option<(&Held, isize)>,
+        ) -> Vec<Snapshot<Row>> {
+            let universe = universe();
+            (0..END)
+                .map(|t| {
+                    set(universe.iter().enumerate().filter_map(|(i, record)| {
+                        let moved: isize = updates
+                            .iter()
+                            .filter(|(r, time, diff)| r == record && retime(*time, *diff) <= t)
+                            .map(|(_, _, diff)| diff)
+                            .sum();
+                        let own = own.map_or(0, |(held, weight)| {
+                            weight * isize::from(at(held, i, t as i64))
+                        });
+                        (moved + own > 0).then(|| record.clone())
+                    }))
+                })
+                .collect()
+        }
+
+        fn check_zero_one(workers: usize, parts: &[Held], batch: u64) {
+            let updates = signed_sum(parts);
+            let output = run(workers, vec![updates.clone()], END, batch, |mut inputs| {
+                zero_one(inputs.pop().expect("one input"))
+            });
+            assert_same_at_every_time(
+                &snapshots(&output, END),
+                &positive_counts(&updates, |t, _| t, None),
+            );
+        }
+
+        /// `zero_one_by` delaying insertions by `up` and retractions by `down`, with `own`
+        /// counted `own_weight` times.
+        fn check_zero_one_by(
+            workers: usize,
+            parts: &[Held],
+            own: &Held,
+            (up, down, own_weight): (u64, u64, isize),
+            batch: u64,
+        ) {
+            let updates = signed_sum(parts);
+            let retime = move |t: u64, diff: isize| t + if diff > 0 { up } else { down };
+            let inputs = vec![updates.clone(), changes(&universe(), own)];
+            let output = run(workers, inputs, END, batch, move |mut inputs| {
+                let own = inputs.pop();
+                let collection = inputs.pop().expect("two inputs");
+                zero_one_by(collection, own, own_weight, retime)
+            });
+            assert_same_at_every_time(
+                &snapshots(&output, END),
+                &positive_counts(&updates, retime, Some((own, own_weight))),
+            );
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(128))]
+
+            #[test]
+            fn zero_one_is_positive_counts_of_3_summed_inputs_30_time_points_1_worker(
+                parts in prop::collection::vec(held(RECORDS, END, 5, 5), 3),
+                batch in 1..4u64,
+            ) {
+                check_zero_one(1, &parts, batch);
+            }
+
+            #[test]
+            fn zero_one_is_positive_counts_of_3_summed_inputs_30_time_points_3_workers(
+                parts in prop::collection::vec(held(RECORDS, END, 5, 5), 3),
+                batch in 1..4u64,
+            ) {
+                check_zero_one(3, &parts, batch);
+            }
+
+            #[test]
+            fn zero_one_by_is_positive_counts_of_retimed_2_summed_inputs_and_weighted_own_30_time_points_1_worker(
+                parts in prop::collection::vec(held(RECORDS, END, 5, 5), 2),
+                own in held(RECORDS, END, 10, 3),
+                shape in (0..4u64, 0..4u64, 1..4isize),
+                batch in 1..4u64,
+            ) {
+                check_zero_one_by(1, &parts, &own, shape, batch);
+            }
+
+            #[test]
+            fn zero_one_by_is_positive_counts_of_retimed_2_summed_inputs_and_weighted_own_30_time_points_2_workers(
+                parts in prop::collection::vec(held(RECORDS, END, 5, 5), 2),
+                own in held(RECORDS, END, 10, 3),
+                shape in (0..4u64, 0..4u64, 1..4isize),
+                batch in 1..4u64,
+            ) {
+                check_zero_one_by(2, &parts, &own, shape, batch);
+            }
+        }
+    }
 }
