@@ -44,7 +44,7 @@ use hashbrown::HashMap;
 use stgflow_lang::ir::{PredId, Program};
 use stgflow_lang::value::Row;
 
-pub use error::StreamError;
+pub use error::{Code, StreamError};
 pub use format::{Format, Formats};
 
 use order::Held;
@@ -288,7 +288,7 @@ impl<R: BufRead> FactReader<R> {
                 .input
                 .read_until(b'\n', &mut self.buffer)
                 .map_err(|e| StreamError {
-                    code: "E103",
+                    code: Code::E103.as_str(),
                     file: self.state.name.clone(),
                     line: self.state.line + 1,
                     column: 1,
@@ -380,7 +380,7 @@ impl ReaderState {
             .map_or(byte, |s| s.chars().count())
             + 1;
         Box::new(StreamError {
-            code: "E101",
+            code: Code::E101.as_str(),
             file: self.name.clone(),
             line: self.line,
             column,
@@ -464,7 +464,7 @@ impl ReaderState {
                 format!("the program has no predicate `{name}`"),
                 help,
             );
-            error.code = "E104";
+            error.code = Code::E104.as_str();
             return Err(error);
         }
         self.skipped.unknown += 1;
@@ -504,7 +504,7 @@ impl ReaderState {
                         .to_owned(),
                 ),
             );
-            error.code = "E105";
+            error.code = Code::E105.as_str();
             return Err(error);
         }
         let location = format!("{}:{}", self.name, self.line);

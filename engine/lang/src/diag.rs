@@ -5,8 +5,12 @@
 //! front ends) reports through [`Diagnostic`]; nothing panics on user input. Spans are byte
 //! ranges into a file registered in [`Sources`].
 
+mod codes;
+
 use std::fmt;
 use std::ops::Range;
+
+pub use codes::{Code, ErrorCode};
 
 use ariadne::{Config, IndexType, Label as AriadneLabel, Report, ReportKind};
 
@@ -127,7 +131,7 @@ pub struct Label {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {
     pub severity: Severity,
-    /// A stable code, e.g. `E003`; listed in `engine/src/diag.rs` and the README.
+    /// A stable code, e.g. `E003`, from one of the layers' tables ([`ErrorCode`]).
     pub code: &'static str,
     pub message: String,
     /// The first label is the primary location.
@@ -137,10 +141,10 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    pub fn error(code: &'static str, message: impl Into<String>) -> Diagnostic {
+    pub fn error(code: impl ErrorCode, message: impl Into<String>) -> Diagnostic {
         Diagnostic {
             severity: Severity::Error,
-            code,
+            code: code.as_str(),
             message: message.into(),
             labels: Vec::new(),
             notes: Vec::new(),
@@ -148,7 +152,7 @@ impl Diagnostic {
         }
     }
 
-    pub fn warning(code: &'static str, message: impl Into<String>) -> Diagnostic {
+    pub fn warning(code: impl ErrorCode, message: impl Into<String>) -> Diagnostic {
         Diagnostic {
             severity: Severity::Warning,
             ..Diagnostic::error(code, message)
@@ -315,7 +319,7 @@ mod tests {
     fn rendering_shows_code_location_excerpt_and_help() {
         let mut sources = Sources::new();
         let f = sources.add("p.tdl", "p(X, T) :- q(T).\n");
-        let text = Diagnostic::error("E002", "unsafe variable `X`")
+        let text = Diagnostic::error(Code::E002, "unsafe variable `X`")
             .with_label(Span::new(f, 2..3), "not bound by a positive atom")
             .with_help("bind it")
             .render(&sources, false);

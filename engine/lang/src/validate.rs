@@ -4,6 +4,7 @@
 
 use std::collections::VecDeque;
 
+use crate::diag::Code;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::ir::{Literal, Program, Rule, Term, VarId};
 use crate::stratify::{Edge, edges, ordered_sccs};
@@ -40,7 +41,7 @@ fn check_safety(rule: &Rule, diagnostics: &mut Diagnostics) {
         if !bound[v] && !reported[v] {
             reported[v] = true;
             diagnostics.push(
-                Diagnostic::error("E002", format!("unsafe rule: head variable `{}` is not bound", name(v)))
+                Diagnostic::error(Code::E002, format!("unsafe rule: head variable `{}` is not bound", name(v)))
                     .with_label(rule.head.span, format!("`{}` appears in the head", name(v)))
                     .with_note("every head variable must occur in a positive body atom or be assigned (`V = expr`)")
                     .with_help(format!("add a positive atom that binds `{}`", name(v))),
@@ -67,7 +68,7 @@ fn check_safety(rule: &Rule, diagnostics: &mut Diagnostics) {
             if !bound[v] && !reported[v] {
                 reported[v] = true;
                 let mut diagnostic = Diagnostic::error(
-                    "E003",
+                    Code::E003,
                     format!("variable `{}` in a {what} is not bound by a positive atom", name(v)),
                 )
                 .with_label(literal.span(), format!("`{}` is unbound here", name(v)))
@@ -124,7 +125,7 @@ fn check_negation_cycles(program: &Program, diagnostics: &mut Diagnostics) {
         }
         // Written as "head ← body": each predicate reads the next.
         let mut diagnostic = Diagnostic::error(
-            "E008",
+            Code::E008,
             format!(
                 "not temporally stratified: cycle through negation at the same time point: {}",
                 chain.join(" ← ")

@@ -17,7 +17,7 @@ use stgflow_eval::stg;
 use stgflow_io::drive::{FactSource, ProgramFacts, RunError, Timeline};
 use stgflow_io::sink::{Mode, Sink};
 use stgflow_io::stream::{
-    FactReader, Format, Formats, Schema, SkipCounts, Tolerance, UNKNOWN_NAMES_KEPT,
+    Code, FactReader, Format, Formats, Schema, SkipCounts, Tolerance, UNKNOWN_NAMES_KEPT,
     blocks::{ParallelReader, Parallelism},
 };
 use stgflow_lang::{Compiled, compile_str};
@@ -719,7 +719,8 @@ impl Context<'_> {
         for (name, (arity, count, first)) in wrong {
             let _ = writeln!(
                 self.stderr,
-                "warning[W101]: skipped {count} input fact{} of `{name}` with the wrong number of arguments (the first at {first}, with {arity}); the program uses `{name}` with {}",
+                "warning[{}]: skipped {count} input fact{} of `{name}` with the wrong number of arguments (the first at {first}, with {arity}); the program uses `{name}` with {}",
+                Code::W101,
                 plural(*count as usize),
                 program
                     .pred_id(name)
@@ -738,7 +739,8 @@ impl Context<'_> {
             }
             let _ = writeln!(
                 self.stderr,
-                "warning[W102]: skipped {} input fact{} of predicates the program does not use: {}; `--strict` makes this an error",
+                "warning[{}]: skipped {} input fact{} of predicates the program does not use: {}; `--strict` makes this an error",
+                Code::W102,
                 skipped.unknown,
                 plural(skipped.unknown as usize),
                 listed.join(", "),
@@ -747,7 +749,8 @@ impl Context<'_> {
         if skipped.late > 0 {
             let _ = writeln!(
                 self.stderr,
-                "warning[W103]: skipped {} input fact{} later than the lateness allows (first at {})",
+                "warning[{}]: skipped {} input fact{} later than the lateness allows (first at {})",
+                Code::W103,
                 skipped.late,
                 plural(skipped.late as usize),
                 skipped.first_late.as_deref().unwrap_or("?"),

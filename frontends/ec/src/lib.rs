@@ -28,6 +28,7 @@
 //! `fi(F=V, F=V2, D)` initiates `F=V2` D time points after an initiation of `F=V` unless
 //! `F=V` is terminated in between (or, with `p(F=V)`, initiated again in between).
 
+pub mod codes;
 pub mod model;
 pub mod records;
 pub mod syntax;

@@ -20,6 +20,7 @@ use stgflow_lang::diag::{Diagnostic, Diagnostics, Span};
 use stgflow_lang::syntax::ast;
 use stgflow_lang::value::Value;
 
+use crate::codes::Code;
 use crate::syntax::{BinOp, Clause, Name, Term};
 
 /// An argument of an event or fluent: a variable (`_` anonymous) or a constant.
@@ -213,7 +214,7 @@ const IGNORED: [&str; 9] = [
 fn item(clause: &Clause, diagnostics: &mut Diagnostics) -> Read<Option<Item>> {
     let Some((name, args)) = clause.head.functor() else {
         return Err(Diagnostic::error(
-            "E503",
+            Code::E503,
             format!("`{}` cannot head a clause", clause.head),
         )
         .with_label(clause.head.span(), "expected initiatedAt, terminatedAt, holdsAt, holdsFor, fi, p, initially or a declaration"));
@@ -236,7 +237,7 @@ fn item(clause: &Clause, diagnostics: &mut Diagnostics) -> Read<Option<Item>> {
         }
         ("holdsFor", [fluent, Term::List(items, _)], true) if items.is_empty() => {
             diagnostics.push(
-                Diagnostic::warning("W502", "`holdsFor(…, [])` adds nothing and is ignored")
+                Diagnostic::warning(Code::W502, "`holdsFor(…, [])` adds nothing and is ignored")
                     .with_label(span, "an empty list of intervals")
                     .with_note("RTEC writes it after a cut as the fallback of its optimisation checks; the translation needs neither"),
             );
@@ -254,7 +255,7 @@ fn item(clause: &Clause, diagnostics: &mut Diagnostics) -> Read<Option<Item>> {
         }),
         ("holdsFor", [_, other], false) => {
             return Err(Diagnostic::error(
-                "E504",
+                Code::E504,
                 "the second argument of a `holdsFor` head must be a variable",
             )
             .with_label(
@@ -267,7 +268,7 @@ fn item(clause: &Clause, diagnostics: &mut Diagnostics) -> Read<Option<Item>> {
                 Term::Int(d, _) if *d >= 1 && *d <= i64::from(u32::MAX) => *d as u32,
                 other => {
                     return Err(Diagnostic::error(
-                        "E504",
+                        Code::E504,
                         "the delay of `fi` must be a positive integer",
                     )
                     .with_label(
@@ -307,7 +308,7 @@ fn item(clause: &Clause, diagnostics: &mut Diagnostics) -> Read<Option<Item>> {
         }
         (ignored, _, _) if IGNORED.contains(&ignored) => {
             diagnostics.push(
-                Diagnostic::warning("W503", format!("RTEC's `{ignored}` declaration is ignored"))
+                Diagnostic::warning(Code::W503, format!("RTEC's `{ignored}` declaration is ignored"))
                     .with_label(name.span, "not needed by the translation")
                     .with_note("the translation grounds nothing in advance: variables range over what the input brings"),
             );
@@ -318,7 +319,7 @@ fn item(clause: &Clause, diagnostics: &mut Diagnostics) -> Read<Option<Item>> {
         }
         (other, _, _) => {
             let mut diagnostic = Diagnostic::error(
-                "E503",
+                Code::E503,
                 format!("`{other}/{}` is not an ECDE clause", args.len()),
             )
             .with_label(name.span, "unknown clause head")
@@ -343,7 +344,7 @@ fn shape_error(name: &Name, arity: usize, fact: bool, span: Span) -> Diagnostic 
         _ => "a fact `NAME(Entity).`",
     };
     Diagnostic::error(
-        "E504",
+        Code::E504,
         format!(
             "`{}` written as a {} with {arity} argument{}",
             name.text,
@@ -360,7 +361,7 @@ fn shape_error(name: &Name, arity: usize, fact: bool, span: Span) -> Diagnostic 
 fn fluent_term(term: &Term) -> Read<FluentTerm> {
     let Term::Binary(BinOp::Eq, fluent, value, span) = term else {
         return Err(
-            Diagnostic::error("E504", format!("expected `F=V`, found `{term}`"))
+            Diagnostic::error(Code::E504, format!("expected `F=V`, found `{term}`"))
                 .with_label(term.span(), "a fluent with its value")
                 .with_help(format!("every fluent has a value, e.g. `{term}=true`")),
         );
@@ -386,7 +387,7 @@ fn event_term(term: &Term) -> Read<EventTerm> {
 fn functor(term: &Term, what: &str) -> Read<(Name, Vec<Arg>)> {
     let Some((name, args)) = term.functor() else {
         return Err(
-            Diagnostic::error("E504", format!("expected {what}, found `{term}`"))
+            Diagnostic::error(Code::E504, format!("expected {what}, found `{term}`"))
                 .with_label(term.span(), format!("not {what}"))
                 .with_help("events and fluents are names with arguments: `walking(Id)`"),
         );
@@ -405,7 +406,7 @@ fn arg(term: &Term) -> Read<Arg> {
         Term::Float(x, span) => Arg::Const(Value::Float(*x), *span),
         Term::Str(text, span) => Arg::Const(Value::sym(text), *span),
         other => {
-            return Err(Diagnostic::error("E505", format!("`{other}` cannot be an argument"))
+            return Err(Diagnostic::error(Code::E505, format!("`{other}` cannot be an argument"))
                 .with_label(other.span(), "nested terms, lists and arithmetic are not arguments")
                 .with_help("flatten the term into extra arguments (`coord(Id, X, Y)=true`), or compute it in an assignment `V is …`"));
         }
@@ -431,7 +432,7 @@ fn expr(term: &Term) -> Read<ast::Expr> {
         }
         other => {
             return Err(
-                Diagnostic::error("E505", format!("`{other}` is not a value")).with_label(
+                Diagnostic::error(Code::E505, format!("`{other}` is not a value")).with_label(
                     other.span(),
                     "expected a variable, a constant or arithmetic",
                 ),
@@ -513,7 +514,7 @@ fn cond(term: &Term) -> Read<Cond> {
         }),
         _ => {
             let mut diagnostic = Diagnostic::error(
-                "E506",
+                Code::E506,
                 format!("`{inner}` is not a condition of a time-point rule"),
             )
             .with_label(
@@ -551,7 +552,7 @@ fn interval_cond(term: &Term) -> Read<IntervalCond> {
     let list_var = |t: &Term| match t {
         Term::Var(name) => Ok(name.clone()),
         other => Err(Diagnostic::error(
-            "E507",
+            Code::E507,
             format!("expected the variable of a list of intervals, found `{other}`"),
         )
         .with_label(other.span(), "expected a variable")),
@@ -559,7 +560,7 @@ fn interval_cond(term: &Term) -> Read<IntervalCond> {
     let list_of_vars = |t: &Term| match t {
         Term::List(items, _) => items.iter().map(list_var).collect::<Read<Vec<Name>>>(),
         other => Err(Diagnostic::error(
-            "E507",
+            Code::E507,
             format!("expected a list of interval variables `[I1, I2]`, found `{other}`"),
         )
         .with_label(other.span(), "expected `[I1, …]`")),
@@ -594,7 +595,7 @@ fn interval_cond(term: &Term) -> Read<IntervalCond> {
         }
         _ => {
             let mut diagnostic = Diagnostic::error(
-                "E507",
+                Code::E507,
                 format!("`{term}` is not a condition of a holdsFor rule"),
             )
             .with_label(
@@ -620,7 +621,7 @@ fn interval_cond(term: &Term) -> Read<IntervalCond> {
 
 fn optimisation_check(term: &Term) -> Diagnostic {
     Diagnostic::error(
-        "E507",
+        Code::E507,
         format!("`{term}` is not supported in a holdsFor rule"),
     )
     .with_label(term.span(), "a test on a list of intervals")

@@ -46,6 +46,7 @@ use stgflow_lang::ir::Origin;
 use stgflow_lang::syntax::ast;
 use stgflow_lang::value::Value;
 
+use crate::codes::Code;
 use crate::model::{
     Arg, Cond, DeclKind, Entity, EventTerm, FluentTerm, Happening, IntervalCond, IntervalRule,
     Item, TimeRule, ident,
@@ -161,7 +162,7 @@ impl Names {
                 if from.name.text != to.name.text {
                     self.diagnostics.push(
                         Diagnostic::error(
-                            "E512",
+                            Code::E512,
                             format!(
                                 "`fi` relates two fluents, `{}` and `{}`",
                                 from.name.text, to.name.text
@@ -211,7 +212,7 @@ impl Names {
     fn arity_error(&mut self, name: &Name, arity: usize, first: (usize, Span), what: &str) {
         self.diagnostics.push(
             Diagnostic::error(
-                "E508",
+                Code::E508,
                 format!(
                     "{what} `{}` has {arity} argument{} here but {} before",
                     name.text,
@@ -246,7 +247,7 @@ impl Names {
     fn clash(&mut self, name: &Name, first: Span) {
         self.diagnostics.push(
             Diagnostic::error(
-                "E509",
+                Code::E509,
                 format!("`{}` is used both as an event and as a fluent", name.text),
             )
             .with_label(name.span, "here")
@@ -314,7 +315,7 @@ impl Names {
                 };
                 self.diagnostics.push(
                     Diagnostic::error(
-                        "E510",
+                        Code::E510,
                         format!("`{}` is defined as two kinds of fluent", head.name.text),
                     )
                     .with_label(head.name.span, format!("here as {}", describe(kind)))
@@ -333,7 +334,7 @@ impl Names {
                 if kind == DeclKind::Output {
                     self.diagnostics.push(
                         Diagnostic::warning(
-                            "W506",
+                            Code::W506,
                             format!(
                                 "output event `{}` is not supported and is ignored",
                                 event.name.text
@@ -385,7 +386,7 @@ impl Names {
             if let (true, Some((_, span))) = (info.declared_input, info.defined) {
                 self.diagnostics.push(
                     Diagnostic::error(
-                        "E510",
+                        Code::E510,
                         format!("`{name}` is declared an input entity but is defined by rules"),
                     )
                     .with_label(span, "defined here")
@@ -402,7 +403,7 @@ impl Names {
             if let Some(span) = span {
                 self.diagnostics.push(
                     Diagnostic::error(
-                        "E509",
+                        Code::E509,
                         format!("the name `{taken}` is taken by the translation"),
                     )
                     .with_label(span, "this name")
@@ -617,7 +618,7 @@ impl Generator<'_> {
                 if !matched {
                     self.out.diagnostics.push(
                         Diagnostic::warning(
-                            "W505",
+                            Code::W505,
                             format!("`p({}=…)` postpones nothing", fluent.name.text),
                         )
                         .with_label(*span, "no `fi` starts from this fluent-value pair")
@@ -738,7 +739,7 @@ impl Generator<'_> {
         let fluent = &head.name.text;
         self.out.diagnostics.push(
             Diagnostic::warning(
-                "W504",
+                Code::W504,
                 format!(
                     "{} of `{fluent}` not bound by the rule's conditions",
                     unbound.join(", ")
@@ -816,7 +817,7 @@ impl Generator<'_> {
             if found.is_none() {
                 diagnostics.push(
                     Diagnostic::error(
-                        "E511",
+                        Code::E511,
                         format!(
                             "the list of intervals `{}` is not defined before its use",
                             name.text
@@ -894,7 +895,7 @@ impl Generator<'_> {
         let Some(conjuncts) = dnf(&formula, false) else {
             self.out.diagnostics.push(
                 Diagnostic::error(
-                    "E511",
+                    Code::E511,
                     format!(
                         "this holdsFor rule expands to more than {MAX_DISJUNCTS} holdsAt rules"
                     ),
@@ -987,7 +988,7 @@ impl Generator<'_> {
             .all(|a| matches!(a, Arg::Const(..)));
         if !ground {
             self.out.diagnostics.push(
-                Diagnostic::error("E513", "`initially` needs a ground fluent-value pair")
+                Diagnostic::error(Code::E513, "`initially` needs a ground fluent-value pair")
                     .with_label(fluent.span, "has a variable")
                     .with_help("write the constants: `initially(light(kitchen)=off).`"),
             );

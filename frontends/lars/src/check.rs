@@ -12,6 +12,7 @@ use hashbrown::HashMap;
 use stgflow_lang::diag::{Diagnostic, Diagnostics, Span};
 
 use crate::ast::{Atom, Literal, Program};
+use crate::codes::Code;
 
 /// Reports predicates used with different numbers of arguments.
 pub fn arities(program: &Program) -> Diagnostics {
@@ -34,7 +35,7 @@ pub fn arities(program: &Program) -> Diagnostics {
             }
             Some(&(known, span)) if known != arity => diagnostics.push(
                 Diagnostic::error(
-                    "E206",
+                    Code::E206,
                     format!(
                         "`{name}` is used with {arity} argument{} here but with {known} before",
                         plural(arity)
@@ -102,7 +103,7 @@ pub fn stratification(program: &Program) -> Diagnostics {
             text.join(" → ")
         };
         let mut diagnostic = Diagnostic::error(
-            "E205",
+            Code::E205,
             format!("not globally stratified: {shown} depends on itself through `not`"),
         );
         for e in &cycle {

@@ -35,6 +35,7 @@
 
 pub mod ast;
 pub mod check;
+pub mod codes;
 pub mod output;
 pub mod stream;
 pub mod syntax;

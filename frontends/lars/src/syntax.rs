@@ -22,6 +22,7 @@ use stgflow_lang::syntax::ast::{ArithOp, CmpOp};
 use stgflow_lang::value::Value;
 
 use crate::ast::{Atom, Extended, Ident, Literal, Modality, Program, Rule, Term};
+use crate::codes::Code;
 
 /// The largest window size accepted (`time_win(n,…)`): the literal translation of ⊞n♢
 /// has n+1 rules.
@@ -242,8 +243,9 @@ impl LineParser<'_> {
 
     fn expected(&self, what: &str) -> Box<Diagnostic> {
         let found = self.found();
-        let mut diagnostic = Diagnostic::error("E201", format!("expected {what}, found {found}"))
-            .with_label(self.span(), format!("expected {what}"));
+        let mut diagnostic =
+            Diagnostic::error(Code::E201, format!("expected {what}, found {found}"))
+                .with_label(self.span(), format!("expected {what}"));
         if let Some(Tok::Bad(_)) = self.peek() {
             diagnostic =
                 diagnostic.with_note("LARS rules use identifiers, numbers, `( ) , @ :-` and the operators of COMP and MATH");
@@ -294,7 +296,7 @@ impl LineParser<'_> {
                 }
                 Some(Tok::Comma) => {
                     return Err(Box::new(
-                        Diagnostic::error("E201", "expected `and`, found `,`")
+                        Diagnostic::error(Code::E201, "expected `and`, found `,`")
                             .with_label(self.span(), "literals are joined by `and`")
                             .with_help("write `a and b` for a conjunction, as Laser does"),
                     ));
@@ -314,13 +316,13 @@ impl LineParser<'_> {
     fn head(&mut self) -> Parsed<Atom> {
         match self.peek() {
             Some(Tok::At) => Err(Box::new(
-                Diagnostic::error("E202", "`@` in a rule head is not supported")
+                Diagnostic::error(Code::E202, "`@` in a rule head is not supported")
                     .with_label(self.span(), "`@(T, …)` in the head")
                     .with_note("plain LARS as compiled here (the STG paper, Definitions 9–10) has no `@` in heads: such rules derive atoms at other time points, which makes a program not forward-propagating")
                     .with_help("derive the atom now and read it back with `@` or a window in the rules that use it"),
             )),
             Some(Tok::Ident(word)) if is_operator_word(word) => Err(Box::new(
-                Diagnostic::error("E202", format!("`{word}` in a rule head is not supported"))
+                Diagnostic::error(Code::E202, format!("`{word}` in a rule head is not supported"))
                     .with_label(self.span(), "the head must be an atom")
                     .with_help("window operators and modalities belong in the body"),
             )),
@@ -385,7 +387,7 @@ impl LineParser<'_> {
         self.pos += 1;
         if self.peek() == Some(&Tok::LParen) {
             return Err(Box::new(
-                Diagnostic::error("E202", "nested terms are not supported")
+                Diagnostic::error(Code::E202, "nested terms are not supported")
                     .with_label(span.to(self.span()), "a function term")
                     .with_note("arguments of LARS atoms are variables or constants"),
             ));
@@ -402,7 +404,7 @@ impl LineParser<'_> {
                     if inner == "not" {
                         return Err(Box::new(
                             Diagnostic::error(
-                                "E202",
+                                Code::E202,
                                 "double negation `not(not(…))` is not supported",
                             )
                             .with_label(self.span(), "negation inside a negation")
@@ -521,14 +523,14 @@ impl LineParser<'_> {
         match self.peek() {
             Some(Tok::Ident(word)) if is_operator_word(word) => Err(Box::new(
                 Diagnostic::error(
-                    "E202",
+                    Code::E202,
                     format!("`{word}` inside `{outer}(…)` is not plain LARS"),
                 )
                 .with_label(self.span(), "nested operator")
                 .with_note("plain LARS allows a, @(T,a), time_win(n,0,1,diamond(a)), time_win(n,0,1,box(a)) and time_win(n,0,1,@(T,a)), each over an atom a"),
             )),
             Some(Tok::At) => Err(Box::new(
-                Diagnostic::error("E202", format!("`@` inside `{outer}(…)` is not plain LARS"))
+                Diagnostic::error(Code::E202, format!("`@` inside `{outer}(…)` is not plain LARS"))
                     .with_label(self.span(), "nested operator")
                     .with_note("plain LARS allows a, @(T,a), time_win(n,0,1,diamond(a)), time_win(n,0,1,box(a)) and time_win(n,0,1,@(T,a)), each over an atom a"),
             )),
@@ -554,7 +556,7 @@ impl LineParser<'_> {
             }
             Some(Tok::Ident(word)) if word == "tuple_win" && self.peek_at(1) == Some(&Tok::LParen) => {
                 Err(Box::new(
-                    Diagnostic::error("E202", "tuple windows (`tuple_win`) are not supported")
+                    Diagnostic::error(Code::E202, "tuple windows (`tuple_win`) are not supported")
                         .with_label(start, "a tuple-based window")
                         .with_note("a tuple window's content depends on how many atoms arrived, not on time; TD and the Algorithm 2 translation cover time windows only")
                         .with_help("use a time window: `time_win(n,0,1,diamond(…))`"),
@@ -564,7 +566,7 @@ impl LineParser<'_> {
                 if (word == "diamond" || word == "box") && self.peek_at(1) == Some(&Tok::LParen) =>
             {
                 Err(Box::new(
-                    Diagnostic::error("E202", format!("`{word}` outside a time window is not supported"))
+                    Diagnostic::error(Code::E202, format!("`{word}` outside a time window is not supported"))
                         .with_label(start, format!("`{word}` over the whole stream"))
                         .with_note("in plain LARS a modality stands inside a time window")
                         .with_help(format!("write `time_win(n,0,1,{word}(…))` for the last n time points")),
@@ -581,7 +583,7 @@ impl LineParser<'_> {
             Some(Tok::Int(n)) if (0..=i64::from(MAX_WINDOW)).contains(n) => *n as u32,
             Some(Tok::Int(n)) => {
                 return Err(Box::new(
-                    Diagnostic::error("E202", format!("window size {n} is out of range"))
+                    Diagnostic::error(Code::E202, format!("window size {n} is out of range"))
                         .with_label(size_span, format!("not in 0..={MAX_WINDOW}"))
                         .with_note("the literal translation of a window of size n has n+1 rules or an (n+1)-way join"),
                 ));
@@ -598,7 +600,7 @@ impl LineParser<'_> {
                     let what = if expected == 0 { "end offset" } else { "step" };
                     return Err(Box::new(
                         Diagnostic::error(
-                            "E202",
+                            Code::E202,
                             format!("time_win with {what} {n} is not supported"),
                         )
                         .with_label(span, format!("only {expected} is supported here"))
@@ -634,7 +636,7 @@ impl LineParser<'_> {
             Some(Tok::Ident(word)) if is_operator_word(&word) => {
                 return Err(Box::new(
                     Diagnostic::error(
-                        "E202",
+                        Code::E202,
                         format!("`{word}` inside a time window is not plain LARS"),
                     )
                     .with_label(modality_span, "nested operator")

@@ -67,6 +67,7 @@ use stgflow_lang::syntax::ast::{ArithOp, CmpOp};
 use stgflow_lang::value::Value;
 
 use crate::ast::{Atom, Extended, Ident, Literal, Modality, Program, Rule, Term};
+use crate::codes::Code;
 
 /// The most TD instances one LARS rule may expand to (the product of its grounding
 /// windows' sizes + 1).
@@ -193,7 +194,7 @@ impl Translator {
         if instances > MAX_INSTANCES {
             self.diagnostics.push(
                 Diagnostic::error(
-                    "E207",
+                    Code::E207,
                     format!("rule {} expands to {instances} TD rules (at most {MAX_INSTANCES})", rule.number),
                 )
                 .with_label(rule.span, "one instance per combination of its `@` time points")
@@ -251,7 +252,7 @@ impl Translator {
                     ok = false;
                     self.diagnostics.push(
                         Diagnostic::error(
-                            "E204",
+                            Code::E204,
                             format!("time variable `{}` used as an atom argument", var.name),
                         )
                         .with_label(var.span, "an argument of an atom")
@@ -278,7 +279,7 @@ impl Translator {
                     ok = false;
                     self.diagnostics.push(
                         Diagnostic::error(
-                            "E203",
+                            Code::E203,
                             format!("time variable `{}` is not grounded by a positive `time_win(d,0,1,@({}, …))`", time.name, time.name),
                         )
                         .with_label(time.span, "which time points may this be?")

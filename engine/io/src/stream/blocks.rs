@@ -30,6 +30,7 @@ use std::sync::Arc;
 
 use crossbeam_channel::{Receiver, Sender, bounded};
 
+use super::Code;
 use super::{FactReader, Format, InputFact, SkipCounts, StreamError, Tolerance};
 use crate::drive::FactSource;
 
@@ -361,7 +362,7 @@ fn read_all(reader: &mut FactReader<&[u8]>) -> (Vec<InputFact>, Option<Box<Strea
 /// An input failure (E103) in `like`'s file.
 fn failure(like: &FactReader<io::Empty>, message: String) -> Box<StreamError> {
     Box::new(StreamError {
-        code: "E103",
+        code: Code::E103.as_str(),
         file: like.name.clone(),
         line: like.line + 1,
         column: 1,

@@ -2,9 +2,24 @@
 
 use std::fmt;
 
+stgflow_lang::error_codes! {
+    /// The codes of stream errors and of the warnings about skipped input.
+    pub enum Code {
+        E101 => "a malformed stream line (a time above 2^63 - 1 included)",
+        E102 => "a time going backwards, or more than `--lateness` late",
+        E103 => "a stream that cannot be read",
+        E104 => "under `--strict`: a stream fact of a predicate the program does not use",
+        E105 => "under `--strict`: a stream fact with the wrong number of arguments",
+        W101 => "stream facts skipped: the wrong number of arguments",
+        W102 => "stream facts skipped: a predicate the program does not use",
+        W103 => "stream facts skipped: later than `--lateness` (with `--skip-late`)",
+    }
+}
+
 /// A malformed or out-of-order line.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub struct StreamError {
+    /// The error's code ([`Code`]).
     pub code: &'static str,
     pub file: String,
     pub line: usize,

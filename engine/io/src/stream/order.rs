@@ -2,6 +2,7 @@
 //! watermark (the latest time seen minus the lateness), and the error for a fact that
 //! comes too late.
 
+use super::Code;
 use super::{InputFact, MAX_TIME, ReaderState, StreamError};
 
 /// A fact waiting in a reader until it is due; it holds on `[fact.time, end)`.
@@ -99,7 +100,7 @@ impl ReaderState {
                 Some("`--skip-late` skips such facts and counts them".to_owned()),
             )
         };
-        error.code = "E102";
+        error.code = Code::E102.as_str();
         error
     }
 

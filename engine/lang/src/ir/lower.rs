@@ -5,6 +5,7 @@
 use hashbrown::HashMap;
 
 use super::{Atom, Expr, Fact, Literal, Origin, PredId, Program, Rule, Term, VarId};
+use crate::diag::Code;
 use crate::diag::{Diagnostic, Diagnostics, Span, closest};
 use crate::syntax::ast;
 use crate::syntax::ast::{ArithOp, CmpOp};
@@ -101,7 +102,7 @@ impl Lowering {
                 let expected = known.arity + 1;
                 self.error(
                     Diagnostic::error(
-                        "E007",
+                        Code::E007,
                         format!(
                             "`{}` is used with {args} argument{} here but with {expected} before",
                             ident.name,
@@ -136,7 +137,7 @@ impl Lowering {
             ast::Expr::Const(Value::Int(t), _) if *t >= 0 => Some(*t as u64),
             ast::Expr::Var(_) => {
                 self.error(
-                    Diagnostic::error("E010", format!("fact `{atom}` is not ground"))
+                    Diagnostic::error(Code::E010, format!("fact `{atom}` is not ground"))
                         .with_label(time_arg.span(), "a variable in a fact")
                         .with_help("a fact has constants only, its time last; a rule needs `:-` and a body"),
                 );
@@ -144,8 +145,11 @@ impl Lowering {
             }
             other => {
                 self.error(
-                    Diagnostic::error("E010", "the time of a fact must be a non-negative integer")
-                        .with_label(other.span(), format!("`{other}` is not a time point")),
+                    Diagnostic::error(
+                        Code::E010,
+                        "the time of a fact must be a non-negative integer",
+                    )
+                    .with_label(other.span(), format!("`{other}` is not a time point")),
                 );
                 None
             }
@@ -158,7 +162,7 @@ impl Lowering {
                 other => {
                     ok = false;
                     self.error(
-                        Diagnostic::error("E010", format!("fact `{atom}` is not ground"))
+                        Diagnostic::error(Code::E010, format!("fact `{atom}` is not ground"))
                             .with_label(other.span(), "facts take constants only"),
                     );
                 }
@@ -239,7 +243,7 @@ impl Lowering {
                             ok = false;
                             self.error(
                                 Diagnostic::error(
-                                    "E004",
+                                    Code::E004,
                                     format!(
                                         "more than one time variable: `{}` and `{}`",
                                         first.name, ident.name
@@ -264,7 +268,7 @@ impl Lowering {
                         .unwrap_or_default();
                     self.error(
                         Diagnostic::error(
-                            "E009",
+                            Code::E009,
                             format!("the last argument of `{}` must be the time variable", atom.predicate.name),
                         )
                         .with_label(span, format!("`{last}` is not `T` or `T-k`"))
@@ -283,7 +287,7 @@ impl Lowering {
                     ok = false;
                     self.error(
                         Diagnostic::error(
-                            "E005",
+                            Code::E005,
                             format!(
                                 "time variable `{}` must be the last argument of `{}`",
                                 time_var.name, atom.predicate.name
@@ -313,7 +317,7 @@ impl Lowering {
             let diagnostic = if offset < 0 {
                 let k = -offset;
                 Diagnostic::error(
-                    "E006",
+                    Code::E006,
                     format!("future dependency: the head `{}` is derived at `{name}+{k}`", atom.predicate.name),
                 )
                 .with_label(span, "derives into the future")
@@ -321,7 +325,7 @@ impl Lowering {
                 .with_help(format!("derive the head at `{name}` and shift every body atom back by {k}"))
             } else {
                 Diagnostic::error(
-                    "E009",
+                    Code::E009,
                     format!(
                         "the head `{}` must be derived at `{name}`, not `{name}-{offset}`",
                         atom.predicate.name
@@ -339,7 +343,7 @@ impl Lowering {
             let k = -offset;
             self.error(
                 Diagnostic::error(
-                    "E006",
+                    Code::E006,
                     format!("future dependency: `{}` is read at `{name}+{k}`", atom.predicate.name),
                 )
                 .with_label(span, "reads the future")
@@ -350,7 +354,7 @@ impl Lowering {
         }
         if offset > i128::from(u32::MAX) {
             self.error(
-                Diagnostic::error("E009", format!("time offset {offset} is too large"))
+                Diagnostic::error(Code::E009, format!("time offset {offset} is too large"))
                     .with_label(span, "offsets are limited to 2^32 - 1"),
             );
             return false;
@@ -373,7 +377,7 @@ impl Lowering {
                     if is_head {
                         ok = false;
                         self.error(
-                            Diagnostic::error("E002", "`_` in a rule head")
+                            Diagnostic::error(Code::E002, "`_` in a rule head")
                                 .with_label(ident.span, "the head needs a value here")
                                 .with_help(
                                     "name a variable bound in the body, or write a constant",
@@ -387,7 +391,7 @@ impl Lowering {
                 ast::Expr::Binary(_, _, _, span) => {
                     ok = false;
                     self.error(
-                        Diagnostic::error("E011", "arithmetic in an atom argument")
+                        Diagnostic::error(Code::E011, "arithmetic in an atom argument")
                             .with_label(*span, "compute this in an assignment")
                             .with_help(format!("write `V = {arg}` in the body and use `V` here")),
                     );
@@ -407,7 +411,7 @@ impl Lowering {
         Some(match expr {
             ast::Expr::Var(ident) if ident.name == "_" => {
                 self.error(
-                    Diagnostic::error("E003", "`_` in a comparison or assignment")
+                    Diagnostic::error(Code::E003, "`_` in a comparison or assignment")
                         .with_label(ident.span, "needs a named variable"),
                 );
                 return None;
@@ -439,7 +443,7 @@ impl Lowering {
                 }
                 None => {
                     let mut diagnostic = Diagnostic::warning(
-                        "W001",
+                        Code::W001,
                         format!(
                             "`#output {}`: no rule or fact mentions `{}`",
                             ident.name, ident.name

@@ -1,6 +1,7 @@
 //! Tokens. Lexing never fails: a character that starts no token becomes
 //! [`TokenKind::Unknown`] and the parser reports it.
 
+use crate::diag::Code;
 use crate::diag::{Diagnostic, Diagnostics, FileId, Span};
 
 #[derive(Clone, Debug, PartialEq)]
@@ -255,8 +256,9 @@ impl Lexer<'_> {
 
     fn number_error(&mut self, start: usize, message: &str) {
         let span = self.span_from(start);
-        self.diagnostics
-            .push(Diagnostic::error("E001", message.to_owned()).with_label(span, "this number"));
+        self.diagnostics.push(
+            Diagnostic::error(Code::E001, message.to_owned()).with_label(span, "this number"),
+        );
     }
 
     fn string(&mut self, start: usize) {
@@ -284,7 +286,7 @@ impl Lexer<'_> {
         }
         let span = self.span_from(start);
         self.diagnostics.push(
-            Diagnostic::error("E001", "unterminated string")
+            Diagnostic::error(Code::E001, "unterminated string")
                 .with_label(span, "this string has no closing `\"` on its line"),
         );
         self.push(TokenKind::Str(value), start);

@@ -2,6 +2,7 @@
 
 use super::ast::{ArithOp, Atom, Builtin, CmpOp, Expr, Ident, Item, Literal, Program, Rule};
 use super::lexer::{Token, TokenKind, lex};
+use crate::diag::Code;
 use crate::diag::{Diagnostic, Diagnostics, FileId};
 use crate::value::Value;
 
@@ -75,7 +76,7 @@ impl Parser {
     fn expected(&self, what: &str) -> Diagnostic {
         let token = self.peek();
         let mut diagnostic = Diagnostic::error(
-            "E001",
+            Code::E001,
             format!("expected {what}, found {}", token.kind.describe()),
         )
         .with_label(token.span, format!("expected {what} here"));
@@ -123,7 +124,7 @@ impl Parser {
                 }
             }
             TokenKind::Var(name) => Err(Diagnostic::error(
-                "E001",
+                Code::E001,
                 format!("expected a rule, a fact or a directive, found variable `{name}`"),
             )
             .with_label(start, "a rule starts with its head atom")
@@ -136,7 +137,7 @@ impl Parser {
         let directive = self.bump();
         if name != "output" {
             return Err(
-                Diagnostic::error("E001", format!("unknown directive `#{name}`"))
+                Diagnostic::error(Code::E001, format!("unknown directive `#{name}`"))
                     .with_label(directive.span, "not a directive")
                     .with_help("the TD language has one directive: `#output p, q.`"),
             );
@@ -184,7 +185,7 @@ impl Parser {
         if self.at(&TokenKind::RParen) {
             let close = self.bump();
             return Err(Diagnostic::error(
-                "E001",
+                Code::E001,
                 format!("atom `{}` has no arguments", predicate.name),
             )
             .with_label(predicate.span.to(close.span), "no time argument")
@@ -289,8 +290,10 @@ impl Parser {
 
     fn unary(&mut self, depth: usize) -> Parse<Expr> {
         if depth > MAX_DEPTH {
-            return Err(Diagnostic::error("E001", "expression nested too deeply")
-                .with_label(self.peek().span, "here"));
+            return Err(
+                Diagnostic::error(Code::E001, "expression nested too deeply")
+                    .with_label(self.peek().span, "here"),
+            );
         }
         let token = self.bump();
         match token.kind {
@@ -301,7 +304,7 @@ impl Parser {
             TokenKind::Ident(name) => {
                 if self.at(&TokenKind::LParen) {
                     return Err(Diagnostic::error(
-                        "E001",
+                        Code::E001,
                         format!("nested term `{name}(…)` is not allowed here"),
                     )
                     .with_label(token.span.to(self.peek().span), "function symbols are not part of TD")

@@ -4,6 +4,7 @@
 //! Pitfall: `.` ends a clause only when followed by white space, `%` or the end of the
 //! text; `2.5` is a number and `7.` the integer 7 then the end of a clause.
 
+use crate::codes::Code;
 use stgflow_lang::diag::{Diagnostic, Diagnostics, FileId, Span};
 
 #[derive(Clone, Debug, PartialEq)]
@@ -122,8 +123,9 @@ impl Lexer<'_> {
             self.file,
             start..self.pos.max(start + 1).min(self.text.len()),
         );
-        self.diagnostics
-            .push(Diagnostic::error("E501", message.to_owned()).with_label(span, label.to_owned()));
+        self.diagnostics.push(
+            Diagnostic::error(Code::E501, message.to_owned()).with_label(span, label.to_owned()),
+        );
     }
 
     fn run(&mut self) {

@@ -4,6 +4,7 @@ use stgflow_lang::diag::{Diagnostic, Diagnostics, FileId};
 
 use super::lexer::{Tok, Token, lex};
 use super::{BinOp, Clause, Name, Term};
+use crate::codes::Code;
 
 /// Parses RTEC clauses. Returns every clause that parsed and a diagnostic per error.
 pub fn parse(file: FileId, text: &str) -> (Vec<Clause>, Diagnostics) {
@@ -61,7 +62,7 @@ impl Parser {
     fn expected(&self, what: &str) -> Diagnostic {
         let token = self.peek();
         let mut diagnostic = Diagnostic::error(
-            "E501",
+            Code::E501,
             format!("expected {what}, found {}", token.tok.describe()),
         )
         .with_label(token.span, format!("expected {what} here"));
@@ -97,14 +98,15 @@ impl Parser {
             }
             Tok::Op(";") | Tok::Op("->") | Tok::Op("|") => {
                 let token = self.peek().clone();
-                Err(
-                    Diagnostic::error("E501", format!("{} is not supported", token.tok.describe()))
-                        .with_label(
-                            token.span,
-                            "disjunction and if-then-else are not part of ECDE",
-                        )
-                        .with_help("write one rule per alternative"),
+                Err(Diagnostic::error(
+                    Code::E501,
+                    format!("{} is not supported", token.tok.describe()),
                 )
+                .with_label(
+                    token.span,
+                    "disjunction and if-then-else are not part of ECDE",
+                )
+                .with_help("write one rule per alternative"))
             }
             _ if body.is_empty() => Err(self.expected("`:-` or `.`")),
             _ => Err(self.expected("`,` or `.`")),
@@ -114,7 +116,7 @@ impl Parser {
     /// A term whose operators bind at priority `max` or tighter.
     fn term(&mut self, max: u16, depth: usize) -> Parse<Term> {
         if depth > MAX_DEPTH {
-            return Err(Diagnostic::error("E501", "term nested too deeply")
+            return Err(Diagnostic::error(Code::E501, "term nested too deeply")
                 .with_label(self.peek().span, "here"));
         }
         let mut lhs = self.prefix(max, depth)?;
@@ -136,7 +138,7 @@ impl Parser {
             if priority == 700 && left_priority == 700 {
                 let token = self.peek().clone();
                 return Err(Diagnostic::error(
-                    "E501",
+                    Code::E501,
                     format!("comparison `{text}` after another comparison"),
                 )
                 .with_label(token.span, "comparisons do not chain")
@@ -208,7 +210,7 @@ impl Parser {
                 let span = name.span.to(close);
                 if args.is_empty() {
                     return Err(Diagnostic::error(
-                        "E501",
+                        Code::E501,
                         format!("`{}()` has no arguments", name.text),
                     )
                     .with_label(span, "empty argument list")
@@ -228,7 +230,7 @@ impl Parser {
                 let (items, close) = self.sequence(Tok::RBracket, "`,` or `]`", depth)?;
                 Ok(Term::List(items, token.span.to(close)))
             }
-            Tok::Op("!") => Err(Diagnostic::error("E501", "the cut `!` is not supported")
+            Tok::Op("!") => Err(Diagnostic::error(Code::E501, "the cut `!` is not supported")
                 .with_label(token.span, "not part of ECDE")
                 .with_help(
                     "RTEC's optional optimisation checks (`\\+ I=[], !`) are not needed; drop them",

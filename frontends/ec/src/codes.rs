@@ -1,0 +1,24 @@
+//! The codes of the Event Calculus front end's diagnostics.
+
+stgflow_lang::error_codes! {
+    /// EC syntax, the meaning of clauses, and the checks of the translation.
+    pub enum Code {
+        E501 => "EC: syntax (incl. `;`, `!`)",
+        E503 => "EC: an unknown clause head (with \"did you mean\")",
+        E504 => "EC: a clause of the wrong shape (`F` without `=V`, `fi` delay < 1)",
+        E505 => "EC: a nested term as an argument",
+        E506 => "EC: not a condition of a time-point rule",
+        E507 => "EC: not a condition of a `holdsFor` rule (incl. RTEC's `\\+ I=[]` checks)",
+        E508 => "EC: an event or fluent used with two arities",
+        E509 => "EC: a name used as event and fluent, or taken by a generated predicate",
+        E510 => "EC: a fluent defined as simple and as statically determined, or declared input and defined",
+        E511 => "EC: a list of intervals used before it is defined (or too many disjuncts)",
+        E512 => "EC: `fi` relating two fluents",
+        E513 => "EC: `initially` not ground",
+        W502 => "EC: `holdsFor(…, [])` ignored",
+        W503 => "EC: an RTEC bookkeeping declaration ignored",
+        W504 => "EC: a head variable no condition binds",
+        W505 => "EC: `p` without `fi`",
+        W506 => "EC: an output event",
+    }
+}
