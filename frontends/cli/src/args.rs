@@ -1,0 +1,246 @@
+//! The command line's arguments: the commands and their flags (clap derive).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use stgflow_io::stream::{Formats, Tolerance};
+
+/// stgflow: Temporal Datalog stream reasoning.
+///
+/// Programs are Temporal Datalog (TD) rules whose last argument is the time:
+/// `safe(X, T) :- safe(X, T-1), not warning(X, T-1).` Streams are facts with the time
+/// last (`warning(d1, 7).`) or CSV lines `time,pred,arg1,…`, ordered by time.
+#[derive(Debug, Parser)]
+#[command(name = "stgflow", version, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Command,
+    #[command(flatten)]
+    pub(crate) verbosity: Verbosity,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct Verbosity {
+    /// Print a summary of the run (time points, facts, time taken) on stderr.
+    #[arg(short, long, global = true, conflicts_with = "quiet")]
+    pub(crate) verbose: bool,
+    /// Print errors only, no warnings.
+    #[arg(short, long, global = true)]
+    pub(crate) quiet: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Evaluate PROGRAM over the STREAM files and print what holds.
+    ///
+    /// Example: stgflow run datasets/examples/device_safety.tdl datasets/examples/device_safety.facts
+    Run(RunArgs),
+    /// Validate PROGRAM and optionally print a stage of its compilation.
+    ///
+    /// Example: stgflow check datasets/examples/device_safety.tdl --dump strata
+    Check(CheckArgs),
+    /// Explain why a fact holds (its derivation, down to input facts) or why it does not.
+    ///
+    /// Example: stgflow explain datasets/examples/device_safety.tdl datasets/examples/device_safety.facts 'trusted(d1,4)'
+    Explain(ExplainArgs),
+}
+
+#[derive(Debug, Args)]
+#[command(disable_help_flag = true)]
+pub(crate) struct RunArgs {
+    /// The TD program (`.tdl`), an Event Calculus description in RTEC's syntax (`.ec`),
+    /// or a plain LARS program in Laser's syntax (`.lars`). Facts written in it are input
+    /// too.
+    pub(crate) program: PathBuf,
+    /// Input streams, merged by time; `-` reads stdin (each time point is printed as soon
+    /// as a later one arrives). With none, only the program's own facts are input.
+    pub(crate) streams: Vec<String>,
+    /// Which evaluator runs the program.
+    #[arg(long, value_enum, default_value_t = EngineKind::Dataflow)]
+    pub(crate) engine: EngineKind,
+    /// Worker threads per process (dataflow engine).
+    #[arg(short = 'w', long, default_value_t = 1, value_name = "N")]
+    pub(crate) workers: usize,
+    /// Number of processes in a timely cluster (dataflow engine); start one per process
+    /// with the same arguments and its own `-p`.
+    #[arg(short = 'n', long, default_value_t = 1, value_name = "N")]
+    pub(crate) processes: usize,
+    /// This process's index in the cluster, from 0; process 0 reads the input and
+    /// prints the output.
+    #[arg(short = 'p', long, default_value_t = 0, value_name = "I")]
+    pub(crate) process: usize,
+    /// File with one `host:port` per line, one line per process (default: 127.0.0.1
+    /// from port 2101 up).
+    #[arg(short = 'h', long, value_name = "FILE")]
+    pub(crate) hostfile: Option<PathBuf>,
+    /// Seconds a cluster process waits for the others to connect before giving up.
+    #[arg(long, default_value_t = 30, value_name = "SECS")]
+    pub(crate) connect_timeout: u64,
+    /// Run LARS-style window definitions (♢/□) as literal rules instead of the delay
+    /// operators (for checking that both agree).
+    #[arg(long)]
+    pub(crate) no_window_lowering: bool,
+    /// Batch replay (dataflow engine): most time points handed to the workers at once.
+    /// Larger batches cost fewer rounds of coordination; smaller ones keep less history
+    /// in the joins' arrangements between compactions.
+    #[arg(long, default_value_t = stgflow_engine::DataflowOptions::default().batch_points, value_name = "N")]
+    pub(crate) batch_points: u64,
+    /// Batch replay: threads that parse each input file, a block of lines at a time, ahead
+    /// of the evaluation. By default, the cores left over by the workers and the thread
+    /// that feeds them (none on 2 cores with `-w 1`). 0 reads files line by line on the
+    /// calling thread, as stdin is; so are RTEC records and `--lateness`.
+    #[arg(long, value_name = "N")]
+    pub(crate) parse_threads: Option<usize>,
+    /// Print help.
+    #[arg(long, action = clap::ArgAction::Help)]
+    pub(crate) help: Option<bool>,
+    /// How to print what holds.
+    #[arg(long, value_enum, default_value_t = OutputMode::Points)]
+    pub(crate) mode: OutputMode,
+    /// Predicates to print, comma-separated. Default: `#output` in the program, else
+    /// every predicate a rule defines.
+    #[arg(long, value_delimiter = ',', value_name = "PRED,…")]
+    pub(crate) output: Vec<String>,
+    /// Stream format; by default `.csv` files are CSV (RTEC records when the program is an
+    /// `.ec` event description), `.laser` and `.stream` files Laser streams, and
+    /// everything else TD facts.
+    #[arg(long, value_parser = format_names())]
+    pub(crate) format: Option<String>,
+    /// Input time units per time point: time t of the input is time point t / N, and
+    /// printed times are multiplied back (RTEC's `clock_tick`; 40 for CAVIAR).
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) tick: u64,
+    /// First time point of the timeline (default: the first time in the input).
+    #[arg(long, value_name = "T", value_parser = clap::value_parser!(u64).range(..=stgflow_io::stream::MAX_TIME))]
+    pub(crate) from: Option<u64>,
+    /// Last time point of the timeline (default: the last time in the input).
+    #[arg(long, value_name = "T", value_parser = clap::value_parser!(u64).range(..=stgflow_io::stream::MAX_TIME))]
+    pub(crate) until: Option<u64>,
+    #[command(flatten)]
+    pub(crate) tolerance: ToleranceArgs,
+    /// Write the streaming trigger graph as Graphviz DOT (`--engine stg`): every node
+    /// built, with its rule, time and forget time, p-edges and n-edges.
+    #[arg(long, value_name = "FILE.dot")]
+    pub(crate) dump_stg: Option<PathBuf>,
+    /// Print the streaming trigger graph's counters on stderr (`--engine stg`): nodes
+    /// built, removed by MIN DATALOG, forgotten.
+    #[arg(long)]
+    pub(crate) stats: bool,
+    /// With `--engine stg`: use no empty node as an edge source (not in the paper; the
+    /// same facts from a graph that grows with the facts, not exponentially with the
+    /// stream).
+    #[arg(long)]
+    pub(crate) stg_skip_empty: bool,
+}
+
+/// How a run treats input that breaks the stream contract.
+#[derive(Debug, Args)]
+pub(crate) struct ToleranceArgs {
+    /// Accept facts up to N time points behind the latest time seen in their stream:
+    /// they are held back until the stream has moved N time points past them (so output
+    /// for time t comes once time t+N has been read). Later facts are an error.
+    #[arg(long, default_value_t = 0, value_name = "N", value_parser = clap::value_parser!(u64).range(..=stgflow_io::stream::MAX_TIME))]
+    pub(crate) lateness: u64,
+    /// Skip facts later than `--lateness` allows, and report how many (a warning),
+    /// instead of stopping with an error.
+    #[arg(long)]
+    pub(crate) skip_late: bool,
+    /// Stop with an error on a fact of a predicate the program does not use, or with the
+    /// wrong number of arguments (by default such facts are skipped and counted in a
+    /// warning).
+    #[arg(long)]
+    pub(crate) strict: bool,
+}
+
+impl ToleranceArgs {
+    pub(crate) fn tolerance(&self) -> Tolerance {
+        Tolerance {
+            lateness: self.lateness,
+            skip_late: self.skip_late,
+            strict: self.strict,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ExplainArgs {
+    /// The TD program (`.tdl`), Event Calculus description (`.ec`) or LARS program
+    /// (`.lars`).
+    pub(crate) program: PathBuf,
+    /// The input streams, then the fact to explain with its time last: `trusted(a,4)`.
+    #[arg(required = true, num_args = 1.., value_name = "STREAM… FACT")]
+    pub(crate) rest: Vec<String>,
+    /// Stream format (as for `run`).
+    #[arg(long, value_parser = format_names())]
+    pub(crate) format: Option<String>,
+    /// First time point of the timeline.
+    #[arg(long, value_name = "T")]
+    pub(crate) from: Option<u64>,
+    /// Last time point of the timeline.
+    #[arg(long, value_name = "T")]
+    pub(crate) until: Option<u64>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct CheckArgs {
+    /// The TD program (`.tdl`), Event Calculus description (`.ec`) or LARS program
+    /// (`.lars`).
+    pub(crate) program: PathBuf,
+    /// Print a stage: `ast` (as parsed), `td` (the TD program, a front end's translation,
+    /// each rule with its origin), `ir` (the rule model), `strata` (incremental
+    /// stratification, temporal SCCs, forgetting horizons). Repeatable.
+    #[arg(long, value_enum)]
+    pub(crate) dump: Vec<Dump>,
+}
+
+/// Evaluators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum EngineKind {
+    /// The parallel engine on timely/differential dataflow (`-w`, `-n/-p/-h`).
+    Dataflow,
+    /// The single-threaded reference evaluator (semi-naive per time point, per stratum).
+    Reference,
+    /// Streaming Trigger Graphs: the paper's Algorithm 4 as written (`--dump-stg`,
+    /// `--stats`); for studying the algorithm on small streams.
+    Stg,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum OutputMode {
+    /// `trusted(a,4).` — every fact at every time point it holds.
+    Points,
+    /// `+trusted(a) @4` / `-trusted(a) @6` — when facts start and stop holding.
+    Changes,
+    /// `trusted(a) [4,6)` — maximal right-open intervals.
+    Intervals,
+    /// `4: trusted(a) trusted(b)` — Laser's output: every time point, atoms sorted as text.
+    Laser,
+}
+
+/// The stream formats every run knows: TD facts and CSV, Laser streams, RTEC records (of
+/// events only, unless the program is an event description that declares fluents).
+pub(crate) fn formats() -> Formats {
+    let mut formats = Formats::builtin();
+    formats.register(Arc::new(stgflow_lars::stream::LaserStream));
+    formats.register(Arc::new(stgflow_ec::records::RtecRecords::default()));
+    formats
+}
+
+/// `--format`'s values: the names of [`formats`], each with what it reads.
+fn format_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(
+        formats()
+            .all()
+            .into_iter()
+            .map(|f| clap::builder::PossibleValue::new(f.name()).help(f.about())),
+    )
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Dump {
+    Ast,
+    Td,
+    Ir,
+    Strata,
+}

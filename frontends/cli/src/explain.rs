@@ -1,0 +1,60 @@
+//! `stgflow explain`: why a fact holds (its derivation, down to input facts), or why not.
+
+use std::fs::File;
+use std::io::{BufReader, Write};
+
+use stgflow_io::drive::{FactSource, ProgramFacts, RunError, Timeline};
+use stgflow_io::stream::{FactReader, Schema};
+
+use crate::args::ExplainArgs;
+use crate::{Context, Failure};
+
+impl Context<'_> {
+    pub(crate) fn explain(
+        &mut self,
+        args: ExplainArgs,
+        stdout: &mut dyn Write,
+    ) -> Result<(), Failure> {
+        use stgflow_eval::explain;
+        let compiled = self.compile(&args.program)?;
+        let program = &compiled.program;
+        let Some(analysis) = &compiled.analysis else {
+            return Err(Failure::Reported);
+        };
+        let Some((fact_text, streams)) = args.rest.split_last() else {
+            return Err(Failure::Message("explain: which fact?".to_owned()));
+        };
+        let fact =
+            explain::parse_fact(program, fact_text).map_err(|e| Failure::Message(e.to_string()))?;
+        let schema = Schema::new(program);
+        let mut sources: Vec<Box<dyn FactSource + '_>> = vec![Box::new(ProgramFacts::new(program))];
+        for stream in streams {
+            let format = self.stream_format(args.format.as_deref(), stream);
+            let file = File::open(stream)
+                .map_err(|e| Failure::Message(format!("cannot open {stream}: {e}")))?;
+            sources.push(Box::new(FactReader::new(
+                BufReader::new(file),
+                stream.clone(),
+                format,
+                schema.clone(),
+            )));
+        }
+        let timeline = Timeline {
+            from: args.from,
+            until: args.until,
+        };
+        let materialised = match explain::materialise(program, analysis, &mut sources, timeline) {
+            Ok(materialised) => materialised,
+            Err(RunError::Stream(e)) => {
+                let _ = writeln!(self.stderr, "{e}");
+                return Err(Failure::Reported);
+            }
+            Err(e) => return Err(Failure::Message(e.to_string())),
+        };
+        let answer = materialised.explain(&fact);
+        let text = explain::render(program, &compiled.sources, &answer);
+        stdout
+            .write_all(text.as_bytes())
+            .map_err(|e| Failure::Message(format!("cannot write the output: {e}")))
+    }
+}

@@ -1,0 +1,275 @@
+//! `stgflow run`: evaluates a program over its streams and prints what holds.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, IsTerminal, Write};
+use std::sync::Arc;
+use std::time::Instant;
+
+use stgflow_engine::Engine;
+use stgflow_io::drive::{FactSource, ProgramFacts, RunError, Timeline};
+use stgflow_io::sink::{Mode, Sink};
+use stgflow_io::stream::blocks::{ParallelReader, Parallelism};
+use stgflow_io::stream::{FactReader, Format, InputFact, Schema, SkipCounts, StreamError};
+use stgflow_lang::Compiled;
+use stgflow_lang::ir::Program;
+
+use crate::args::{EngineKind, OutputMode, RunArgs};
+use crate::{Context, Failure};
+
+impl Context<'_> {
+    pub(crate) fn run(
+        &mut self,
+        args: RunArgs,
+        stdin: impl BufRead,
+        stdout: &mut dyn Write,
+    ) -> Result<(), Failure> {
+        let started = Instant::now();
+        if args.engine != EngineKind::Stg
+            && (args.dump_stg.is_some() || args.stats || args.stg_skip_empty)
+        {
+            return Err(Failure::Message(
+                "--dump-stg, --stats and --stg-skip-empty need --engine stg".to_owned(),
+            ));
+        }
+        let compiled = self.compile_with_outputs(&args)?;
+        let program = &compiled.program;
+        let Some(analysis) = &compiled.analysis else {
+            return Err(Failure::Reported);
+        };
+        let (mut sources, live) = self.open_sources(&args, program, stdin)?;
+        let bar = (!live && !self.quiet && io::stderr().is_terminal() && !args.streams.is_empty())
+            .then(progress_bar);
+        if let Some(bar) = &bar {
+            sources = with_progress(sources, bar);
+        }
+        let mut sink = Sink::new(
+            io::BufWriter::with_capacity(1 << 16, stdout),
+            mode_of(args.mode),
+            program,
+        );
+        sink.flush_each = live;
+        sink.time_scale = args.tick;
+        let timeline = Timeline {
+            from: args.from.map(|t| t / args.tick),
+            until: args.until.map(|t| t / args.tick),
+        };
+        // From here a signal stops the run cleanly (see `stgflow_io::interrupt`).
+        let listening = stgflow_io::interrupt::listen();
+        let engine = engine_of(&args, live);
+        let result = stgflow_engine::run(
+            program,
+            analysis,
+            &mut sources,
+            timeline,
+            &engine,
+            &mut sink,
+        );
+        drop(sink);
+        drop(listening);
+        // A run that finished after a signal arrived still reports the signal.
+        let result = match (result, stgflow_io::interrupt::requested()) {
+            (Ok(_), Some(stgflow_io::interrupt::Stop::Signal(signal))) => {
+                Err(RunError::Interrupted(signal))
+            }
+            (result, _) => result,
+        };
+        if let Some(bar) = bar {
+            bar.finish_and_clear();
+        }
+        self.report(result, &args, program, started)
+    }
+
+    /// Compiles the program, with `--output`'s predicates as its outputs if given.
+    fn compile_with_outputs(&mut self, args: &RunArgs) -> Result<Compiled, Failure> {
+        let mut compiled = self.compile(&args.program)?;
+        if !args.output.is_empty() {
+            let mut outputs = Vec::new();
+            for name in &args.output {
+                let Some(pred) = compiled.program.pred_id(name.trim()) else {
+                    return Err(Failure::Message(format!(
+                        "--output: the program has no predicate `{}`",
+                        name.trim()
+                    )));
+                };
+                outputs.push(pred);
+            }
+            compiled.program.outputs = Some(outputs);
+        }
+        Ok(compiled)
+    }
+
+    /// The program's own facts and a reader per stream; whether one of them is stdin (a
+    /// live stream).
+    fn open_sources<'p>(
+        &self,
+        args: &RunArgs,
+        program: &'p Program,
+        stdin: impl BufRead + 'p,
+    ) -> Result<(Vec<Box<dyn FactSource + 'p>>, bool), Failure> {
+        let schema = Schema::new(program);
+        let mut sources: Vec<Box<dyn FactSource + 'p>> = vec![Box::new(ProgramFacts::new(program))];
+        let mut stdin = Some(stdin);
+        let mut live = false;
+        for stream in &args.streams {
+            let format = self.stream_format(args.format.as_deref(), stream);
+            let name = if stream == "-" { "<stdin>" } else { stream };
+            // The reader's settings, for whichever input it reads.
+            let like = FactReader::new(io::empty(), name, format, schema.clone())
+                .with_tick(args.tick)
+                .with_tolerance(args.tolerance.tolerance());
+            if stream == "-" {
+                let Some(input) = stdin.take() else {
+                    return Err(Failure::Message(
+                        "`-` (stdin) is given more than once".to_owned(),
+                    ));
+                };
+                live = true;
+                sources.push(Box::new(like.with_input(input)));
+            } else {
+                sources.push(open_file(stream, like, args)?);
+            }
+        }
+        Ok((sources, live))
+    }
+
+    /// A stream's format: `--format`, else by the file name's ending.
+    pub(crate) fn stream_format(&self, given: Option<&str>, stream: &str) -> Arc<dyn Format> {
+        given
+            .and_then(|name| self.formats.named(name))
+            .unwrap_or_else(|| self.formats.for_path(stream))
+    }
+}
+
+/// A reader of the file `stream` as `like` reads: in blocks on parsing threads when it is
+/// a regular file in a format that reads in blocks, else line by line (a pipe or device
+/// may be a live stream).
+fn open_file<'p>(
+    stream: &str,
+    like: FactReader<io::Empty>,
+    args: &RunArgs,
+) -> Result<Box<dyn FactSource + 'p>, Failure> {
+    let file =
+        File::open(stream).map_err(|e| Failure::Message(format!("cannot open {stream}: {e}")))?;
+    let parallelism = Parallelism {
+        threads: args.parse_threads.unwrap_or_else(|| {
+            Parallelism::default()
+                .threads
+                .saturating_sub(args.workers + 1)
+        }),
+        ..Parallelism::default()
+    };
+    let regular = file.metadata().is_ok_and(|m| m.is_file());
+    let tolerance = args.tolerance.tolerance();
+    if regular
+        && parallelism.threads > 0
+        && ParallelReader::supports(like.format().as_ref(), tolerance)
+    {
+        let reader = ParallelReader::spawn(file, like, parallelism)
+            .map_err(|e| Failure::Message(format!("cannot start reading {stream}: {e}")))?;
+        return Ok(Box::new(reader));
+    }
+    Ok(Box::new(
+        like.with_input(BufReader::with_capacity(1 << 16, file)),
+    ))
+}
+
+/// The sink's mode for `--mode`.
+fn mode_of(mode: OutputMode) -> Mode {
+    match mode {
+        OutputMode::Points => Mode::Points,
+        OutputMode::Changes => Mode::Changes,
+        OutputMode::Intervals => Mode::Intervals,
+        OutputMode::Laser => Mode::Snapshot(Arc::new(stgflow_lars::output::LaserOutput)),
+    }
+}
+
+/// The engine `--engine` and its flags ask for.
+fn engine_of(args: &RunArgs, live: bool) -> Engine {
+    match args.engine {
+        EngineKind::Reference => Engine::Reference,
+        EngineKind::Stg => Engine::Stg(stgflow_engine::StgOptions {
+            record: args.dump_stg.is_some(),
+            skip_empty_nodes: args.stg_skip_empty,
+            ..stgflow_engine::StgOptions::default()
+        }),
+        EngineKind::Dataflow => Engine::Dataflow(stgflow_engine::DataflowOptions {
+            cluster: stgflow_engine::Cluster {
+                workers: args.workers,
+                processes: args.processes,
+                process: args.process,
+                hostfile: args.hostfile.clone(),
+                connect_timeout: std::time::Duration::from_secs(args.connect_timeout),
+            },
+            lower_windows: !args.no_window_lowering,
+            live,
+            batch_points: args.batch_points,
+            ..stgflow_engine::DataflowOptions::default()
+        }),
+    }
+}
+
+/// A progress line on stderr, for batch replay on a terminal.
+fn progress_bar() -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new_spinner();
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+    );
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    bar
+}
+
+/// `sources`, each reporting to `bar` the facts read from all of them together.
+fn with_progress<'a>(
+    sources: Vec<Box<dyn FactSource + 'a>>,
+    bar: &indicatif::ProgressBar,
+) -> Vec<Box<dyn FactSource + 'a>> {
+    let facts = std::rc::Rc::new(std::cell::Cell::new(0));
+    sources
+        .into_iter()
+        .map(|inner| -> Box<dyn FactSource + 'a> {
+            Box::new(Progress {
+                inner,
+                bar: bar.clone(),
+                facts: facts.clone(),
+                started: Instant::now(),
+            })
+        })
+        .collect()
+}
+
+/// A source that reports its progress on a terminal progress line (batch replay only).
+struct Progress<'a> {
+    inner: Box<dyn FactSource + 'a>,
+    bar: indicatif::ProgressBar,
+    /// Facts read from all sources together.
+    facts: std::rc::Rc<std::cell::Cell<u64>>,
+    started: Instant,
+}
+
+impl FactSource for Progress<'_> {
+    fn next_fact(&mut self) -> Result<Option<InputFact>, Box<StreamError>> {
+        let fact = self.inner.next_fact()?;
+        if let Some(fact) = &fact {
+            let facts = self.facts.get() + 1;
+            self.facts.set(facts);
+            if facts % 65_536 == 0 {
+                let rate = facts as f64 / self.started.elapsed().as_secs_f64().max(1e-9);
+                self.bar.set_message(format!(
+                    "time point {}, {facts} facts, {:.2} M facts/s",
+                    fact.time,
+                    rate / 1e6
+                ));
+            }
+        }
+        Ok(fact)
+    }
+
+    fn skipped(&self) -> SkipCounts {
+        self.inner.skipped()
+    }
+
+    fn declared_timeline(&self) -> Option<(u64, u64)> {
+        self.inner.declared_timeline()
+    }
+}
