@@ -120,6 +120,7 @@ impl Diff {
 }
 
 /// Runs stgflow and every peer; the first outcome is stgflow's.
+/// Over 100 lines: each peer's run (input, command, answer) in turn, side by side.
 pub fn run(comparison: &Comparison, wrapper: &Wrapper) -> anyhow::Result<Vec<Outcome>> {
     if comparison.repeat == 0 {
         bail!("--repeat must be at least 1");

@@ -71,6 +71,7 @@ pub fn draw_all(medians: &[Row], dir: &Path) -> anyhow::Result<Vec<Drawn>> {
 }
 
 /// The charts of a sweep, each with what it needs two of.
+/// Over 100 lines: a table of chart definitions, one literal each.
 fn charts(medians: &[Row]) -> Vec<(Chart, &'static str)> {
     let batch: Vec<&Row> = medians
         .iter()

@@ -150,6 +150,7 @@ pub struct Setup {
 
 /// Runs the whole grid, calling `progress` with each finished row (and writing nothing
 /// itself but streams and programs under `setup.out`).
+/// Over 100 lines: the grid's loops, nested in the order the rows are written.
 pub fn run_grid(
     setup: &Setup,
     grid: &Grid,

@@ -125,6 +125,8 @@ fn time_term(offset: usize) -> String {
     }
 }
 
+/// One random TD rule. Over 100 lines: positive atoms, an assignment, negations,
+/// comparisons and the head, in the order they are written, each a few lines.
 fn rule(rng: &mut Rng, preds: &[Pred], head: &Pred) -> String {
     let with_assignment = rng.chance(20);
     let mut bound: Vec<String> = Vec::new();

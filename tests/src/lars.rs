@@ -90,6 +90,8 @@ fn candidates(
     out
 }
 
+/// One random LARS rule. Over 100 lines: its literals' kinds in the order they are
+/// written, each a few lines.
 fn rule(rng: &mut Rng, derived: &[Derived], i: usize, head: &Derived) -> String {
     let with_math = rng.chance(25);
     let mut bound: Vec<String> = Vec::new();

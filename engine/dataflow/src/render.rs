@@ -28,10 +28,11 @@ use timely::order::Product;
 use timely::progress::Timestamp;
 
 use crate::operators::{Coll, Facts, UNIT_TAG, stepper, window};
-use crate::plan::{Component, Plan};
+use crate::plan::{Component, Plan, StepperPlan, Window};
 use rule::{Reader, render_rule};
 use stgflow_lang::ir::{Atom, PredId, Program};
 use stgflow_lang::value::Row;
+use timely::dataflow::Scope;
 
 /// One output stream of [`render`].
 #[allow(
@@ -59,52 +60,14 @@ pub fn render<'s>(
     input: Vec<Coll<'s, u64>>,
     outputs: &[PredId],
 ) -> Vec<Output<'s>> {
-    let n = program.predicates.len();
-    assert_eq!(
-        input.len(),
-        n + 1,
-        "one input per predicate, then the unit row"
-    );
-    let scope = input[n].scope();
-    let mut streams = input;
-    let unit = streams.pop();
-    let inputs: Vec<Option<Coll<'s, u64>>> = streams.into_iter().map(Some).collect();
-    let empty = || -> Coll<'s, u64> {
-        VecCollection::<'s, u64, Row, isize>::new(
-            timely::dataflow::operators::vec::ToStream::to_stream(
-                Vec::<(Row, u64, isize)>::new(),
-                scope,
-            ),
-        )
-    };
-    // Input-only predicates hold their input facts. The runtime feeds each fact as +1
-    // when it starts to hold and −1 when it stops, so these are 0/1 already.
-    let mut holds: Vec<Option<Coll<'s, u64>>> = vec![None; n];
-    let derived = program.derived();
-    for p in 0..n {
-        if !derived[p] {
-            holds[p] = inputs[p].clone();
-        }
-    }
-    let unit = unit.unwrap_or_else(empty);
-    let read = read_by_components(program, plan);
-    // Per predicate, the index in `tagged` of the temporal SCC stream it is output in.
-    let mut tagged_in: Vec<Option<usize>> = vec![None; n];
-    let mut tagged: Vec<Facts<'s, u64>> = Vec::new();
+    let mut builder = Builder::new(program, plan, input);
     for component in &plan.components {
         match component {
             Component::Window {
                 pred,
                 source,
                 window,
-            } => {
-                let source = holds[*source].clone().unwrap_or_else(empty);
-                let own = inputs[*pred].clone();
-                holds[*pred] = Some(scope.region_named("Window", |region| {
-                    let own = own.map(|own| own.enter_region(region));
-                    window::lower(source.enter_region(region), own, *window).leave_region(scope)
-                }));
-            }
+            } => builder.window(*pred, *source, *window),
             Component::GatedWindow {
                 pred,
                 window_pred,
@@ -112,123 +75,222 @@ pub fn render<'s>(
                 window,
                 gate,
                 gate_offset,
-            } => {
-                let source = holds[*source].clone().unwrap_or_else(empty);
-                let gate = delayed(holds[*gate].clone().unwrap_or_else(empty), *gate_offset);
-                let (window_own, own) = (inputs[*window_pred].clone(), inputs[*pred].clone());
-                holds[*pred] = Some(scope.region_named("GatedWindow", |region| {
-                    window::gated(
-                        source.enter_region(region),
-                        window_own.map(|c| c.enter_region(region)),
-                        own.map(|c| c.enter_region(region)),
-                        gate.enter_region(region),
-                        *window,
-                    )
-                    .leave_region(scope)
-                }));
-            }
+            } => builder.gated_window(*pred, *window_pred, *source, *window, (*gate, *gate_offset)),
             Component::Dataflow {
                 preds,
                 rules,
                 recursive,
-            } => {
-                let results = scope.region_named("Stratum", |region| {
-                    let read = |atom: &Atom| -> Coll<'_, u64> {
-                        delayed(holds[atom.pred].clone().unwrap_or_else(empty), atom.offset)
-                            .enter_region(region)
-                    };
-                    let unit_in = unit.clone().enter_region(region);
-                    let own_input =
-                        |p: PredId| inputs[p].clone().unwrap_or_else(empty).enter_region(region);
-                    let reader = Reader::new(&read);
-                    let out: Vec<(PredId, Coll<'_, u64>)> = if *recursive {
-                        // The iteration's output, seen at the outer time, may hold a
-                        // record's −1 and +1 of later rounds unconsolidated: windows
-                        // (which delay only one sign) need consolidated 0/1 changes.
-                        render_recursive(program, preds, rules, &read, &own_input, unit_in)
-                            .into_iter()
-                            .map(|(p, c)| (p, u64::zero_one(c)))
-                            .collect()
-                    } else {
-                        preds
-                            .iter()
-                            .map(|&p| {
-                                let mut parts = vec![own_input(p)];
-                                for &r in rules.iter().filter(|&&r| program.rules[r].head.pred == p)
-                                {
-                                    parts.push(render_rule(
-                                        &program.rules[r],
-                                        &reader,
-                                        unit_in.clone(),
-                                    ));
-                                }
-                                (p, u64::zero_one(concat_all(parts)))
-                            })
-                            .collect()
-                    };
-                    out.into_iter()
-                        .map(|(p, c)| (p, c.leave_region(scope)))
-                        .collect::<Vec<_>>()
-                });
-                for (p, c) in results {
-                    holds[p] = Some(c);
-                }
-            }
-            Component::Stepper(stepper_plan) => {
-                let mut sources = Vec::new();
-                for &q in &stepper_plan.reads {
-                    let c = holds[q].clone().unwrap_or_else(empty);
-                    sources.push(c.map(move |row| (q as u32, row)));
-                }
-                for &p in &stepper_plan.preds {
-                    if let Some(c) = inputs[p].clone() {
-                        let channel = stepper::input_channel(p);
-                        sources.push(c.map(move |row| (channel, row)));
-                    }
-                }
-                if stepper_plan.reads_unit {
-                    sources.push(unit.clone().map(|row| (UNIT_TAG, row)));
-                }
-                let source: Facts<'s, u64> = concat_all(sources);
-                let out = stepper::render(program, stepper_plan, source);
-                // Split out only the predicates that later components read.
-                for &p in stepper_plan.preds.iter().filter(|&&p| read[p]) {
-                    let tag = p as u32;
-                    holds[p] = Some(
-                        out.clone()
-                            .filter(move |(q, _)| *q == tag)
-                            .map(|(_, row)| row),
-                    );
-                }
-                for &p in &stepper_plan.preds {
-                    tagged_in[p] = Some(tagged.len());
-                }
-                tagged.push(out);
-            }
+            } => builder.dataflow(preds, rules, *recursive),
+            Component::Stepper(stepper_plan) => builder.stepper(stepper_plan),
         }
     }
-    let mut tagged_used = vec![false; tagged.len()];
-    let mut parts: Vec<Output<'s>> = Vec::new();
-    for &p in outputs {
-        match tagged_in[p] {
-            Some(i) => tagged_used[i] = true,
-            None => parts.push(Output::Predicate(
-                p as u32,
-                holds[p].clone().unwrap_or_else(empty),
-            )),
+    builder.outputs(outputs)
+}
+
+/// The dataflow as it is built, component by component: what each predicate holds so
+/// far, and the tagged streams of the temporal SCCs.
+struct Builder<'p, 's> {
+    program: &'p Program,
+    scope: Scope<'s, u64>,
+    /// Each predicate's input facts.
+    inputs: Vec<Option<Coll<'s, u64>>>,
+    /// The unit row, fed once at the timeline's first time point.
+    unit: Coll<'s, u64>,
+    /// What each predicate holds, once its component is built.
+    holds: Vec<Option<Coll<'s, u64>>>,
+    /// Which predicates some component reads.
+    read: Vec<bool>,
+    /// Per predicate, the index in `tagged` of the temporal SCC stream it is output in.
+    tagged_in: Vec<Option<usize>>,
+    tagged: Vec<Facts<'s, u64>>,
+}
+
+impl<'p, 's> Builder<'p, 's> {
+    fn new(program: &'p Program, plan: &Plan, input: Vec<Coll<'s, u64>>) -> Self {
+        let n = program.predicates.len();
+        assert_eq!(
+            input.len(),
+            n + 1,
+            "one input per predicate, then the unit row"
+        );
+        let scope = input[n].scope();
+        let mut streams = input;
+        let unit = streams.pop();
+        let inputs: Vec<Option<Coll<'s, u64>>> = streams.into_iter().map(Some).collect();
+        // Input-only predicates hold their input facts. The runtime feeds each fact as +1
+        // when it starts to hold and −1 when it stops, so these are 0/1 already.
+        let derived = program.derived();
+        let holds = (0..n)
+            .map(|p| (!derived[p]).then(|| inputs[p].clone()).flatten())
+            .collect();
+        let mut builder = Builder {
+            program,
+            scope,
+            inputs,
+            unit: empty(scope),
+            holds,
+            read: read_by_components(program, plan),
+            tagged_in: vec![None; n],
+            tagged: Vec::new(),
+        };
+        if let Some(unit) = unit {
+            builder.unit = unit;
+        }
+        builder
+    }
+
+    /// What `pred` holds (nothing, if no component has defined it).
+    fn holding(&self, pred: PredId) -> Coll<'s, u64> {
+        self.holds[pred]
+            .clone()
+            .unwrap_or_else(|| empty(self.scope))
+    }
+
+    fn window(&mut self, pred: PredId, source: PredId, shape: Window) {
+        let source = self.holding(source);
+        let own = self.inputs[pred].clone();
+        let scope = self.scope;
+        self.holds[pred] = Some(scope.region_named("Window", |region| {
+            let own = own.map(|own| own.enter_region(region));
+            window::lower(source.enter_region(region), own, shape).leave_region(scope)
+        }));
+    }
+
+    fn gated_window(
+        &mut self,
+        pred: PredId,
+        window_pred: PredId,
+        source: PredId,
+        shape: Window,
+        (gate, gate_offset): (PredId, u32),
+    ) {
+        let source = self.holding(source);
+        let gate = delayed(self.holding(gate), gate_offset);
+        let (window_own, own) = (self.inputs[window_pred].clone(), self.inputs[pred].clone());
+        let scope = self.scope;
+        self.holds[pred] = Some(scope.region_named("GatedWindow", |region| {
+            window::gated(
+                source.enter_region(region),
+                window_own.map(|c| c.enter_region(region)),
+                own.map(|c| c.enter_region(region)),
+                gate.enter_region(region),
+                shape,
+            )
+            .leave_region(scope)
+        }));
+    }
+
+    /// Rules with no recursion through time, in a region (`iterate` inside it when they
+    /// recurse at offset 0).
+    fn dataflow(&mut self, preds: &[PredId], rules: &[usize], recursive: bool) {
+        let program = self.program;
+        let scope = self.scope;
+        let this = &*self;
+        let results = scope.region_named("Stratum", |region| {
+            let read = |atom: &Atom| -> Coll<'_, u64> {
+                delayed(this.holding(atom.pred), atom.offset).enter_region(region)
+            };
+            let unit_in = this.unit.clone().enter_region(region);
+            let own_input = |p: PredId| {
+                this.inputs[p]
+                    .clone()
+                    .unwrap_or_else(|| empty(scope))
+                    .enter_region(region)
+            };
+            let reader = Reader::new(&read);
+            let out: Vec<(PredId, Coll<'_, u64>)> = if recursive {
+                // The iteration's output, seen at the outer time, may hold a record's −1
+                // and +1 of later rounds unconsolidated: windows (which delay only one
+                // sign) need consolidated 0/1 changes.
+                render_recursive(program, preds, rules, &read, &own_input, unit_in)
+                    .into_iter()
+                    .map(|(p, c)| (p, u64::zero_one(c)))
+                    .collect()
+            } else {
+                preds
+                    .iter()
+                    .map(|&p| {
+                        let mut parts = vec![own_input(p)];
+                        for &r in rules.iter().filter(|&&r| program.rules[r].head.pred == p) {
+                            parts.push(render_rule(&program.rules[r], &reader, unit_in.clone()));
+                        }
+                        (p, u64::zero_one(concat_all(parts)))
+                    })
+                    .collect()
+            };
+            out.into_iter()
+                .map(|(p, c)| (p, c.leave_region(scope)))
+                .collect::<Vec<_>>()
+        });
+        for (p, c) in results {
+            self.holds[p] = Some(c);
         }
     }
-    parts.extend(
-        tagged
-            .into_iter()
-            .zip(tagged_used)
-            .filter_map(|(stream, used)| used.then_some(Output::Tagged(stream))),
-    );
-    if parts.is_empty() {
-        // Nothing to print (a program without rules): an empty output, not a panic.
-        return vec![Output::Predicate(0, empty())];
+
+    /// A temporal SCC (or rules reading the time) on the time-stepping operator, its
+    /// input tagged by predicate.
+    fn stepper(&mut self, stepper_plan: &StepperPlan) {
+        let mut sources = Vec::new();
+        for &q in &stepper_plan.reads {
+            sources.push(self.holding(q).map(move |row| (q as u32, row)));
+        }
+        for &p in &stepper_plan.preds {
+            if let Some(c) = self.inputs[p].clone() {
+                let channel = stepper::input_channel(p);
+                sources.push(c.map(move |row| (channel, row)));
+            }
+        }
+        if stepper_plan.reads_unit {
+            sources.push(self.unit.clone().map(|row| (UNIT_TAG, row)));
+        }
+        let source: Facts<'s, u64> = concat_all(sources);
+        let out = stepper::render(self.program, stepper_plan, source);
+        // Split out only the predicates that later components read.
+        for &p in stepper_plan.preds.iter().filter(|&&p| self.read[p]) {
+            let tag = p as u32;
+            self.holds[p] = Some(
+                out.clone()
+                    .filter(move |(q, _)| *q == tag)
+                    .map(|(_, row)| row),
+            );
+        }
+        for &p in &stepper_plan.preds {
+            self.tagged_in[p] = Some(self.tagged.len());
+        }
+        self.tagged.push(out);
     }
-    parts
+
+    /// The streams to capture: one per printed predicate, or the tagged stream of its
+    /// temporal SCC.
+    fn outputs(self, outputs: &[PredId]) -> Vec<Output<'s>> {
+        let mut tagged_used = vec![false; self.tagged.len()];
+        let mut parts: Vec<Output<'s>> = Vec::new();
+        for &p in outputs {
+            match self.tagged_in[p] {
+                Some(i) => tagged_used[i] = true,
+                None => parts.push(Output::Predicate(p as u32, self.holding(p))),
+            }
+        }
+        parts.extend(
+            self.tagged
+                .into_iter()
+                .zip(tagged_used)
+                .filter_map(|(stream, used)| used.then_some(Output::Tagged(stream))),
+        );
+        if parts.is_empty() {
+            // Nothing to print (a program without rules): an empty output, not a panic.
+            return vec![Output::Predicate(0, empty(self.scope))];
+        }
+        parts
+    }
+}
+
+/// A collection with nothing in it.
+fn empty(scope: Scope<'_, u64>) -> Coll<'_, u64> {
+    VecCollection::new(timely::dataflow::operators::vec::ToStream::to_stream(
+        Vec::<(Row, u64, isize)>::new(),
+        scope,
+    ))
 }
 
 /// `c` read `offset` time points later: what holds at t is read at t + offset.

@@ -211,6 +211,7 @@ const IGNORED: [&str; 9] = [
     "temporalDistance",
 ];
 
+/// What one clause means, by its head. Over 100 lines: one arm per RTEC clause kind.
 fn item(clause: &Clause, diagnostics: &mut Diagnostics) -> Read<Option<Item>> {
     let Some((name, args)) = clause.head.functor() else {
         return Err(Diagnostic::error(

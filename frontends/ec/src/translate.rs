@@ -664,6 +664,9 @@ impl Generator<'_> {
             .collect()
     }
 
+    /// One initiation or termination rule, by Algorithm 3's cases (simple fluent, delayed
+    /// effect, the value incompatibility it implies). Over 100 lines: one case per
+    /// shape, each a few lines, read best beside the others.
     fn effect(&mut self, rule: &TimeRule, initiated: bool) {
         let suffix = if initiated { "_i" } else { "_t" };
         let schema = if initiated {
@@ -804,6 +807,8 @@ impl Generator<'_> {
         }
     }
 
+    /// A `holdsFor` rule: each interval operation as TD rules. Over 100 lines: one arm
+    /// per operation (union, intersection, complements), read best side by side.
     fn intervals(&mut self, rule: &IntervalRule) {
         let mut lists: HashMap<String, Formula> = HashMap::new();
         let mut builtins = Vec::new();
@@ -999,6 +1004,8 @@ impl Generator<'_> {
     }
 
     /// Inertia, value incompatibility, start/end events and `initially` per fluent.
+    /// Over 100 lines: the per-fluent rules are emitted in the order the translation
+    /// documents them, one block each.
     fn per_fluent(&mut self) {
         for name in &self.names.fluent_order {
             let Some(info) = self.names.fluents.get(name) else {

@@ -388,6 +388,9 @@ impl State {
     }
 
     /// Evaluates the key at `index` at `t`; returns whether it stays active.
+    ///
+    /// Over 100 lines: the steps of one key's time point (restore a quiet key, reuse a
+    /// slot, evaluate, diff, go quiet), in order, on one borrow of its state.
     fn evaluate(
         &mut self,
         index: usize,

@@ -21,6 +21,8 @@ use stgflow_lang::value::{Row, Value};
 /// computing a join key, projecting the head — is not an operator each: it is collected
 /// in a [`Pending`] and done in the one `flat_map` that comes before the next join or
 /// antijoin, or at the end. A rule `q(X) :- p(X, Y), X > 3.` is a single `flat_map`.
+///
+/// Over 100 lines: one arm per kind of literal, in the order the body is planned.
 pub(super) fn render_rule<'s, T: Time>(
     rule: &Rule,
     reader: &Reader<'_, 's, T>,

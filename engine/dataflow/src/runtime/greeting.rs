@@ -91,7 +91,6 @@ pub(super) fn connect(
     workers: usize,
     timeout: std::time::Duration,
 ) -> Result<Vec<Option<std::net::TcpStream>>, RunError> {
-    use std::io::Write;
     use std::net::{TcpListener, TcpStream};
     let deadline = std::time::Instant::now() + timeout;
     let hello = Hello {
@@ -114,6 +113,33 @@ pub(super) fn connect(
         None
     };
     let mut sockets: Vec<Option<TcpStream>> = (0..addresses.len()).map(|_| None).collect();
+    dial(addresses, me, hello, deadline, timeout, &mut sockets)?;
+    if let Some(listener) = listener {
+        accept(
+            listener,
+            addresses,
+            me,
+            hello,
+            deadline,
+            timeout,
+            &mut sockets,
+        )?;
+    }
+    Ok(sockets)
+}
+
+/// Dials the processes before this one (`me`), greeting each; their sockets go into
+/// `sockets`.
+fn dial(
+    addresses: &[String],
+    me: usize,
+    hello: Hello,
+    deadline: std::time::Instant,
+    timeout: std::time::Duration,
+    sockets: &mut [Option<std::net::TcpStream>],
+) -> Result<(), RunError> {
+    use std::io::Write;
+    use std::net::TcpStream;
     for (index, address) in addresses.iter().enumerate().take(me) {
         let mut stream = loop {
             match TcpStream::connect(address) {
@@ -147,65 +173,77 @@ pub(super) fn connect(
         }
         sockets[index] = Some(stream);
     }
-    if let Some(listener) = listener {
-        while sockets
-            .iter()
-            .enumerate()
-            .skip(me + 1)
-            .any(|(_, s)| s.is_none())
-        {
-            match listener.accept() {
-                Ok((mut stream, peer)) => {
-                    let greeting = stream
-                        .set_nonblocking(false)
-                        .and_then(|()| stream.set_nodelay(true))
-                        .map_err(|e| e.to_string())
-                        .and_then(|()| {
-                            // Peers greet at once; a silent connection is not one of them.
-                            let soon =
-                                std::time::Instant::now() + std::time::Duration::from_secs(5);
-                            Hello::read(&mut stream, deadline.min(soon))
-                        });
-                    let from = match greeting {
-                        // A stray connection: not one of ours; keep waiting.
-                        Err(_) => continue,
-                        Ok(from) => from,
-                    };
-                    let index = usize::try_from(from.index).unwrap_or(usize::MAX);
-                    let problem = match sockets.get(index) {
-                        Some(None) if index > me => hello.mismatch(from),
-                        Some(Some(_)) => Some(format!("process {index} connected twice")),
-                        _ => Some(format!("it says it is process {index}")),
-                    };
-                    // Answer even a peer that cannot join, so that it sees why.
-                    let answered = stream.write_all(&hello.bytes());
-                    if let Some(problem) = problem {
-                        return Err(RunError::Cluster(format!(
-                            "process {me}: a peer at {peer} cannot join ({problem})"
-                        )));
-                    }
-                    answered.map_err(|e| {
-                        RunError::Cluster(format!("process {me} lost process {index}: {e}"))
-                    })?;
-                    sockets[index] = Some(stream);
+    Ok(())
+}
+
+/// Accepts the processes after this one (`me`) on `listener`, answering each greeting;
+/// a connection that does not greet in time is not one of them and is dropped.
+fn accept(
+    listener: std::net::TcpListener,
+    addresses: &[String],
+    me: usize,
+    hello: Hello,
+    deadline: std::time::Instant,
+    timeout: std::time::Duration,
+    sockets: &mut [Option<std::net::TcpStream>],
+) -> Result<(), RunError> {
+    use std::io::Write;
+    while sockets
+        .iter()
+        .enumerate()
+        .skip(me + 1)
+        .any(|(_, s)| s.is_none())
+    {
+        match listener.accept() {
+            Ok((mut stream, peer)) => {
+                let greeting = stream
+                    .set_nonblocking(false)
+                    .and_then(|()| stream.set_nodelay(true))
+                    .map_err(|e| e.to_string())
+                    .and_then(|()| {
+                        // Peers greet at once; a silent connection is not one of them.
+                        let soon = std::time::Instant::now() + std::time::Duration::from_secs(5);
+                        Hello::read(&mut stream, deadline.min(soon))
+                    });
+                let from = match greeting {
+                    // A stray connection: not one of ours; keep waiting.
+                    Err(_) => continue,
+                    Ok(from) => from,
+                };
+                let index = usize::try_from(from.index).unwrap_or(usize::MAX);
+                let problem = match sockets.get(index) {
+                    Some(None) if index > me => hello.mismatch(from),
+                    Some(Some(_)) => Some(format!("process {index} connected twice")),
+                    _ => Some(format!("it says it is process {index}")),
+                };
+                // Answer even a peer that cannot join, so that it sees why.
+                let answered = stream.write_all(&hello.bytes());
+                if let Some(problem) = problem {
+                    return Err(RunError::Cluster(format!(
+                        "process {me}: a peer at {peer} cannot join ({problem})"
+                    )));
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                    if std::time::Instant::now() > deadline {
-                        let missing: Vec<String> = (me + 1..addresses.len())
-                            .filter(|&i| sockets[i].is_none())
-                            .map(|i| format!("{i} ({})", addresses[i]))
-                            .collect();
-                        return Err(RunError::Cluster(format!(
-                            "process {me} waited {} s for process(es) {} to connect",
-                            timeout.as_secs(),
-                            missing.join(", ")
-                        )));
-                    }
-                    std::thread::sleep(std::time::Duration::from_millis(20));
-                }
-                Err(e) => return Err(RunError::Cluster(format!("process {me}: {e}"))),
+                answered.map_err(|e| {
+                    RunError::Cluster(format!("process {me} lost process {index}: {e}"))
+                })?;
+                sockets[index] = Some(stream);
             }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                if std::time::Instant::now() > deadline {
+                    let missing: Vec<String> = (me + 1..addresses.len())
+                        .filter(|&i| sockets[i].is_none())
+                        .map(|i| format!("{i} ({})", addresses[i]))
+                        .collect();
+                    return Err(RunError::Cluster(format!(
+                        "process {me} waited {} s for process(es) {} to connect",
+                        timeout.as_secs(),
+                        missing.join(", ")
+                    )));
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            Err(e) => return Err(RunError::Cluster(format!("process {me}: {e}"))),
         }
     }
-    Ok(sockets)
+    Ok(())
 }
