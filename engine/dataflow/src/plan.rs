@@ -7,7 +7,7 @@
 //!
 //! * **Window** — a predicate defined exactly as LARS's ⊞d♢ p (d+1 rules
 //!   `q(X, T) :- p(X, T-i)`, i = 0..d) or ⊞d□ p (one rule `q(X, T) :- p(X, T), …,
-//!   p(X, T-d)`): lowered to an O(1)-per-change delay operator (DESIGN §4) instead of d+1
+//!   p(X, T-d)`): lowered to an O(1)-per-change delay operator (see `operators::window`) instead of d+1
 //!   delayed copies or a (d+1)-way join.
 //!   A window read only by one rule `q(X…, T) :- w(X…, T), not g(T-k)` (its own arguments
 //!   in order, g without arguments), and not printed, is fused with that rule into a

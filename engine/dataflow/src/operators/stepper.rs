@@ -3,7 +3,7 @@
 //! value.
 //!
 //! A differential `Variable` with a step of one time point would serialise the whole
-//! dataflow on time (measured in DESIGN §3 at 15–45 µs per time point). Instead this
+//! dataflow on time (every time point a round of the iteration, for every key). Instead this
 //! operator buffers its input until the frontier passes a time point, then evaluates the
 //! component's rules for that time point with [`stgflow_eval::eval`] — per stratum, semi-naive —
 //! and emits the differences against the previous time point.

@@ -1,5 +1,5 @@
 //! Window operators: ⊞d♢ and ⊞d□ in O(1) work per change of the windowed predicate
-//! (DESIGN §4), instead of d+1 delayed copies (♢) or a (d+1)-way join (□).
+//! instead of d+1 delayed copies (♢) or a (d+1)-way join (□).
 //!
 //! The input must be **consolidated and 0/1**: a fact holding on [a, b) is exactly +1 at a
 //! and −1 at b. The predicates' collections are `distinct` outputs, so they are.

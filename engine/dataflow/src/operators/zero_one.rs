@@ -2,7 +2,7 @@
 //! present (count 1) exactly while its accumulated count is positive.
 //!
 //! Differential's `distinct_total` does this with an arrangement: batches are sorted,
-//! merged and their histories replayed, which measured ~1 µs per update here. Over time
+//! merged and their histories replayed, for every update. Over time
 //! points, which are totally ordered, a hash map of the current counts suffices: buffer
 //! the updates until the frontier passes a time point, apply that time point's net
 //! changes in time order, and emit +1 when a count becomes positive and −1 when it stops

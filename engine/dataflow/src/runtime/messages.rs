@@ -13,8 +13,7 @@ pub(super) const IN_FLIGHT: usize = 4;
 
 /// Most emptied output buffers kept to hand back to worker 0: as many as can be on their
 /// way (the queued batches, the one worker 0 works on, the one being filled), so that none
-/// is dropped and allocated afresh (with 4, ♢10 spent ~5 % of the calling thread's samples
-/// zeroing fresh pages).
+/// is dropped and allocated afresh (fresh pages are zeroed on first touch).
 pub(super) const SPARE_BUFFERS: usize = IN_FLIGHT + 2;
 
 pub(super) enum ToWorker {

@@ -8,9 +8,7 @@ use super::messages::Update;
 /// consolidated: one update per fact and time point, none that cancel out. Nothing should
 /// be stamped before the timeline's first point `first` (the unit row starts there);
 /// should anything be, it takes effect there. Done on worker 0, since the calling thread
-/// (reading, diffing, writing) is the busier one: ♢10 over 10⁶ facts, calling thread 65 %
-/// of the samples with the sort there (the worker used to be the busier one, before its
-/// inputs were moved in whole containers).
+/// (reading, diffing, writing) is the busier one (BENCHMARKS.md has the profile).
 ///
 /// Sorts (key, index) pairs, not the 64-byte updates: the key packs the time (relative to
 /// the batch's first), the predicate's rank and [`stgflow_lang::value::Value::order_prefix`] of the first
