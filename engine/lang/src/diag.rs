@@ -53,6 +53,12 @@ struct SourceFile {
     name: String,
     text: String,
     line_starts: Vec<usize>,
+    /// The line and column the text starts at, from 1: an excerpt of a longer file (a
+    /// stream's line) starts where it was cut.
+    first_line: usize,
+    first_column: usize,
+    /// Registered as an excerpt ([`Sources::add_excerpt`]).
+    excerpt: bool,
 }
 
 /// The texts that diagnostics point into.
@@ -68,6 +74,19 @@ impl Sources {
 
     /// Registers a file and returns its id.
     pub fn add(&mut self, name: impl Into<String>, text: impl Into<String>) -> FileId {
+        let file = self.add_excerpt(name, (1, 1), text);
+        self.files[file].excerpt = false;
+        file
+    }
+
+    /// Registers an excerpt of a file, `text`, that starts at `(line, column)` of it (from
+    /// 1): diagnostics locate and number its lines as in the whole file.
+    pub fn add_excerpt(
+        &mut self,
+        name: impl Into<String>,
+        (first_line, first_column): (usize, usize),
+        text: impl Into<String>,
+    ) -> FileId {
         let text = text.into();
         let line_starts = std::iter::once(0)
             .chain(text.match_indices('\n').map(|(i, _)| i + 1))
@@ -76,6 +95,9 @@ impl Sources {
             name: name.into(),
             text,
             line_starts,
+            first_line: first_line.max(1),
+            first_column: first_column.max(1),
+            excerpt: true,
         });
         self.files.len() - 1
     }
@@ -105,7 +127,12 @@ impl Sources {
             .text
             .get(line_start..end)
             .map_or(end - line_start, |s| s.chars().count());
-        (line, column + 1)
+        let shift = if line == 1 {
+            source.first_column - 1
+        } else {
+            0
+        };
+        (line + source.first_line - 1, column + 1 + shift)
     }
 
     /// `file:line:column` of a span's start.
@@ -194,6 +221,9 @@ impl Diagnostic {
         let Some(primary) = self.primary_span() else {
             return self.render_plain();
         };
+        if let Some(excerpt) = sources.files.get(primary.file).filter(|f| f.excerpt) {
+            return self.render_excerpt(sources, excerpt, primary);
+        }
         let location = sources.locate(primary);
         let file_key = |span: Span| (sources.name(span.file).to_owned(), span.range());
         let mut report = Report::build(kind, file_key(primary))
@@ -216,16 +246,57 @@ impl Diagnostic {
         let mut files: Vec<FileId> = self.labels.iter().map(|l| l.span.file).collect();
         files.sort_unstable();
         files.dedup();
-        let cache = ariadne::sources(
+        let cache = ariadne::FnCache::new(
+            (move |id: &String| Err(format!("no source `{id}`"))) as fn(&String) -> _,
+        )
+        .with_sources(
             files
                 .into_iter()
-                .map(|f| (sources.name(f).to_owned(), sources.text(f).to_owned())),
+                .filter_map(|f| sources.files.get(f))
+                .map(|f| {
+                    let source = ariadne::Source::from(f.text.clone())
+                        .with_display_line_offset(f.first_line - 1);
+                    (f.name.clone(), source)
+                })
+                .collect(),
         );
         let mut out = Vec::new();
         match report.finish().write(cache, &mut out) {
             Ok(()) => String::from_utf8_lossy(&out).into_owned(),
             Err(_) => self.render_plain(),
         }
+    }
+
+    /// A diagnostic on one line of a file too long to hold (a stream's line): the line as
+    /// registered, with a caret under the primary label's start. Ariadne numbers lines
+    /// from the start of the text it is given, so it cannot show line 57031 of a stream
+    /// from that line alone.
+    fn render_excerpt(&self, sources: &Sources, excerpt: &SourceFile, primary: Span) -> String {
+        let mut text = format!("{self}\n  --> {}\n", sources.locate(primary));
+        let number = excerpt.first_line.to_string();
+        let pad = " ".repeat(number.len());
+        let line = excerpt.text.lines().next().unwrap_or_default();
+        let mut caret = line
+            .get(..primary.start.min(line.len()))
+            .map_or(0, |s| s.chars().count());
+        let cut = if excerpt.first_column > 1 {
+            caret += 1;
+            "…"
+        } else {
+            ""
+        };
+        text.push_str(&format!(
+            "{pad} |\n{number} | {cut}{line}\n{pad} | {}^",
+            " ".repeat(caret)
+        ));
+        for note in &self.notes {
+            text.push_str(&format!("\n{pad} = note: {note}"));
+        }
+        if let Some(help) = &self.help {
+            text.push_str(&format!("\n{pad} = help: {help}"));
+        }
+        text.push('\n');
+        text
     }
 
     fn render_plain(&self) -> String {

@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use stgflow_lang::diag::{Diagnostic, Sources, Span};
+
 stgflow_lang::error_codes! {
     /// The codes of stream errors and of the warnings about skipped input.
     pub enum Code {
@@ -31,28 +33,82 @@ pub struct StreamError {
     pub help: Option<String>,
 }
 
+/// At most this many characters of a line are shown in an error's excerpt, around the
+/// column on a long line.
+const EXCERPT: usize = 200;
+
+impl StreamError {
+    /// The error as a [`Diagnostic`] over an excerpt of its line (registered in
+    /// `sources`), for the renderer program errors go through too.
+    pub fn to_diagnostic(&self, sources: &mut Sources) -> Diagnostic {
+        let code = Code::from_code(self.code).unwrap_or(Code::E101);
+        let mut diagnostic = {
+            let column = self.column.saturating_sub(1);
+            let skip = column.saturating_sub(EXCERPT - 50);
+            let shown: String = self.text.chars().skip(skip).take(EXCERPT).collect();
+            let file = sources.add_excerpt(&self.file, (self.line, skip + 1), shown.as_str());
+            // The byte of the column in the excerpt; past its end, its last character.
+            let at = shown
+                .char_indices()
+                .nth(column - skip)
+                .map_or(shown.len(), |(i, _)| i);
+            let end = shown[at..].chars().next().map_or(at, |c| at + c.len_utf8());
+            Diagnostic::error(code, self.message.clone()).with_label(Span::new(file, at..end), "")
+        };
+        if let Some(help) = &self.help {
+            diagnostic = diagnostic.with_help(help.clone());
+        }
+        diagnostic
+    }
+
+    /// The error rendered as program errors are, with an excerpt of its line.
+    pub fn render(&self, color: bool) -> String {
+        let mut sources = Sources::new();
+        self.to_diagnostic(&mut sources).render(&sources, color)
+    }
+}
+
 impl fmt::Display for StreamError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "error[{}]: {}", self.code, self.message)?;
-        writeln!(f, "  --> {}:{}:{}", self.file, self.line, self.column)?;
-        let number = self.line.to_string();
-        let pad = " ".repeat(number.len());
-        // At most EXCERPT characters of the line, around the column on a long line.
-        const EXCERPT: usize = 200;
-        let column = self.column.saturating_sub(1);
-        let skip = column.saturating_sub(EXCERPT - 50);
-        let mut shown: String = self.text.chars().skip(skip).take(EXCERPT).collect();
-        let mut caret = column - skip;
-        if skip > 0 {
-            shown.insert(0, '…');
-            caret += 1;
-        }
-        writeln!(f, "{pad} |")?;
-        writeln!(f, "{number} | {shown}")?;
-        write!(f, "{pad} | {}^", " ".repeat(caret))?;
-        if let Some(help) = &self.help {
-            write!(f, "\n{pad} = help: {help}")?;
-        }
-        Ok(())
+        f.write_str(self.render(false).trim_end())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Deep in a long file and far along a long line, the excerpt keeps the file's line
+    /// and column, cut around the column.
+    #[test]
+    fn an_error_deep_in_a_long_line_renders_as_a_diagnostic_at_its_line_and_column() {
+        let text = format!("{}p(a b, 7).", "q(x, 1). ".repeat(40));
+        let error = StreamError {
+            code: Code::E101.as_str(),
+            file: "big.facts".to_owned(),
+            line: 57_031,
+            column: 365,
+            message: "expected `,` or `)`".to_owned(),
+            text,
+            help: None,
+        };
+        let mut sources = Sources::new();
+        let diagnostic = error.to_diagnostic(&mut sources);
+        assert_eq!(diagnostic.code, "E101");
+        let primary = diagnostic.primary_span().unwrap_or_default();
+        assert_eq!(sources.locate(primary), "big.facts:57031:365");
+        let rendered = error.to_string();
+        assert!(
+            rendered.starts_with("error[E101]: expected `,` or `)`\n  --> big.facts:57031:365\n"),
+            "{rendered}"
+        );
+        let line = rendered.lines().nth(3).unwrap_or_default();
+        assert!(
+            line.starts_with("57031 | …") && line.ends_with("p(a b, 7)."),
+            "{line}"
+        );
+        let caret = rendered.lines().nth(4).unwrap_or_default();
+        let at = line.chars().position(|c| c == 'b').unwrap_or_default();
+        assert_eq!(caret.chars().position(|c| c == '^'), Some(at), "{rendered}");
     }
 }

@@ -46,6 +46,11 @@ macro_rules! error_codes {
                 }
             }
 
+            /// The code written `code` (`E001`), if the table has it.
+            pub fn from_code(code: &str) -> Option<$name> {
+                $name::ALL.iter().copied().find(|c| c.as_str() == code)
+            }
+
             /// What the code means, in a line (the README's table).
             pub const fn summary(self) -> &'static str {
                 match self {
