@@ -87,6 +87,7 @@ fn windows(c: &mut Criterion) {
         unique_atoms(
             &UniqueAtoms {
                 atoms_per_point: 100,
+                constants: stgflow_datasets::Constants::Integers,
                 time_points: 1000,
                 start: 0,
                 extra_every: 0,

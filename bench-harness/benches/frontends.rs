@@ -32,6 +32,7 @@ fn lars(c: &mut Criterion) {
     let summary = unique_atoms(
         &UniqueAtoms {
             atoms_per_point: 100,
+            constants: stgflow_datasets::Constants::Integers,
             time_points: 1000,
             start: 0,
             extra_every: 0,

@@ -43,6 +43,7 @@ fn reading(c: &mut Criterion) {
     let summary = unique_atoms(
         &UniqueAtoms {
             atoms_per_point: 1000,
+            constants: stgflow_datasets::Constants::Integers,
             time_points: 1000,
             start: 0,
             extra_every: 0,

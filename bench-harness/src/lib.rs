@@ -178,6 +178,7 @@ mod tests {
         let generated = stgflow_datasets::unique_atoms(
             &stgflow_datasets::UniqueAtoms {
                 atoms_per_point: 20,
+                constants: stgflow_datasets::Constants::Integers,
                 time_points: 50,
                 start: 0,
                 extra_every: 0,

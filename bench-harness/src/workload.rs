@@ -219,6 +219,7 @@ impl Workload {
                 ConvertingWriter::new(Format::Laser, out, timeline).map_err(convert)?;
             let config = UniqueAtoms {
                 atoms_per_point: rate,
+                constants: stgflow_datasets::Constants::Integers,
                 time_points: length,
                 start: 0,
                 extra_every: if self == Workload::LarsDiamondNot {
@@ -236,6 +237,7 @@ impl Workload {
             Workload::Diamond | Workload::Box => unique_atoms(
                 &UniqueAtoms {
                     atoms_per_point: rate,
+                    constants: stgflow_datasets::Constants::Integers,
                     time_points: length,
                     start: 0,
                     extra_every: 0,

@@ -156,15 +156,53 @@ pub fn one_per_point(config: &OnePerPoint, out: impl Write) -> Result<Summary, G
 
 /// Laser's micro-benchmark stream: `atoms_per_point` new, unique atoms `p(N,N,T).` at
 /// every time point (N counts up over the whole stream, so no atom repeats), for the
-/// window programs `q(A,B) :- ⊞n ♢ p(A,B)` and friends.
+/// window programs `q(A,B) :- ⊞n ♢ p(A,B)` and friends; with [`Constants`] other than
+/// integers, the N are fresh names (`p(id17,b17,T).`) or IRIs, as real logs have.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct UniqueAtoms {
     pub atoms_per_point: u64,
+    /// What the atoms' arguments are.
+    pub constants: Constants,
     pub time_points: u64,
     pub start: u64,
     /// Also write the 0-ary atom `s(T).` at every `extra_every`-th time point (from the
     /// first), for programs such as `q(A,B) :- ⊞10 ♢ p(A,B), not s`; 0 for none.
     pub extra_every: u64,
+}
+
+/// The constants of a generated stream.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Constants {
+    /// Integers: `p(17,17,T).`
+    #[default]
+    Integers,
+    /// Fresh short names, each new in the stream: `p(id17,b17,T).`
+    Names,
+    /// Fresh IRIs, longer than a value holds inline:
+    /// `p("http://example.org/stream/event#17","http://example.org/stream/object#17",T).`
+    Iris,
+}
+
+impl Constants {
+    /// Writes the `n`-th constant of the `arg`-th argument (0 or 1).
+    fn write(self, buffer: &mut Vec<u8>, arg: usize, n: u64) {
+        match self {
+            Constants::Integers => push_decimal(buffer, n),
+            Constants::Names => {
+                buffer.extend_from_slice(if arg == 0 { b"id" } else { b"b" });
+                push_decimal(buffer, n);
+            }
+            Constants::Iris => {
+                buffer.extend_from_slice(if arg == 0 {
+                    b"\"http://example.org/stream/event#"
+                } else {
+                    b"\"http://example.org/stream/object#"
+                });
+                push_decimal(buffer, n);
+                buffer.push(b'"');
+            }
+        }
+    }
 }
 
 /// Writes the unique-atoms stream to `out`.
@@ -177,9 +215,9 @@ pub fn unique_atoms(config: &UniqueAtoms, out: impl Write) -> Result<Summary, Ge
     for time in config.start..=last {
         for _ in 0..config.atoms_per_point {
             writer.buffer.extend_from_slice(b"p(");
-            push_decimal(&mut writer.buffer, n);
+            config.constants.write(&mut writer.buffer, 0, n);
             writer.buffer.push(b',');
-            push_decimal(&mut writer.buffer, n);
+            config.constants.write(&mut writer.buffer, 1, n);
             writer.buffer.push(b',');
             writer.end_fact(time)?;
             n += 1;
@@ -774,6 +812,7 @@ mod tests {
         let mut out = Vec::new();
         let config = UniqueAtoms {
             atoms_per_point: 2,
+            constants: Constants::Integers,
             time_points: 7,
             start: 10,
             extra_every: 3,
@@ -786,6 +825,33 @@ mod tests {
         assert!(
             text.starts_with("p(0,0,10).\np(1,1,10).\ns(10).\np(2,2,11).\n"),
             "{text}"
+        );
+    }
+
+    #[test]
+    fn unique_atoms_with_fresh_names_or_iris() {
+        let text = |constants| {
+            let mut out = Vec::new();
+            let config = UniqueAtoms {
+                atoms_per_point: 2,
+                constants,
+                time_points: 2,
+                start: 0,
+                extra_every: 0,
+            };
+            unique_atoms(&config, &mut out).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        assert_eq!(
+            text(Constants::Names),
+            "p(id0,b0,0).\np(id1,b1,0).\np(id2,b2,1).\np(id3,b3,1).\n"
+        );
+        let iris = text(Constants::Iris);
+        assert!(
+            iris.starts_with(
+                "p(\"http://example.org/stream/event#0\",\"http://example.org/stream/object#0\",0).\n"
+            ),
+            "{iris}"
         );
     }
 

@@ -13,8 +13,8 @@ use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use stgflow_datasets::convert::{ConvertError, ConvertingWriter, Format};
 use stgflow_datasets::{
-    DeviceFleet, GenerateError, Graph, Inertia, OnePerPoint, Summary, TrafficLights, UniqueAtoms,
-    device_fleet, graph, inertia, one_per_point, traffic_lights, unique_atoms,
+    Constants, DeviceFleet, GenerateError, Graph, Inertia, OnePerPoint, Summary, TrafficLights,
+    UniqueAtoms, device_fleet, graph, inertia, one_per_point, traffic_lights, unique_atoms,
 };
 
 #[global_allocator]
@@ -108,11 +108,22 @@ struct TrafficLightsArgs {
     start: u64,
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum ConstantsArg {
+    Integers,
+    Names,
+    Iris,
+}
+
 #[derive(Debug, Args)]
 struct UniqueAtomsArgs {
     /// New atoms per time point.
     #[arg(long, default_value_t = 1000, value_name = "R")]
     atoms_per_point: u64,
+    /// The atoms' arguments: integers (`p(17,17,T).`), fresh names (`p(id17,b17,T).`) or
+    /// fresh IRIs (quoted, longer than a value holds inline).
+    #[arg(long, value_enum, default_value_t = ConstantsArg::Integers)]
+    constants: ConstantsArg,
     /// Also write the 0-ary atom `s(T).` every K time points (0: never).
     #[arg(long, default_value_t = 0, value_name = "K")]
     extra_every: u64,
@@ -262,6 +273,11 @@ fn write_stream(command: &Command, out: impl Write) -> Result<Summary, GenerateE
         Command::UniqueAtoms(args) => unique_atoms(
             &UniqueAtoms {
                 atoms_per_point: args.atoms_per_point,
+                constants: match args.constants {
+                    ConstantsArg::Integers => Constants::Integers,
+                    ConstantsArg::Names => Constants::Names,
+                    ConstantsArg::Iris => Constants::Iris,
+                },
                 time_points: args.time.time_points,
                 start: args.time.start,
                 extra_every: args.extra_every,

@@ -1,18 +1,28 @@
 //! Constants: symbols (identifiers and quoted strings), integers and floats.
 //!
-//! Symbols are interned process-wide: a [`Sym`] is a thin pointer to leaked, immutable
-//! symbol data, so a [`Value`] is 16 bytes and `Copy`, equality is a pointer comparison,
-//! and reading a symbol's text takes no lock. Each symbol carries a hash of its *text*,
-//! computed once when interned; `Hash` writes that hash, so a value hashes the same in
-//! every process (timely's exchange between processes routes by it).
+//! A [`Value`] is 16 bytes and `Copy`. A symbol of up to [`INLINE`] bytes — the names
+//! and identifiers of event logs, fresh ones included — is stored in the value itself:
+//! no allocation, no table, equality, hashing and order on its bytes, so a stream of
+//! fresh names costs what a stream of integers costs and leaves nothing behind. A longer
+//! symbol (an IRI) is interned process-wide: a thin pointer to leaked, immutable symbol
+//! data, equality a pointer comparison, its text's hash computed once. Interned symbols
+//! are never freed (see the pitfall below).
+//!
+//! Hashing depends on the text only — the inline bytes, or the interned text's hash — so
+//! a value hashes the same in every process (timely's exchange between processes routes
+//! by it); a text always takes the same form, so equal texts hash alike. Values travel
+//! between processes as their text.
 //!
 //! A quoted string and an identifier with the same text are the same symbol (`"a"` = `a`);
-//! it is printed bare when it reads as an identifier and quoted otherwise. Floats compare
-//! by their bit pattern for joins and hashing (so `1.0` and `1` are different constants)
-//! but numerically in the comparison built-ins.
+//! it is printed bare when it reads as an identifier and quoted otherwise. Symbols order
+//! by their text. Floats compare by their bit pattern for joins and hashing (so `1.0` and
+//! `1` are different constants) but numerically in the comparison built-ins.
 //!
-//! Interned symbols are never freed: a stream that keeps introducing new constants grows
-//! the table however short the forgetting horizon.
+//! **Pitfall: long symbols stay.** Freeing an interned symbol needs to know that no value
+//! holds it any more, which a `Copy` value cannot tell: a stream that brings a new IRI in
+//! every fact grows the table however short the horizon. Values that count their
+//! references (not `Copy`) were measured: every clone and drop of every row then pays
+//! for it, and an integer workload ran 1.4× slower (BENCHMARKS.md, eighth pass).
 
 use std::cmp::Ordering;
 use std::fmt;
@@ -29,6 +39,10 @@ pub type Row = smallvec::SmallVec<[Value; ROW_INLINE]>;
 /// How many values a [`Row`] holds without allocating.
 pub const ROW_INLINE: usize = 2;
 
+/// The longest symbol, in bytes, stored in the value itself.
+pub const INLINE: usize = 14;
+
+/// An interned symbol's data.
 #[derive(Debug)]
 struct SymbolData {
     text: Box<str>,
@@ -40,12 +54,23 @@ struct SymbolData {
     bare: bool,
 }
 
-/// An interned symbol.
+/// A symbol: its text inline, or interned.
 #[derive(Clone, Copy)]
-pub struct Sym(&'static SymbolData);
+pub struct Sym(Repr);
 
-fn interner() -> &'static RwLock<HashMap<&'static str, Sym>> {
-    static INTERNER: OnceLock<RwLock<HashMap<&'static str, Sym>>> = OnceLock::new();
+/// The high bit of an inline symbol's `meta`: it prints bare. The other bits: its length.
+const BARE: u8 = 0x80;
+
+#[derive(Clone, Copy)]
+enum Repr {
+    /// Up to [`INLINE`] bytes of text, zero-padded; `meta` is the length, and [`BARE`].
+    Inline { meta: u8, bytes: [u8; INLINE] },
+    /// Longer text, interned.
+    Interned(&'static SymbolData),
+}
+
+fn interner() -> &'static RwLock<HashMap<&'static str, &'static SymbolData>> {
+    static INTERNER: OnceLock<RwLock<HashMap<&'static str, &'static SymbolData>>> = OnceLock::new();
     INTERNER.get_or_init(Default::default)
 }
 
@@ -56,52 +81,104 @@ fn text_hash(text: &str) -> u64 {
     })
 }
 
+/// The first 8 bytes of `bytes`, big-endian, zero-padded.
+fn prefix_of(bytes: &[u8]) -> u64 {
+    let mut prefix = [0u8; 8];
+    let head = &bytes[..bytes.len().min(8)];
+    prefix[..head.len()].copy_from_slice(head);
+    u64::from_be_bytes(prefix)
+}
+
 impl Sym {
-    /// Interns `text`, returning the same symbol for the same text every time.
+    /// The symbol of `text`: inline when short, else the interned one, the same for the
+    /// same text every time.
     pub fn new(text: &str) -> Sym {
-        if let Some(&sym) = interner()
-            .read()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .get(text)
-        {
-            return sym;
+        if text.len() <= INLINE {
+            let mut bytes = [0u8; INLINE];
+            bytes[..text.len()].copy_from_slice(text.as_bytes());
+            let bare = if is_bare_symbol(text) { BARE } else { 0 };
+            return Sym(Repr::Inline {
+                meta: text.len() as u8 | bare,
+                bytes,
+            });
         }
-        let mut table = interner()
-            .write()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some(&sym) = table.get(text) {
-            return sym;
-        }
-        // Symbol data lives as long as the process: symbols are shared by every program,
-        // stream and worker.
-        let mut prefix = [0u8; 8];
-        let head = &text.as_bytes()[..text.len().min(8)];
-        prefix[..head.len()].copy_from_slice(head);
-        let data: &'static SymbolData = Box::leak(Box::new(SymbolData {
-            text: text.into(),
-            hash: text_hash(text),
-            prefix: u64::from_be_bytes(prefix),
-            bare: is_bare_symbol(text),
-        }));
-        let sym = Sym(data);
-        table.insert(&data.text, sym);
-        sym
+        Sym(Repr::Interned(intern(text)))
     }
 
     /// The symbol's text.
-    pub fn as_str(self) -> &'static str {
-        &self.0.text
+    pub fn as_str(&self) -> &str {
+        match &self.0 {
+            // The bytes are a whole `str`, copied in `new`.
+            Repr::Inline { meta, bytes } => {
+                std::str::from_utf8(&bytes[..usize::from(meta & !BARE)]).unwrap_or_default()
+            }
+            Repr::Interned(data) => &data.text,
+        }
     }
 
     /// Whether the symbol prints without quotes (a lower-case identifier).
     pub fn is_bare(self) -> bool {
-        self.0.bare
+        match self.0 {
+            Repr::Inline { meta, .. } => meta & BARE != 0,
+            Repr::Interned(data) => data.bare,
+        }
     }
+
+    /// Whether the symbol is stored in the value itself (not interned).
+    pub fn is_inline(self) -> bool {
+        matches!(self.0, Repr::Inline { .. })
+    }
+
+    /// The first 8 bytes of the text, big-endian, zero-padded.
+    fn prefix(self) -> u64 {
+        match self.0 {
+            Repr::Inline { bytes, .. } => prefix_of(&bytes),
+            Repr::Interned(data) => data.prefix,
+        }
+    }
+}
+
+/// The interned data of `text` (longer than [`INLINE`]).
+fn intern(text: &str) -> &'static SymbolData {
+    if let Some(&data) = interner()
+        .read()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .get(text)
+    {
+        return data;
+    }
+    let mut table = interner()
+        .write()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(&data) = table.get(text) {
+        return data;
+    }
+    // Symbol data lives as long as the process: symbols are shared by every program,
+    // stream and worker.
+    let data: &'static SymbolData = Box::leak(Box::new(SymbolData {
+        text: text.into(),
+        hash: text_hash(text),
+        prefix: prefix_of(text.as_bytes()),
+        bare: is_bare_symbol(text),
+    }));
+    table.insert(&data.text, data);
+    data
 }
 
 impl PartialEq for Sym {
     fn eq(&self, other: &Sym) -> bool {
-        std::ptr::eq(self.0, other.0)
+        match (self.0, other.0) {
+            (
+                Repr::Inline { meta, bytes },
+                Repr::Inline {
+                    meta: other_meta,
+                    bytes: other_bytes,
+                },
+            ) => meta == other_meta && bytes == other_bytes,
+            (Repr::Interned(a), Repr::Interned(b)) => std::ptr::eq(a, b),
+            // A text takes one form only.
+            _ => false,
+        }
     }
 }
 
@@ -109,7 +186,18 @@ impl Eq for Sym {}
 
 impl Hash for Sym {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        state.write_u64(self.0.hash);
+        match self.0 {
+            Repr::Inline { meta, bytes } => {
+                let mut low = [0u8; 8];
+                let mut high = [0u8; 8];
+                low.copy_from_slice(&bytes[..8]);
+                high[..INLINE - 8].copy_from_slice(&bytes[8..]);
+                high[7] = meta;
+                state.write_u64(u64::from_le_bytes(low));
+                state.write_u64(u64::from_le_bytes(high));
+            }
+            Repr::Interned(data) => state.write_u64(data.hash),
+        }
     }
 }
 
@@ -122,15 +210,25 @@ impl PartialOrd for Sym {
 /// Text order.
 impl Ord for Sym {
     fn cmp(&self, other: &Sym) -> Ordering {
-        if self == other {
-            return Ordering::Equal;
+        match (self.0, other.0) {
+            // Zero padding sorts a shorter text first where one is the other's prefix,
+            // and the length settles texts that differ only in trailing NULs.
+            (
+                Repr::Inline { meta, bytes },
+                Repr::Inline {
+                    meta: other_meta,
+                    bytes: other_bytes,
+                },
+            ) => bytes
+                .cmp(&other_bytes)
+                .then((meta & !BARE).cmp(&(other_meta & !BARE))),
+            _ if self == other => Ordering::Equal,
+            // The prefixes decide whenever they differ, as the text order does.
+            _ => self
+                .prefix()
+                .cmp(&other.prefix())
+                .then_with(|| self.as_str().cmp(other.as_str())),
         }
-        // Zero padding sorts a shorter prefix first, as the text order does, so the
-        // prefixes decide whenever they differ.
-        self.0
-            .prefix
-            .cmp(&other.0.prefix)
-            .then_with(|| self.as_str().cmp(other.as_str()))
     }
 }
 
@@ -272,7 +370,7 @@ impl Value {
                 let ordered = (b ^ ((((b >> 63) as u64) >> 1) as i64)) as u64 ^ (1 << 63);
                 (2, (ordered >> 34) as u32)
             }
-            Value::Sym(s) => (3, (s.0.prefix >> 34) as u32),
+            Value::Sym(s) => (3, (s.prefix() >> 34) as u32),
         };
         (kind << 30) | bits
     }
@@ -421,6 +519,59 @@ mod tests {
         }
         assert!(Value::Int(1).order_prefix() < Value::Int(2).order_prefix());
         assert!(Value::sym("a").order_prefix() < Value::sym("b").order_prefix());
+    }
+
+    /// A value is 16 bytes whatever it holds; texts up to 14 bytes live in it, longer
+    /// ones are interned, and equality, hashing and order depend on the text only.
+    #[test]
+    fn short_symbols_are_inline_and_long_ones_interned_alike() {
+        use std::hash::BuildHasher;
+        assert_eq!(std::mem::size_of::<Value>(), 16);
+        let short = "fourteen_bytes";
+        let long = "http://example.org/stream/predicate#p";
+        assert_eq!(short.len(), INLINE);
+        assert!(Sym::new(short).is_inline() && !Sym::new(long).is_inline());
+        assert!(!Sym::new(&format!("{short}x")).is_inline());
+        let state =
+            std::hash::BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default();
+        for text in [short, long, "", "é", "a\0b", "Ab c"] {
+            assert_eq!(Sym::new(text), Sym::new(text));
+            assert_eq!(Sym::new(text).as_str(), text);
+            assert_eq!(
+                state.hash_one(Value::sym(text)),
+                state.hash_one(Value::sym(text))
+            );
+        }
+        assert!(Sym::new("id17").is_bare() && !Sym::new("Ab c").is_bare());
+        assert_ne!(Sym::new(long), Sym::new(&format!("{long}2")));
+        assert_ne!(Sym::new("a"), Sym::new("a\0"));
+        let mut texts = vec![
+            long,
+            short,
+            "fourteen_byte",
+            "fourteen_bytes_and_more",
+            "a",
+            "a\0",
+            "",
+        ];
+        let mut symbols: Vec<Sym> = texts.iter().map(|t| Sym::new(t)).collect();
+        symbols.sort();
+        texts.sort_unstable();
+        let sorted: Vec<&str> = symbols.iter().map(Sym::as_str).collect();
+        assert_eq!(sorted, texts);
+    }
+
+    proptest::proptest! {
+        /// Whatever the texts' lengths (either side of [`INLINE`]), symbols are equal,
+        /// ordered, printed and round-tripped as their texts are.
+        #[test]
+        fn symbols_compare_as_their_texts(a in "[a-c\\x00é]{0,20}", b in "[a-c\\x00é]{0,20}") {
+            let (x, y) = (Sym::new(&a), Sym::new(&b));
+            proptest::prop_assert_eq!(x == y, a == b);
+            proptest::prop_assert_eq!(x.cmp(&y), a.cmp(&b));
+            proptest::prop_assert_eq!(x.as_str(), a.as_str());
+            proptest::prop_assert_eq!(Value::Sym(x).order_prefix() <= Value::Sym(y).order_prefix(), a <= b || Value::Sym(x).order_prefix() == Value::Sym(y).order_prefix());
+        }
     }
 
     #[test]
