@@ -116,6 +116,14 @@ impl Sym {
         }
     }
 
+    /// The symbol's text as bytes, without checking them again (for writing it out).
+    pub fn as_bytes(&self) -> &[u8] {
+        match &self.0 {
+            Repr::Inline { meta, bytes } => &bytes[..usize::from(meta & !BARE)],
+            Repr::Interned(data) => data.text.as_bytes(),
+        }
+    }
+
     /// Whether the symbol prints without quotes (a lower-case identifier).
     pub fn is_bare(self) -> bool {
         match self.0 {
@@ -187,14 +195,15 @@ impl Eq for Sym {}
 impl Hash for Sym {
     fn hash<H: Hasher>(&self, state: &mut H) {
         match self.0 {
+            // The sixteen bytes folded into one word: the hasher mixes it.
             Repr::Inline { meta, bytes } => {
                 let mut low = [0u8; 8];
                 let mut high = [0u8; 8];
                 low.copy_from_slice(&bytes[..8]);
                 high[..INLINE - 8].copy_from_slice(&bytes[8..]);
                 high[7] = meta;
-                state.write_u64(u64::from_le_bytes(low));
-                state.write_u64(u64::from_le_bytes(high));
+                let (low, high) = (u64::from_le_bytes(low), u64::from_le_bytes(high));
+                state.write_u64(low.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ high);
             }
             Repr::Interned(data) => state.write_u64(data.hash),
         }

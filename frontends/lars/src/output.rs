@@ -35,7 +35,7 @@ impl Snapshot for LaserOutput {
                     atom.push(b',');
                 }
                 match value {
-                    Value::Sym(sym) => atom.extend_from_slice(sym.as_str().as_bytes()),
+                    Value::Sym(sym) => atom.extend_from_slice(sym.as_bytes()),
                     other => push_value(atom, *other),
                 }
             }
