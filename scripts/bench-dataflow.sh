@@ -13,16 +13,20 @@ measure() { # label, then the stgflow arguments
   local label=$1; shift
   /usr/bin/time -f "$label	%e s	%M KiB" "$run" "$@" > /dev/null
 }
-[ -f "$dir/ua_1000x10000.facts" ] || $gen unique-atoms --atoms-per-point 1000 --time-points 10000 --out "$dir/ua_1000x10000.facts"
-[ -f "$dir/ua_1000x1000.facts" ] || $gen unique-atoms --atoms-per-point 1000 --time-points 1000 --out "$dir/ua_1000x1000.facts"
+# Fresh names (`p(id17,b17,T).`), as real logs and Laser's streams have; the integer
+# stream beside them for the windows.
+[ -f "$dir/ua_1000x10000.facts" ] || $gen unique-atoms --constants names --atoms-per-point 1000 --time-points 10000 --out "$dir/ua_1000x10000.facts"
+[ -f "$dir/ua_int_1000x10000.facts" ] || $gen unique-atoms --atoms-per-point 1000 --time-points 10000 --out "$dir/ua_int_1000x10000.facts"
+[ -f "$dir/ua_1000x1000.facts" ] || $gen unique-atoms --constants names --atoms-per-point 1000 --time-points 1000 --out "$dir/ua_1000x1000.facts"
 [ -f "$dir/inertia.facts" ] || $gen inertia --fluents 100000 --events-per-point 10 --time-points 100000 --out "$dir/inertia.facts"
 for n in 100000 1000000 10000000; do
   [ -f "$dir/tick_$n.facts" ] || $gen one-per-point --time-points $n --out "$dir/tick_$n.facts"
 done
-echo "# windows: 1000 new atoms per time point, 10,000 time points (10^7 facts), 1 worker, changes"
+echo "# windows: 1000 new atoms per time point (fresh names), 10,000 time points (10^7 facts), 1 worker, changes"
 for prog in diamond_10 diamond_100 box_10; do
   measure "$prog" run datasets/bench/$prog.tdl "$dir/ua_1000x10000.facts" --mode changes
 done
+measure "diamond_10 (integers)" run datasets/bench/diamond_10.tdl "$dir/ua_int_1000x10000.facts" --mode changes
 measure "diamond_10 (literal rules)" run datasets/bench/diamond_10.tdl "$dir/ua_1000x10000.facts" --mode changes --no-window-lowering
 echo "# inertia: 100,000 fluents, 10 events per time point, 10^5 time points, 1 worker"
 measure inertia run datasets/examples/inertia.tdl "$dir/inertia.facts" --mode changes

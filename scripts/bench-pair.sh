@@ -14,7 +14,7 @@ D=${1:?scratch dir}; shift
 bins=("$@")
 R=${DATA:-../shared/data/rtec}
 gen=./target/release/stgflow-datasets
-[ -f "$D/ua_100x10000.laser" ] || $gen unique-atoms --atoms-per-point 100 --time-points 10000 --format laser --out "$D/ua_100x10000.laser"
+[ -f "$D/ua_100x10000.laser" ] || $gen unique-atoms --constants names --atoms-per-point 100 --time-points 10000 --format laser --out "$D/ua_100x10000.laser"
 lars=$(mktemp -d)
 for n in 10 100; do
   echo "q(A,B) :- time_win($n,0,1,diamond(p(A,B)))" > "$lars/d$n.lars"
