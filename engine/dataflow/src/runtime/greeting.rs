@@ -113,32 +113,44 @@ pub(super) fn connect(
         None
     };
     let mut sockets: Vec<Option<TcpStream>> = (0..addresses.len()).map(|_| None).collect();
-    dial(addresses, me, hello, deadline, timeout, &mut sockets)?;
+    let connecting = Connecting {
+        addresses,
+        me,
+        hello,
+        deadline,
+        timeout,
+    };
+    dial(&connecting, &mut sockets)?;
     if let Some(listener) = listener {
-        accept(
-            listener,
-            addresses,
-            me,
-            hello,
-            deadline,
-            timeout,
-            &mut sockets,
-        )?;
+        accept(&connecting, listener, &mut sockets)?;
     }
     Ok(sockets)
+}
+
+/// What dialing and accepting both go by: the cluster's addresses, this process's index
+/// and greeting, and when to give up.
+struct Connecting<'a> {
+    addresses: &'a [String],
+    me: usize,
+    hello: Hello,
+    deadline: std::time::Instant,
+    timeout: std::time::Duration,
 }
 
 /// Dials the processes before this one (`me`), greeting each; their sockets go into
 /// `sockets`.
 fn dial(
-    addresses: &[String],
-    me: usize,
-    hello: Hello,
-    deadline: std::time::Instant,
-    timeout: std::time::Duration,
+    connecting: &Connecting<'_>,
     sockets: &mut [Option<std::net::TcpStream>],
 ) -> Result<(), RunError> {
     use std::io::Write;
+    let Connecting {
+        addresses,
+        me,
+        hello,
+        deadline,
+        timeout,
+    } = *connecting;
     use std::net::TcpStream;
     for (index, address) in addresses.iter().enumerate().take(me) {
         let mut stream = loop {
@@ -179,15 +191,18 @@ fn dial(
 /// Accepts the processes after this one (`me`) on `listener`, answering each greeting;
 /// a connection that does not greet in time is not one of them and is dropped.
 fn accept(
+    connecting: &Connecting<'_>,
     listener: std::net::TcpListener,
-    addresses: &[String],
-    me: usize,
-    hello: Hello,
-    deadline: std::time::Instant,
-    timeout: std::time::Duration,
     sockets: &mut [Option<std::net::TcpStream>],
 ) -> Result<(), RunError> {
     use std::io::Write;
+    let Connecting {
+        addresses,
+        me,
+        hello,
+        deadline,
+        timeout,
+    } = *connecting;
     while sockets
         .iter()
         .enumerate()
