@@ -275,6 +275,13 @@ pub fn feed(
             break;
         }
         last_seen = Some(time);
+        // Every time point before the latest time read is complete: the quiet ones go
+        // out now, before the facts of `time` are collected — which reads past them and,
+        // on a live stream, waits for the next line.
+        if next_t < time {
+            consumer.quiet(next_t, time)?;
+            next_t = time;
+        }
         let mut input = Vec::with_capacity(size);
         for (source, head) in sources.iter_mut().zip(heads.iter_mut()) {
             while head.as_ref().is_some_and(|f| f.time == time) {
@@ -291,9 +298,6 @@ pub fn feed(
         if time < next_t {
             fed.dropped += input.len() as u64;
             continue;
-        }
-        if next_t < time {
-            consumer.quiet(next_t, time)?;
         }
         fed.input_facts += input.len() as u64;
         consumer.complete(time, input)?;
