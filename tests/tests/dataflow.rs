@@ -1,6 +1,7 @@
 //! The dataflow engine against the reference evaluator: random programs and streams
 //! (joins, negation at offsets 0..3, offset-0 recursion, temporal recursion, comparisons,
-//! assignments, facts of rule-defined predicates in the input), with 1, 2 and 3 workers.
+//! assignments, facts of rule-defined predicates in the input), with 1, 2, 3 and 4 workers
+//! (clusters of 2 and 3 processes: the CLI's `cluster_oracle` tests).
 
 use proptest::prelude::*;
 use stgflow_io::drive::Timeline;
@@ -34,8 +35,8 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
 
     #[test]
-    fn dataflow_with_1_2_3_workers_equals_reference_on_300_random_programs(seed in any::<u64>()) {
-        check(seed, &[1, 2, 3]).map_err(TestCaseError::fail)?;
+    fn dataflow_with_1_2_3_4_workers_equals_reference_on_300_random_programs(seed in any::<u64>()) {
+        check(seed, &[1, 2, 3, 4]).map_err(TestCaseError::fail)?;
     }
 }
 

@@ -1,6 +1,8 @@
 //! The dataflow's own operators, one per file, each over totally ordered time points (a
 //! timely timestamp `u64`) and consolidated 0/1 collections:
 //!
+//! * [`points`] — input facts as they hold per time point turned into changes, on every
+//!   worker.
 //! * [`zero_one`] — a collection made 0/1 (present or not) per time point, in one count
 //!   table; also the delays of the ♢/□ windows ([`window`]).
 //! * [`hash_join`] — joins and antijoins over time points, keeping no history (a record
@@ -17,6 +19,7 @@
 //! count above 1, is read as it comes.
 
 pub mod hash_join;
+pub mod points;
 mod slab;
 pub mod stepper;
 pub mod window;

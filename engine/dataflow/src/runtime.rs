@@ -1,20 +1,27 @@
 //! Runs a program on timely workers: `-w` threads, `-n/-p/-h` processes.
 //!
-//! * The calling thread reads and merges the input ([`stgflow_io::drive::feed`]), turns each
-//!   time point's facts into *changes* against the previous time point (a fact that keeps
-//!   holding costs nothing), and sends them in batches to worker 0 over a bounded channel,
-//!   so only a bounded number of time points is in flight. A batch holds one vector per
-//!   predicate ([`Batch`]); worker 0 hands each to that predicate's input handle as one
-//!   container, and the operators' exchanges shard them from there.
-//! * Worker 0 advances the inputs to the end of each batch and steps until the output
-//!   probe passes it; every output update before that time is then final. The output is
-//!   exchanged to worker 0, which puts it in output order ([`in_output_order`]) and sends
-//!   it back; the calling thread writes it to the [`Sink`] time point by time point.
+//! * The calling thread reads and merges the input ([`stgflow_io::drive::feed`]) and sends
+//!   each time point's facts, as they are, in batches to the workers of its process, each
+//!   batch to the next worker in turn, over bounded channels, so only a bounded number of
+//!   time points is in flight. A batch holds one vector per predicate ([`Batch`]); the
+//!   worker hands each to that predicate's input handle as one container.
+//! * On every worker, each predicate's facts are exchanged by hash and turned into
+//!   *changes* against the previous time point ([`crate::operators::points`]): a fact that
+//!   keeps holding costs nothing downstream. The operators' exchanges shard from there.
+//!   With a single worker in all, the calling thread diffs instead (same code,
+//!   [`crate::operators::points::PointDiff`]): the worker, which also sorts the output, is
+//!   then the busier of the two threads no more than the calling thread is.
+//! * Every serving worker advances its inputs to the end of each batch (the workers a batch
+//!   does not go to only advance) and steps until the output probe passes it; every output
+//!   update before that time is then final. Each worker keeps the output it computed, puts
+//!   it in output order ([`in_output_order`]) and sends it to the calling thread, which
+//!   merges the workers' runs and writes them to the [`Sink`] time point by time point.
 //! * A live stream (`-`) sends each time point as soon as it is complete and waits for its
 //!   output, so each time point is printed before the next line is read.
-//! * Every other worker has no input of its own: it closes its input handles at once and
-//!   steps (parking when idle) until the dataflow is done. In a cluster only process 0
-//!   reads the input and writes the output.
+//! * In a cluster only process 0 reads the input and writes the output: its workers serve
+//!   the calling thread, and every other process's workers close their inputs at once and
+//!   step (parking when idle) until the dataflow is done, their output exchanged to the
+//!   worker of the same local index on process 0.
 
 mod cluster;
 mod feeder;
@@ -26,7 +33,7 @@ mod worker;
 use std::io::Write;
 use std::sync::Arc;
 
-use crossbeam_channel::{bounded, unbounded};
+use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
 use stgflow_io::drive::{FactSource, RunError, RunSummary, Timeline, feed};
 use stgflow_io::sink::Sink;
 use stgflow_lang::ir::Program;
@@ -77,22 +84,33 @@ pub fn run<W: Write>(
     let plan = Arc::new(plan(program, analysis, options.lower_windows));
     let program_arc = Arc::new(program.clone());
     let outputs = Arc::new(program.output_predicates());
-    let (to_worker, from_main) = bounded::<ToWorker>(IN_FLIGHT);
-    let (to_main, from_worker) = unbounded::<FromWorker>();
+    let (to_workers, from_main): (Vec<Sender<ToWorker>>, Vec<Receiver<ToWorker>>) =
+        (0..options.cluster.workers.max(1))
+            .map(|_| bounded::<ToWorker>(IN_FLIGHT))
+            .unzip();
+    let from_main = Arc::new(from_main);
+    let (to_main, from_workers) = unbounded::<FromWorker>();
+    // One worker in all: the calling thread diffs, the worker evaluates and sorts.
+    let diff_here = options.cluster.workers <= 1 && options.cluster.processes <= 1;
     let guards = options.cluster.execute({
         let (program, plan, outputs) = (program_arc.clone(), plan.clone(), outputs.clone());
-        move |worker| work(worker, &program, &plan, &outputs, &from_main, &to_main)
+        move |worker| {
+            let plan = (&*program, &*plan, &outputs[..]);
+            work(worker, plan, !diff_here, &from_main, &to_main)
+        }
     })?;
     if options.cluster.process != 0 {
-        drop(to_worker);
+        drop(to_workers);
         return join(guards).map(|()| RunSummary::default());
     }
     let mut feeder = Feeder::new(
-        to_worker,
-        from_worker,
+        to_workers,
+        from_workers,
         sink,
         options,
         program.predicates.len() + 1,
+        stgflow_io::sink::name_ranks(program),
+        diff_here,
     );
     let result = feed(sources, timeline, &mut feeder).and_then(|fed| feeder.finish().map(|()| fed));
     let finished = match result {

@@ -58,7 +58,10 @@ impl Live {
 
     /// Writes `text` to the run's stdin, without closing it.
     fn write(&mut self, text: &str) {
-        let stdin = self.stdin.as_mut().unwrap_or_else(|| panic!("stdin closed"));
+        let stdin = self
+            .stdin
+            .as_mut()
+            .unwrap_or_else(|| panic!("stdin closed"));
         stdin
             .write_all(text.as_bytes())
             .and_then(|()| stdin.flush())
@@ -154,7 +157,10 @@ fn sigterm_after_a_gap_keeps_the_time_points_in_it() {
         let (code, seen, stderr) = live.end(Some("TERM"));
         assert_eq!(code, Some(143), "{engine:?}: {stderr}");
         assert_eq!(seen, ["safe(d1,2)."], "{engine:?}");
-        assert!(stderr.contains("stopped by SIGTERM"), "{engine:?}: {stderr}");
+        assert!(
+            stderr.contains("stopped by SIGTERM"),
+            "{engine:?}: {stderr}"
+        );
     }
 }
 
@@ -171,7 +177,12 @@ fn a_time_going_back_stops_the_run_after_the_complete_time_points() {
         assert_eq!(code, Some(1), "{engine:?}: {stderr}");
         assert_eq!(
             seen,
-            ["safe(d1,2).", "safe(d1,3).", "safe(d1,4).", "trusted(d1,4)."],
+            [
+                "safe(d1,2).",
+                "safe(d1,3).",
+                "safe(d1,4).",
+                "trusted(d1,4)."
+            ],
             "{engine:?}"
         );
         assert!(stderr.contains("error[E102]"), "{engine:?}: {stderr}");

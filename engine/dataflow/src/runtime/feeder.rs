@@ -1,29 +1,28 @@
-//! The calling thread's side of a run: each time point's input facts become changes
-//! against the previous time point (a fact that keeps holding costs nothing), sent to
-//! worker 0 in batches; the output comes back in output order and goes to the sink time
-//! point by time point.
+//! The calling thread's side of a run: each time point's input facts go, as they are, in
+//! batches to the workers of this process, a batch to each in turn (every worker turns its
+//! share into changes, after an exchange by hash: [`crate::operators::points`]); each
+//! worker's output comes back in output order, and the workers' runs are merged and go to
+//! the sink time point by time point.
 
-use std::hash::BuildHasher;
+use std::collections::VecDeque;
 use std::io::Write;
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, SendTimeoutError, Sender};
-use hashbrown::{DefaultHashBuilder, HashTable};
 use stgflow_io::drive::{RunError, RunSummary, TimePoints};
 use stgflow_io::sink::Sink;
 use stgflow_lang::ir::PredId;
 use stgflow_lang::value::Row;
 
 use super::messages::{Change, FromWorker, SPARE_BUFFERS, ToWorker, Update};
+use super::order::merge_runs;
+use crate::operators::points::PointDiff;
 
-/// An input fact: its predicate and arguments.
-type Fact = (PredId, Row);
-
-/// How often the calling thread, waiting for worker 0, looks for a stop request.
+/// How often the calling thread, waiting for a worker, looks for a stop request.
 const STOP_POLL: std::time::Duration = std::time::Duration::from_millis(50);
 
-/// A batch of input changes, one vector per input channel: a predicate's changes under its
-/// id, the unit row's ([`crate::operators::UNIT_TAG`]) last. Worker 0 hands each vector to its
-/// predicate's input handle as it is.
+/// A batch of input facts, one vector per input channel: a predicate's facts under its id,
+/// the unit row's ([`crate::operators::UNIT_TAG`]) last. The worker it goes to hands each
+/// vector to its predicate's input handle as it is.
 struct Batch {
     parts: Vec<Vec<Change>>,
     len: usize,
@@ -65,20 +64,21 @@ impl Batch {
     }
 }
 
-/// The calling thread's side: input changes out, output back in.
+/// The calling thread's side: input facts out, output back in.
 pub(super) struct Feeder<'a, W: Write> {
-    to_worker: Option<Sender<ToWorker>>,
-    from_worker: Receiver<FromWorker>,
+    /// One channel to each worker of this process, by local index.
+    to_workers: Vec<Sender<ToWorker>>,
+    from_workers: Receiver<FromWorker>,
     pub(super) sink: &'a mut Sink<W>,
     live: bool,
     batch_points: u64,
     batch_updates: usize,
-    /// The input facts of the last time point fed.
-    previous: HeldFacts,
-    /// An empty set whose allocation the next time point reuses.
-    spare: HeldFacts,
-    /// Hashes the facts of `previous` and `spare`, each once.
-    hasher: DefaultHashBuilder,
+    /// The worker the next batch's facts go to.
+    next_worker: usize,
+    /// With one worker in all, the calling thread diffs the time points itself (the two
+    /// threads then split the work as evenly as they can: the worker sorts the output);
+    /// otherwise the workers do, each its share ([`crate::operators::points`]).
+    diff: Option<PointDiff<(PredId, Row)>>,
     batch: Batch,
     batch_start: Option<u64>,
     /// Every time point below this has been fed.
@@ -90,110 +90,65 @@ pub(super) struct Feeder<'a, W: Write> {
     /// Whether the unit row ([`crate::operators::UNIT_TAG`]) has been fed, at the first
     /// time point.
     unit_fed: bool,
-    /// Output received but not written yet, in output order.
+    /// Per worker, its output of each batch not merged yet (with the batch's end): a batch
+    /// is merged once every worker has sent its share.
+    runs: Vec<VecDeque<(u64, Vec<Update>)>>,
+    /// Output merged but not written yet, in output order.
     pending: Vec<Update>,
-    /// Emptied output buffers passed back to worker 0, so that their memory stays
+    /// Each predicate's rank by name, for merging the workers' runs.
+    rank: Vec<usize>,
+    /// Emptied output buffers passed back to the workers, so that their memory stays
     /// allocated (fresh pages cost a page fault each).
     spare_outputs: Vec<Vec<Update>>,
+    /// Workers that have said they are done.
+    done: usize,
     pub(super) summary: RunSummary,
     /// Whether a stop request has flushed the sink (see [`Feeder::flush_on_stop`]).
     flushed_on_stop: bool,
 }
 
-/// The input facts of one time point, in arrival order, with an index by hash: what the
-/// next time point's facts are diffed against. The order matters downstream: the −1s of
-/// the facts that left go out in it, so that a window's count table, which stores records
-/// in arrival order, meets them in the order it stored them (in hash order, each was a
-/// cache miss once the table outgrew the caches).
-#[derive(Default)]
-struct HeldFacts {
-    /// Each fact with its hash; `None` once the next time point has taken it.
-    facts: Vec<(u64, Option<Fact>)>,
-    /// Positions in `facts` of the facts not taken, by hash.
-    index: HashTable<usize>,
-}
-
-impl HeldFacts {
-    fn reserve(&mut self, additional: usize) {
-        self.facts.reserve(additional);
-        let facts = &self.facts;
-        self.index.reserve(additional, |&i| facts[i].0);
-    }
-
-    /// Whether position `i` of `facts` holds `fact` (with `hash`).
-    fn holds(facts: &[(u64, Option<Fact>)], i: usize, hash: u64, fact: &Fact) -> bool {
-        facts[i].0 == hash && facts[i].1.as_ref() == Some(fact)
-    }
-
-    fn contains(&self, hash: u64, fact: &Fact) -> bool {
-        let facts = &self.facts;
-        self.index
-            .find(hash, |&i| HeldFacts::holds(facts, i, hash, fact))
-            .is_some()
-    }
-
-    /// Removes `fact` (with `hash`) and returns it, when held.
-    fn take(&mut self, hash: u64, fact: &Fact) -> Option<Fact> {
-        let facts = &mut self.facts;
-        let entry = self
-            .index
-            .find_entry(hash, |&i| HeldFacts::holds(facts, i, hash, fact))
-            .ok()?;
-        let (i, _) = entry.remove();
-        facts[i].1.take()
-    }
-
-    /// Adds `fact`, which is not held yet.
-    fn push_unique(&mut self, hash: u64, fact: Fact) {
-        let facts = &mut self.facts;
-        facts.push((hash, Some(fact)));
-        let at = facts.len() - 1;
-        self.index.insert_unique(hash, at, |&i| facts[i].0);
-    }
-
-    /// Empties the set; returns the facts not taken, in arrival order.
-    fn drain_left(&mut self) -> impl Iterator<Item = Fact> + '_ {
-        self.index.clear();
-        self.facts.drain(..).filter_map(|(_, fact)| fact)
-    }
-}
-
 impl<'a, W: Write> Feeder<'a, W> {
-    /// A feeder sending to worker 0 on `to_worker`, with `channels` input channels (one
-    /// per predicate, then the unit row's), writing the output to `sink`.
+    /// A feeder sending to the workers of this process on `to_workers`, with `channels`
+    /// input channels (one per predicate, then the unit row's), writing the output to
+    /// `sink` in the order of `rank` (each predicate's rank by name).
     pub(super) fn new(
-        to_worker: Sender<ToWorker>,
-        from_worker: Receiver<FromWorker>,
+        to_workers: Vec<Sender<ToWorker>>,
+        from_workers: Receiver<FromWorker>,
         sink: &'a mut Sink<W>,
         options: &super::Options,
         channels: usize,
+        rank: Vec<usize>,
+        diff_here: bool,
     ) -> Feeder<'a, W> {
+        let workers = to_workers.len();
         Feeder {
-            to_worker: Some(to_worker),
-            from_worker,
+            to_workers,
+            from_workers,
             sink,
             live: options.live,
             batch_points: options.batch_points.max(1),
-            batch_updates: options.batch_updates.max(1),
-            previous: HeldFacts::default(),
-            spare: HeldFacts::default(),
-            hasher: DefaultHashBuilder::default(),
+            // A fact given as a point becomes about two changes (its +1, later its −1): a
+            // batch of points holds as many time points as one of changes when half as big.
+            batch_updates: if diff_here {
+                options.batch_updates.max(1)
+            } else {
+                (options.batch_updates / 2).max(1)
+            },
+            next_worker: 0,
+            diff: diff_here.then(PointDiff::default),
             batch: Batch::new(channels),
             batch_start: None,
             advance_to: 0,
             next_emit: None,
             first: None,
             unit_fed: false,
+            runs: (0..workers).map(|_| VecDeque::new()).collect(),
             pending: Vec::new(),
+            rank,
             spare_outputs: Vec::new(),
+            done: 0,
             summary: RunSummary::default(),
             flushed_on_stop: false,
-        }
-    }
-
-    fn retract_previous(&mut self, at: u64) {
-        for (pred, tuple) in self.previous.drain_left() {
-            self.batch.push(pred as u32, tuple, at, -1);
         }
     }
 
@@ -217,32 +172,41 @@ impl<'a, W: Write> Feeder<'a, W> {
         Ok(())
     }
 
+    /// Sends the batch to the next worker in turn, and to every other worker the time it
+    /// advances to.
     fn send_batch(&mut self) -> Result<(), RunError> {
-        let parts = self.batch.take();
+        let mut parts = Some(self.batch.take());
         self.batch_start = None;
-        let Some(channel) = self.to_worker.clone() else {
-            return Ok(());
-        };
-        let message = ToWorker::Feed {
-            parts,
-            advance_to: self.advance_to,
-            first: self.first.unwrap_or(0),
-            recycled: self.spare_outputs.pop().unwrap_or_default(),
-        };
-        if self.send(&channel, message).is_err() {
-            return Err(RunError::Cluster("worker 0 stopped".to_owned()));
+        let workers = self.to_workers.len();
+        let target = self.next_worker;
+        self.next_worker = (target + 1) % workers.max(1);
+        for worker in 0..workers {
+            let message = ToWorker::Feed {
+                parts: if worker == target {
+                    parts.take().unwrap_or_default()
+                } else {
+                    Vec::new()
+                },
+                advance_to: self.advance_to,
+                first: self.first.unwrap_or(0),
+                recycled: self.spare_outputs.pop().unwrap_or_default(),
+            };
+            let channel = self.to_workers[worker].clone();
+            if self.send(&channel, message).is_err() {
+                return Err(RunError::Cluster(format!("worker {worker} stopped")));
+            }
         }
         if self.live {
             self.wait_for(self.advance_to)?;
         } else {
-            while let Ok(message) = self.from_worker.try_recv() {
+            while let Ok(message) = self.from_workers.try_recv() {
                 self.receive(message)?;
             }
         }
         Ok(())
     }
 
-    /// Sends `message` to worker 0, waiting while its channel is full (see
+    /// Sends `message` to a worker, waiting while its channel is full (see
     /// [`Feeder::flush_on_stop`]).
     fn send(&mut self, channel: &Sender<ToWorker>, message: ToWorker) -> Result<(), ()> {
         let mut message = message;
@@ -258,10 +222,10 @@ impl<'a, W: Write> Feeder<'a, W> {
         }
     }
 
-    /// The next message from worker 0, waiting for it (see [`Feeder::flush_on_stop`]).
+    /// The next message from a worker, waiting for it (see [`Feeder::flush_on_stop`]).
     fn next_message(&mut self) -> Result<FromWorker, ()> {
         loop {
-            match self.from_worker.recv_timeout(STOP_POLL) {
+            match self.from_workers.recv_timeout(STOP_POLL) {
                 Ok(message) => return Ok(message),
                 Err(RecvTimeoutError::Timeout) => self.flush_on_stop(),
                 Err(RecvTimeoutError::Disconnected) => return Err(()),
@@ -269,7 +233,7 @@ impl<'a, W: Write> Feeder<'a, W> {
         }
     }
 
-    /// While the calling thread waits for worker 0 — which may be in one long step — a
+    /// While the calling thread waits for a worker — which may be in one long step — a
     /// stop request ([`stgflow_io::interrupt`]) flushes what is written so far at once: the
     /// run still stops cleanly when the worker comes back, and if the process is ended
     /// before that (a second signal, the command's grace period), the output of the
@@ -285,9 +249,10 @@ impl<'a, W: Write> Feeder<'a, W> {
     fn wait_for(&mut self, upto: u64) -> Result<(), RunError> {
         while self.next_emit.is_some_and(|next| next < upto) {
             match self.next_message() {
-                Ok(FromWorker::Done) | Err(_) => {
-                    return Err(RunError::Cluster("worker 0 stopped".to_owned()));
+                Ok(FromWorker::Done { worker }) => {
+                    return Err(RunError::Cluster(format!("worker {worker} stopped")));
                 }
+                Err(_) => return Err(RunError::Cluster("the workers stopped".to_owned())),
                 Ok(message) => self.receive(message)?,
             }
         }
@@ -295,25 +260,44 @@ impl<'a, W: Write> Feeder<'a, W> {
     }
 
     fn receive(&mut self, message: FromWorker) -> Result<(), RunError> {
-        let FromWorker::Output { upto, updates } = message else {
-            return Ok(());
+        let (worker, upto, updates) = match message {
+            FromWorker::Output {
+                worker,
+                upto,
+                updates,
+            } => (worker, upto, updates),
+            FromWorker::Done { .. } => {
+                self.done += 1;
+                return Ok(());
+            }
         };
-        // Worker 0 sends each time point's output once, in output order: all of it below
-        // `upto`; what cannot be written yet waits here.
-        let mut updates = updates;
-        debug_assert!(
-            self.pending
-                .last()
-                .zip(updates.first())
-                .is_none_or(|(a, b)| a.1 <= b.1),
-            "output arrives in time order"
-        );
-        if self.pending.is_empty() {
-            std::mem::swap(&mut self.pending, &mut updates);
-        } else {
-            self.pending.append(&mut updates);
+        // Each worker sends its output of each batch once, in output order; a batch's
+        // output is merged once every worker has sent its share of it.
+        self.runs[worker].push_back((upto, updates));
+        while self.runs.iter().all(|run| !run.is_empty()) {
+            let mut shares: Vec<Vec<Update>> = Vec::with_capacity(self.runs.len());
+            let mut upto = 0;
+            for run in &mut self.runs {
+                if let Some((end, share)) = run.pop_front() {
+                    upto = end;
+                    shares.push(share);
+                }
+            }
+            if shares.len() == 1 && self.pending.is_empty() {
+                std::mem::swap(&mut self.pending, &mut shares[0]);
+            } else {
+                merge_runs(&mut shares, &self.rank, &mut self.pending);
+            }
+            for share in shares {
+                crate::operators::keep_spare(&mut self.spare_outputs, share, SPARE_BUFFERS);
+            }
+            self.write_upto(upto)?;
         }
-        crate::operators::keep_spare(&mut self.spare_outputs, updates, SPARE_BUFFERS);
+        Ok(())
+    }
+
+    /// Writes the pending output of every time point before `upto` (and fed).
+    fn write_upto(&mut self, upto: u64) -> Result<(), RunError> {
         let Some(mut next) = self.next_emit else {
             return Ok(());
         };
@@ -344,20 +328,24 @@ impl<'a, W: Write> Feeder<'a, W> {
             self.live = live;
             sent?;
         }
-        let Some(channel) = self.to_worker.take() else {
+        let channels = std::mem::take(&mut self.to_workers);
+        if channels.is_empty() {
             return Ok(());
-        };
-        let finish = ToWorker::Finish {
-            advance_to: self.advance_to,
-            first: self.first.unwrap_or(0),
-        };
-        let _ = self.send(&channel, finish);
-        loop {
+        }
+        for channel in &channels {
+            let finish = ToWorker::Finish {
+                advance_to: self.advance_to,
+                first: self.first.unwrap_or(0),
+            };
+            let _ = self.send(channel, finish);
+        }
+        while self.done < channels.len() {
             match self.next_message() {
-                Ok(FromWorker::Done) | Err(_) => return Ok(()),
+                Err(_) => return Ok(()),
                 Ok(message) => self.receive(message)?,
             }
         }
+        Ok(())
     }
 }
 
@@ -365,24 +353,22 @@ impl<W: Write> TimePoints for Feeder<'_, W> {
     fn complete(&mut self, t: u64, input: Vec<(PredId, Row)>) -> Result<(), RunError> {
         self.batch_start.get_or_insert(t);
         self.feed_unit(t);
-        // One hash and lookup per fact (the hash kept with it): what held before and holds
-        // again costs nothing; what is new is +1; what is left of the previous time point
-        // is −1.
-        let mut now = std::mem::take(&mut self.spare);
-        now.reserve(input.len());
-        for fact in input {
-            let hash = self.hasher.hash_one(&fact);
-            if let Some(held) = self.previous.take(hash, &fact) {
-                // Not in `now` yet: had it been there, it would have left `previous`.
-                now.push_unique(hash, held);
-            } else if !now.contains(hash, &fact) {
-                self.batch
-                    .push(fact.0 as u32, Row::from_slice(&fact.1), t, 1);
-                now.push_unique(hash, fact);
+        match &mut self.diff {
+            // What held before and holds again costs nothing; what is new is +1; what is
+            // left of the previous time point is −1.
+            Some(diff) => {
+                let batch = &mut self.batch;
+                diff.next(input.into_iter(), |(pred, row), sign| {
+                    batch.push(*pred as u32, Row::from_slice(row), t, sign);
+                });
+            }
+            // The facts as they are: the workers diff them.
+            None => {
+                for (pred, row) in input {
+                    self.batch.push(pred as u32, row, t, 1);
+                }
             }
         }
-        self.retract_previous(t);
-        self.spare = std::mem::replace(&mut self.previous, now);
         self.fed_through(t)
     }
 
@@ -394,7 +380,12 @@ impl<W: Write> TimePoints for Feeder<'_, W> {
         while from < to {
             let start = *self.batch_start.get_or_insert(from);
             self.feed_unit(from);
-            self.retract_previous(from);
+            if let Some(diff) = &mut self.diff {
+                let batch = &mut self.batch;
+                diff.clear(|(pred, row), sign| {
+                    batch.push(*pred as u32, Row::from_slice(row), from, sign);
+                });
+            }
             let end = to.min(start.saturating_add(self.batch_points).max(from + 1));
             self.fed_through(end - 1)?;
             from = end;

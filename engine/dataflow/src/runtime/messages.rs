@@ -1,30 +1,31 @@
-//! What the calling thread and worker 0 send each other.
+//! What the calling thread and the workers of process 0 send each other.
 
 use stgflow_lang::value::Row;
 
 /// An output update: a fact tagged with its predicate, the time, +1 or −1.
 pub(super) type Update = ((u32, Row), u64, isize);
 
-/// An input change: a fact's arguments, the time, +1 or −1.
+/// An input record: a fact's arguments and a time it holds at, with +1 (a point, which
+/// [`crate::operators::points::changes`] turns into changes); for the unit row, its change.
 pub(super) type Change = (Row, u64, isize);
 
-/// Most batches queued for worker 0.
+/// Most batches queued for each worker.
 pub(super) const IN_FLIGHT: usize = 4;
 
 /// Most emptied output buffers kept to hand back to worker 0: as many as can be on their
-/// way (the queued batches, the one worker 0 works on, the one being filled), so that none
+/// way to one worker (its queued batches, the one it works on, the one being filled), so that none
 /// is dropped and allocated afresh (fresh pages are zeroed on first touch).
 pub(super) const SPARE_BUFFERS: usize = IN_FLIGHT + 2;
 
 pub(super) enum ToWorker {
     Feed {
-        /// The batch's changes by input channel: one vector per predicate, then the unit
-        /// row's (see [`Batch`]).
+        /// The batch's facts by input channel: one vector per predicate, then the unit
+        /// row's (see [`Batch`]); empty for every worker but the one a batch goes to.
         parts: Vec<Vec<Change>>,
         advance_to: u64,
         /// The timeline's first time point (see [`in_output_order`]).
         first: u64,
-        /// An emptied output buffer for worker 0 to fill next (its allocation reused).
+        /// An emptied output buffer for the worker to fill next (its allocation reused).
         recycled: Vec<Update>,
     },
     Finish {
@@ -35,9 +36,14 @@ pub(super) enum ToWorker {
 
 pub(super) enum FromWorker {
     Output {
+        /// The local index of the worker that sends it.
+        worker: usize,
         upto: u64,
-        /// Everything before `upto` not sent before, in output order ([`in_output_order`]).
+        /// The worker's output before `upto` not sent before, in output order
+        /// ([`in_output_order`]).
         updates: Vec<Update>,
     },
-    Done,
+    Done {
+        worker: usize,
+    },
 }

@@ -1,5 +1,6 @@
 //! The output's order: what the sink writes within a time point, sorted and consolidated
-//! on worker 0.
+//! on each worker ([`in_output_order`]), the workers' sorted runs merged on the calling
+//! thread ([`merge_runs`]).
 
 use super::messages::Update;
 
@@ -7,8 +8,8 @@ use super::messages::Update;
 /// writes it — by time, predicate name ([`stgflow_io::sink::name_ranks`]), arguments — and
 /// consolidated: one update per fact and time point, none that cancel out. Nothing should
 /// be stamped before the timeline's first point `first` (the unit row starts there);
-/// should anything be, it takes effect there. Done on worker 0, since the calling thread
-/// (reading, diffing, writing) is the busier one (BENCHMARKS.md has the profile).
+/// should anything be, it takes effect there. Done on every worker for its own output,
+/// so that the calling thread only merges (BENCHMARKS.md has the profiles).
 ///
 /// Sorts (key, index) pairs, not the 64-byte updates: the key packs the time (relative to
 /// the batch's first), the predicate's rank and [`stgflow_lang::value::Value::order_prefix`] of the first
@@ -82,6 +83,67 @@ pub(super) fn in_output_order(
         into.pop();
     }
     updates.clear();
+}
+
+/// Merges the workers' `runs` (each in output order, as [`in_output_order`] leaves it)
+/// onto the end of `into` in output order, adding up equal updates and dropping those
+/// that cancel out; empties the runs. Each comparison is first one of packed keys (time,
+/// then rank and order prefix), as in [`in_output_order`].
+pub(super) fn merge_runs(runs: &mut [Vec<Update>], rank: &[usize], into: &mut Vec<Update>) {
+    let rank_of = |p: u32| rank.get(p as usize).copied().unwrap_or(usize::MAX);
+    let key = |((p, row), time, _): &Update| {
+        let prefix = row.first().map_or(0, |v| v.order_prefix());
+        (
+            *time,
+            (rank_of(*p).min(0xFFFF) as u64) << 32 | u64::from(prefix),
+        )
+    };
+    let busy: Vec<usize> = (0..runs.len()).filter(|&i| !runs[i].is_empty()).collect();
+    if busy.len() <= 1 {
+        if let Some(&only) = busy.first() {
+            into.append(&mut runs[only]);
+        }
+        return;
+    }
+    into.reserve(busy.iter().map(|&i| runs[i].len()).sum());
+    let start = into.len();
+    let mut at = vec![0usize; runs.len()];
+    // The head of each run with its key; the least is found by a scan (few workers).
+    let mut heads: Vec<(usize, (u64, u64))> = busy.iter().map(|&i| (i, key(&runs[i][0]))).collect();
+    while !heads.is_empty() {
+        let mut best = 0;
+        for h in 1..heads.len() {
+            let (i, k) = heads[h];
+            let (j, l) = heads[best];
+            let less = k
+                .cmp(&l)
+                .then_with(|| runs[i][at[i]].0.1.cmp(&runs[j][at[j]].0.1));
+            if less == std::cmp::Ordering::Less {
+                best = h;
+            }
+        }
+        let i = heads[best].0;
+        let ((pred, row), time, diff) = &mut runs[i][at[i]];
+        match into[start..].last_mut() {
+            Some(last) if last.1 == *time && last.0.0 == *pred && last.0.1 == *row => {
+                last.2 += *diff;
+                if last.2 == 0 {
+                    into.pop();
+                }
+            }
+            _ => into.push(((*pred, std::mem::take(row)), *time, *diff)),
+        }
+        at[i] += 1;
+        match runs[i].get(at[i]) {
+            Some(next) => heads[best].1 = key(next),
+            None => {
+                heads.swap_remove(best);
+            }
+        }
+    }
+    for run in runs.iter_mut() {
+        run.clear();
+    }
 }
 
 /// Moves `updates` in `order` onto `into`, adding up equal ones and dropping those that
@@ -180,6 +242,34 @@ mod tests {
             assert!(batch.is_empty());
             assert_eq!(into[0], ((0, Row::new()), 0, 1), "what was there stays");
             assert_eq!(&into[1..], &want[..], "times {times:?}, {in_time_order}");
+        }
+    }
+
+    #[test]
+    fn merged_runs_are_in_output_order_and_consolidated() {
+        let rank = [2, 1, 0];
+        let batch = updates(&[7, 3, 5, 3, 9, 0, 70_000]);
+        let want = expected(&batch, &rank);
+        for workers in 1..=4 {
+            // Each worker's share, in output order, as each worker sends it.
+            let mut runs: Vec<Vec<Update>> = (0..workers)
+                .map(|w| {
+                    let mut share: Vec<Update> = batch
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, _)| i % workers == w)
+                        .map(|(_, u)| u.clone())
+                        .collect();
+                    let (mut order, mut sorted) = (Vec::new(), Vec::new());
+                    in_output_order(&mut share, &rank, 0, &mut order, &mut sorted);
+                    sorted
+                })
+                .collect();
+            let mut into = vec![((0, Row::new()), 0, 1)];
+            merge_runs(&mut runs, &rank, &mut into);
+            assert!(runs.iter().all(Vec::is_empty));
+            assert_eq!(into[0], ((0, Row::new()), 0, 1), "what was there stays");
+            assert_eq!(&into[1..], &want[..], "{workers} workers");
         }
     }
 

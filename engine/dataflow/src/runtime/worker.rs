@@ -1,5 +1,5 @@
-//! One timely worker: builds the dataflow; worker 0 also feeds it the calling thread's
-//! batches and sends back the output in output order.
+//! One timely worker: builds the dataflow; every worker of process 0 also feeds it the
+//! calling thread's batches and sends back its own share of the output in output order.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -17,6 +17,7 @@ use timely::dataflow::operators::{Exchange, Probe};
 
 use super::messages::{FromWorker, ToWorker, Update};
 use super::order::in_output_order;
+use crate::operators::points::changes;
 use crate::plan::Plan;
 use crate::render::{Output, render};
 
@@ -25,15 +26,22 @@ use crate::render::{Output, render};
 /// by an operator splitting a tagged stream.
 type Inputs = Vec<InputHandle<u64, (Row, u64, isize)>>;
 
-/// One worker: builds the dataflow; worker 0 also feeds it and reports its output.
+/// One worker: builds the dataflow for `plan` (the program, its plan, the printed
+/// predicates) over inputs of points (`points`; else of changes); on process 0 it also
+/// feeds it the batches of `from_main` (one receiver per local worker, by local index) and
+/// reports its output.
 pub(super) fn work(
     worker: &mut timely::worker::Worker,
-    program: &Program,
-    plan: &Plan,
-    outputs: &[PredId],
-    from_main: &Receiver<ToWorker>,
+    (program, plan, outputs): (&Program, &Plan, &[PredId]),
+    points: bool,
+    from_main: &[Receiver<ToWorker>],
     to_main: &Sender<FromWorker>,
 ) {
+    let local = worker.index() % from_main.len();
+    // Every worker keeps its own output, but in a cluster the output of a process other
+    // than 0 goes to the worker of the same local index on process 0, whose calling
+    // thread writes it.
+    let gather = (worker.peers() > from_main.len()).then_some(local);
     let probe = ProbeHandle::new();
     let captured: Rc<RefCell<Vec<Update>>> = Rc::new(RefCell::new(Vec::new()));
     let mut inputs: Inputs = (0..program.predicates.len() + 1)
@@ -47,16 +55,32 @@ pub(super) fn work(
         &mut inputs,
         &probe,
         &captured,
+        (gather, points),
     );
-    if worker.index() == 0 {
-        serve(
-            worker, program, inputs, &probe, &captured, from_main, to_main,
-        );
+    if worker.index() < from_main.len() {
+        let channels = Channels {
+            local,
+            from_main: &from_main[local],
+            to_main,
+        };
+        serve(worker, program, inputs, &probe, &captured, &channels);
     }
 }
 
+/// A serving worker's ends of the channels to and from the calling thread.
+struct Channels<'a> {
+    /// The worker's index in its process.
+    local: usize,
+    from_main: &'a Receiver<ToWorker>,
+    to_main: &'a Sender<FromWorker>,
+}
+
 /// Builds the dataflow over `inputs`; its output, tagged with predicates, is moved into
-/// `captured` on worker 0, and `probe` passes a time once everything before it has been.
+/// `captured` on the worker that computed it (or, with `gather`, on that worker of process
+/// 0), and `probe` passes a time once everything before it has been. Each predicate's
+/// input facts come in as points (a fact given at t holds at t) and become changes on
+/// every worker ([`changes`]) when `points` says so.
+#[allow(clippy::too_many_arguments)]
 fn build(
     worker: &mut timely::worker::Worker,
     program: &Program,
@@ -65,11 +89,22 @@ fn build(
     inputs: &mut Inputs,
     probe: &ProbeHandle<u64>,
     captured: &Rc<RefCell<Vec<Update>>>,
+    (gather, points): (Option<usize>, bool),
 ) {
+    let predicates = program.predicates.len();
     worker.dataflow::<u64, _, _>(|scope| {
         let facts = inputs
             .iter_mut()
-            .map(|handle| scope.input_from(handle).as_collection())
+            .enumerate()
+            .map(|(channel, handle)| {
+                let input = scope.input_from(handle).as_collection();
+                // The unit row (the last channel) comes in as a change.
+                if points && channel < predicates {
+                    changes(input)
+                } else {
+                    input
+                }
+            })
             .collect();
         let mut printed = vec![false; program.predicates.len()];
         for &p in outputs {
@@ -79,13 +114,13 @@ fn build(
         for out in render(program, plan, facts, outputs) {
             let sink = captured.clone();
             match out {
-                Output::Predicate(tag, out) => capture(out.inner, move |data| {
+                Output::Predicate(tag, out) => capture(out.inner, gather, move |data| {
                     sink.borrow_mut()
                         .extend(data.drain(..).map(|(row, t, r)| ((tag, row), t, r)));
                 }),
                 Output::Tagged(out) => {
                     let printed = printed.clone();
-                    capture(out.inner, move |data| {
+                    capture(out.inner, gather, move |data| {
                         let is_printed = |tag: u32| printed.get(tag as usize) == Some(&true);
                         let mut sink = sink.borrow_mut();
                         if data.iter().all(|((tag, _), _, _)| is_printed(*tag)) {
@@ -101,24 +136,23 @@ fn build(
     });
 }
 
-/// Worker 0's loop: each batch from the calling thread goes to the input handles, the
-/// worker steps until the output probe passes the batch's end, and the output before it
-/// goes back in output order. Every other worker closes its inputs at once (dropping
-/// them) and steps until the dataflow is done.
+/// A serving worker's loop: each batch from the calling thread goes to the input handles
+/// (a batch's facts come to one worker, the others only advance), the worker steps until
+/// the output probe passes the batch's end, and its output before it goes back in output
+/// order, sorted here, on every worker, rather than on one thread for all.
 fn serve(
     worker: &mut timely::worker::Worker,
     program: &Program,
     mut inputs: Inputs,
     probe: &ProbeHandle<u64>,
     captured: &Rc<RefCell<Vec<Update>>>,
-    from_main: &Receiver<ToWorker>,
-    to_main: &Sender<FromWorker>,
+    channels: &Channels<'_>,
 ) {
-    let channels = inputs.len();
+    let count = inputs.len();
     let mut now = 0u64;
     let rank = stgflow_io::sink::name_ranks(program);
     let mut order: Vec<(u64, u32)> = Vec::new();
-    while let Ok(message) = from_main.recv() {
+    while let Ok(message) = channels.from_main.recv() {
         let (mut parts, advance_to, first, recycled, last) = match message {
             ToWorker::Feed {
                 parts,
@@ -130,13 +164,15 @@ fn serve(
                 (Vec::new(), advance_to, first, Vec::new(), true)
             }
         };
-        // Each predicate's changes go in as one container, moved, not copied.
-        parts.resize_with(channels, Vec::new);
+        // Each predicate's facts go in as one container, moved, not copied.
+        parts.resize_with(count, Vec::new);
         for (handle, part) in inputs.iter_mut().zip(&mut parts) {
             if part.iter().any(|(_, time, _)| *time < now) {
                 part.retain(|(_, time, _)| *time >= now);
             }
-            handle.send_batch(part);
+            if !part.is_empty() {
+                handle.send_batch(part);
+            }
             if advance_to > *handle.time() {
                 handle.advance_to(advance_to);
             }
@@ -145,8 +181,6 @@ fn serve(
         while probe.less_than(&now) {
             worker.step_or_park(None);
         }
-        // The output below `advance_to`, in output order: sorted here, where the calling
-        // thread (reading, diffing and writing) would otherwise be the bottleneck.
         let mut ready = recycled;
         {
             let mut all = captured.borrow_mut();
@@ -160,30 +194,34 @@ fn serve(
                 in_output_order(&mut due, &rank, first, &mut order, &mut ready);
             }
         }
-        if to_main
-            .send(FromWorker::Output {
-                upto: advance_to,
-                updates: ready,
-            })
-            .is_err()
-            || last
-        {
+        let output = FromWorker::Output {
+            worker: channels.local,
+            upto: advance_to,
+            updates: ready,
+        };
+        if channels.to_main.send(output).is_err() || last {
             break;
         }
     }
     drop(inputs);
-    let _ = to_main.send(FromWorker::Done);
+    let _ = channels.to_main.send(FromWorker::Done {
+        worker: channels.local,
+    });
 }
 
-/// Hands each container of `stream`, on worker 0, to `take`; returns the (empty) stream
-/// behind it, for a probe.
+/// Hands each container of `stream` to `take` on the worker that computed it (or, with
+/// `gather`, on that worker of process 0); returns the (empty) stream behind it, for a
+/// probe.
 fn capture<'s, D: timely::ExchangeData>(
     stream: timely::dataflow::Stream<'s, u64, Vec<D>>,
+    gather: Option<usize>,
     mut take: impl FnMut(&mut Vec<D>) + 'static,
 ) -> timely::dataflow::Stream<'s, u64, Vec<()>> {
-    stream
-        .exchange(|_| 0)
-        .unary::<CapacityContainerBuilder<Vec<()>>, _, _, _>(Pipeline, "Capture", move |_, _| {
-            move |input, _output| input.for_each(|_, data| take(data))
-        })
+    let stream = match gather {
+        Some(target) => stream.exchange(move |_| target as u64),
+        None => stream,
+    };
+    stream.unary::<CapacityContainerBuilder<Vec<()>>, _, _, _>(Pipeline, "Capture", move |_, _| {
+        move |input, _output| input.for_each(|_, data| take(data))
+    })
 }
