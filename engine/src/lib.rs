@@ -78,6 +78,20 @@ impl Engine {
             ..DataflowOptions::default()
         })
     }
+
+    /// [`Engine::dataflow`] with the input diffed on the workers, each its share, instead
+    /// of on the calling thread.
+    pub fn dataflow_diffing_on_workers(workers: usize, lower_windows: bool) -> Engine {
+        Engine::Dataflow(DataflowOptions {
+            cluster: Cluster {
+                workers,
+                ..Cluster::default()
+            },
+            lower_windows,
+            diff_on_workers: true,
+            ..DataflowOptions::default()
+        })
+    }
 }
 
 /// What a run did besides its output.

@@ -1,7 +1,8 @@
 //! The dataflow engine against the reference evaluator: random programs and streams
 //! (joins, negation at offsets 0..3, offset-0 recursion, temporal recursion, comparisons,
-//! assignments, facts of rule-defined predicates in the input), with 1, 2, 3 and 4 workers
-//! (clusters of 2 and 3 processes: the CLI's `cluster_oracle` tests).
+//! assignments, facts of rule-defined predicates in the input), with 1, 2, 3 and 4 workers,
+//! the input diffed on the calling thread and on the workers (clusters of 2 and 3
+//! processes: the CLI's `cluster_oracle` tests).
 
 use proptest::prelude::*;
 use stgflow_io::drive::Timeline;
@@ -16,14 +17,24 @@ fn check(seed: u64, workers: &[usize]) -> Result<(), String> {
         Timeline::default(),
         &Engine::Reference,
     )?;
-    for &w in workers {
-        let engine = Engine::dataflow(w, true);
+    // The input diffed on the calling thread, and on the workers after an exchange.
+    let engines = workers.iter().flat_map(|&w| {
+        [
+            (w, "", Engine::dataflow(w, true)),
+            (
+                w,
+                ", diffed on the workers",
+                Engine::dataflow_diffing_on_workers(w, true),
+            ),
+        ]
+    });
+    for (w, diffed, engine) in engines {
         let actual = run(&case.program, &case.stream, Timeline::default(), &engine)?;
         if actual != expected {
             let missing: Vec<&String> = expected.difference(&actual).collect();
             let extra: Vec<&String> = actual.difference(&expected).collect();
             return Err(format!(
-                "seed {seed}, {w} worker(s)\n--- program\n{}--- stream\n{}--- missing {missing:?}\n--- extra {extra:?}",
+                "seed {seed}, {w} worker(s){diffed}\n--- program\n{}--- stream\n{}--- missing {missing:?}\n--- extra {extra:?}",
                 case.program, case.stream
             ));
         }

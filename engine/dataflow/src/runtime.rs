@@ -1,16 +1,18 @@
 //! Runs a program on timely workers: `-w` threads, `-n/-p/-h` processes.
 //!
 //! * The calling thread reads and merges the input ([`stgflow_io::drive::feed`]) and sends
-//!   each time point's facts, as they are, in batches to the workers of its process, each
-//!   batch to the next worker in turn, over bounded channels, so only a bounded number of
-//!   time points is in flight. A batch holds one vector per predicate ([`Batch`]); the
+//!   each time point's facts in batches to the workers of its process, each batch to the
+//!   next worker in turn, over bounded channels, so only a bounded number of time points
+//!   is in flight. A batch holds one vector per predicate ([`Batch`]); the
 //!   worker hands each to that predicate's input handle as one container.
-//! * On every worker, each predicate's facts are exchanged by hash and turned into
-//!   *changes* against the previous time point ([`crate::operators::points`]): a fact that
-//!   keeps holding costs nothing downstream. The operators' exchanges shard from there.
-//!   With a single worker in all, the calling thread diffs instead (same code,
-//!   [`crate::operators::points::PointDiff`]): the worker, which also sorts the output, is
-//!   then the busier of the two threads no more than the calling thread is.
+//! * Each time point's facts become *changes* against the previous time point, so that a
+//!   fact that keeps holding costs nothing downstream: on the calling thread
+//!   ([`crate::operators::points::PointDiff`]), or, with [`Options::diff_on_workers`], on
+//!   every worker, each predicate's facts exchanged by hash first
+//!   ([`crate::operators::points::changes`]). The calling thread is the default: on 2
+//!   cores it costs less CPU on every workload measured, and a fact that holds over an
+//!   interval crosses to the workers twice, not once per time point (BENCHMARKS.md, ninth
+//!   pass). The operators' exchanges shard from there.
 //! * Every serving worker advances its inputs to the end of each batch (the workers a batch
 //!   does not go to only advance) and steps until the output probe passes it; every output
 //!   update before that time is then final. Each worker keeps the output it computed, puts
@@ -58,6 +60,9 @@ pub struct Options {
     pub batch_points: u64,
     /// Most input changes per batch in replay.
     pub batch_updates: usize,
+    /// Diff the input on the workers, each its share after an exchange by hash
+    /// ([`crate::operators::points`]), instead of on the calling thread.
+    pub diff_on_workers: bool,
 }
 
 impl Default for Options {
@@ -68,6 +73,7 @@ impl Default for Options {
             live: false,
             batch_points: 4096,
             batch_updates: 1 << 16,
+            diff_on_workers: false,
         }
     }
 }
@@ -90,8 +96,7 @@ pub fn run<W: Write>(
             .unzip();
     let from_main = Arc::new(from_main);
     let (to_main, from_workers) = unbounded::<FromWorker>();
-    // One worker in all: the calling thread diffs, the worker evaluates and sorts.
-    let diff_here = options.cluster.workers <= 1 && options.cluster.processes <= 1;
+    let diff_here = !options.diff_on_workers;
     let guards = options.cluster.execute({
         let (program, plan, outputs) = (program_arc.clone(), plan.clone(), outputs.clone());
         move |worker| {

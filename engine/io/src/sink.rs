@@ -11,12 +11,18 @@
 //!   a pass over everything holding per time point.
 //!
 //! Within a time point lines are sorted (predicate name, then arguments), so output is
-//! deterministic whatever the evaluator's order. With a `time_scale` k (an input read with
+//! deterministic whatever the evaluator's order.
+//!
+//! Lines are TD text by default; a sink writing one file per output predicate
+//! ([`Sink::to_files`], the CLI's `--output-dir`) writes them as TD, CSV or JSON lines
+//! ([`Encoding`]). With a `time_scale` k (an input read with
 //! a clock tick of k), every printed time is the time point × k, so output is in the
 //! input's own units.
 
 use std::cmp::Ordering;
-use std::io::{self, Write};
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
 use std::sync::Arc;
 
 use hashbrown::HashMap;
@@ -42,6 +48,46 @@ impl PartialEq for Mode {
             (a, b) => std::mem::discriminant(a) == std::mem::discriminant(b),
         }
     }
+}
+
+/// How a line of output is written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Encoding {
+    /// TD text: `p(a,4).`, `+p(a) @4`, `p(a) [4,6)`.
+    #[default]
+    Td,
+    /// Comma-separated values after a header: the arguments, then the time (`a,4`), the
+    /// time and the change (`a,4,1`), or the interval's ends (`a,4,6`).
+    Csv,
+    /// One JSON object per line: `{"time":4,"args":["a"]}`, with `"change":1` or −1, or
+    /// `"start"` and `"end"` for an interval.
+    Jsonl,
+}
+
+impl Encoding {
+    /// The encoding called `name` (`td`, `csv`, `jsonl`).
+    pub fn named(name: &str) -> Option<Encoding> {
+        match name {
+            "td" => Some(Encoding::Td),
+            "csv" => Some(Encoding::Csv),
+            "jsonl" => Some(Encoding::Jsonl),
+            _ => None,
+        }
+    }
+
+    /// The ending of a file in this encoding.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Encoding::Td => "facts",
+            Encoding::Csv => "csv",
+            Encoding::Jsonl => "jsonl",
+        }
+    }
+}
+
+/// The file `dir/<name>.<ending>` that [`Sink::to_files`] writes predicate `name` to.
+pub fn file_of(dir: &Path, name: &str, encoding: Encoding) -> std::path::PathBuf {
+    dir.join(format!("{name}.{}", encoding.extension()))
 }
 
 /// An output mode a front end adds: each time point is written whole, from every fact
@@ -81,6 +127,10 @@ pub struct Sink<W: Write> {
     /// A [`Snapshot`]'s scratch buffers, kept between time points so that they are reused
     /// rather than allocated per atom per time point.
     snapshot: Vec<Vec<u8>>,
+    encoding: Encoding,
+    /// One file per predicate (by id) when writing to files ([`Sink::to_files`]); empty
+    /// when every line goes to `out`.
+    files: Vec<Option<BufWriter<File>>>,
 }
 
 impl<W: Write> Sink<W> {
@@ -98,7 +148,151 @@ impl<W: Write> Sink<W> {
             time_scale: 1,
             line: Vec::new(),
             snapshot: Vec::new(),
+            encoding: Encoding::Td,
+            files: Vec::new(),
         }
+    }
+
+    /// A sink that writes each printed predicate `owned` accepts to its own file in `dir`
+    /// ([`file_of`]), created (or emptied) now, in `encoding`; a CSV file starts with its
+    /// header. A [`Mode::Snapshot`] is written whole per time point, so it has no file per
+    /// predicate: it is refused.
+    pub fn to_files(
+        dir: &Path,
+        encoding: Encoding,
+        mode: Mode,
+        program: &Program,
+        owned: impl Fn(PredId) -> bool,
+    ) -> io::Result<Sink<io::Sink>> {
+        if matches!(mode, Mode::Snapshot(_)) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "this output mode is written whole per time point, not per predicate",
+            ));
+        }
+        let mut sink = Sink::new(io::sink(), mode, program);
+        sink.encoding = encoding;
+        sink.files = (0..program.predicates.len()).map(|_| None).collect();
+        for p in program.output_predicates() {
+            if !owned(p) {
+                continue;
+            }
+            let path = file_of(dir, &program.predicates[p].name, encoding);
+            let mut file = BufWriter::with_capacity(
+                1 << 16,
+                File::create(&path).map_err(|e| {
+                    io::Error::new(e.kind(), format!("cannot create {}: {e}", path.display()))
+                })?,
+            );
+            if encoding == Encoding::Csv {
+                let mut header = String::new();
+                for i in 1..=program.predicates[p].arity {
+                    header.push_str(&format!("arg{i},"));
+                }
+                header.push_str(match sink.mode {
+                    Mode::Changes => "time,change\n",
+                    Mode::Intervals => "start,end\n",
+                    _ => "time\n",
+                });
+                file.write_all(header.as_bytes())?;
+            }
+            sink.files[p] = Some(file);
+        }
+        Ok(sink)
+    }
+
+    /// Ends the line of `pred` that starts at `start` in the line buffer: when writing to
+    /// files, it goes to the predicate's file and leaves the buffer.
+    fn end_line(&mut self, pred: PredId, start: usize) -> io::Result<()> {
+        if self.files.is_empty() {
+            return Ok(());
+        }
+        if let Some(Some(file)) = self.files.get_mut(pred) {
+            file.write_all(&self.line[start..])?;
+        }
+        self.line.truncate(start);
+        Ok(())
+    }
+
+    /// Appends the arguments in the sink's encoding: `a,b` in TD (after `p(`) and CSV, a
+    /// JSON array otherwise.
+    fn write_args(&mut self, args: &[Value]) {
+        match self.encoding {
+            Encoding::Td => {
+                for (i, value) in args.iter().enumerate() {
+                    if i > 0 {
+                        self.line.push(b',');
+                    }
+                    push_value(&mut self.line, *value);
+                }
+            }
+            Encoding::Csv => {
+                for value in args {
+                    push_csv_value(&mut self.line, *value);
+                    self.line.push(b',');
+                }
+            }
+            Encoding::Jsonl => {
+                self.line.extend_from_slice(b"\"args\":[");
+                for (i, value) in args.iter().enumerate() {
+                    if i > 0 {
+                        self.line.push(b',');
+                    }
+                    push_json_value(&mut self.line, *value);
+                }
+                self.line.extend_from_slice(b"]}\n");
+            }
+        }
+    }
+
+    /// One line for `pred(args)`: a change at `t` (`diff` ±1), or the fact holding at `t`
+    /// (`diff` 0).
+    fn fact_line(&mut self, pred: PredId, args: &[Value], t: u64, diff: isize) -> io::Result<()> {
+        let start = self.line.len();
+        let shown = t.saturating_mul(self.time_scale);
+        match self.encoding {
+            Encoding::Td if diff == 0 => {
+                self.line.extend_from_slice(self.names[pred].as_bytes());
+                self.line.push(b'(');
+                for value in args {
+                    push_value(&mut self.line, *value);
+                    self.line.push(b',');
+                }
+                push_u64(&mut self.line, shown);
+                self.line.extend_from_slice(b").\n");
+            }
+            Encoding::Td => {
+                self.line.push(if diff > 0 { b'+' } else { b'-' });
+                self.write_atom(pred, args, false);
+                if !args.is_empty() {
+                    self.line.push(b')');
+                }
+                self.line.extend_from_slice(b" @");
+                push_u64(&mut self.line, shown);
+                self.line.push(b'\n');
+            }
+            Encoding::Csv => {
+                self.write_args(args);
+                push_u64(&mut self.line, shown);
+                match diff {
+                    0 => {}
+                    d if d > 0 => self.line.extend_from_slice(b",1"),
+                    _ => self.line.extend_from_slice(b",-1"),
+                }
+                self.line.push(b'\n');
+            }
+            Encoding::Jsonl => {
+                self.line.extend_from_slice(b"{\"time\":");
+                push_u64(&mut self.line, shown);
+                match diff {
+                    0 => self.line.push(b','),
+                    d if d > 0 => self.line.extend_from_slice(b",\"change\":1,"),
+                    _ => self.line.extend_from_slice(b",\"change\":-1,"),
+                }
+                self.write_args(args);
+            }
+        }
+        self.end_line(pred, start)
     }
 
     fn order(&self, a: &(PredId, Row), b: &(PredId, Row)) -> Ordering {
@@ -162,50 +356,34 @@ impl<W: Write> Sink<W> {
                 if !started || !matches!(self.mode, Mode::Changes) {
                     continue;
                 }
-                self.line.push(b'+');
+                self.fact_line(fact.0, &fact.1, t, 1)?;
             } else {
                 let Some(start) = self.holding.remove(&fact) else {
                     continue;
                 };
                 match self.mode {
-                    Mode::Changes => self.line.push(b'-'),
-                    Mode::Intervals => {
-                        closed.push((fact, start));
-                        continue;
-                    }
-                    Mode::Points | Mode::Snapshot(_) => continue,
+                    Mode::Changes => self.fact_line(fact.0, &fact.1, t, -1)?,
+                    Mode::Intervals => closed.push((fact, start)),
+                    Mode::Points | Mode::Snapshot(_) => {}
                 }
             }
-            self.write_atom(fact.0, &fact.1, false);
-            if !fact.1.is_empty() {
-                self.line.push(b')');
-            }
-            self.line.extend_from_slice(b" @");
-            push_u64(&mut self.line, t.saturating_mul(self.time_scale));
-            self.line.push(b'\n');
         }
         match self.mode {
             Mode::Points => {
-                let mut facts: Vec<&(PredId, Row)> = self.holding.keys().collect();
+                // Out of `self` while its lines are written (each borrows `self`).
+                let holding = std::mem::take(&mut self.holding);
+                let mut facts: Vec<&(PredId, Row)> = holding.keys().collect();
                 facts.sort_unstable_by(|a, b| self.order(a, b));
-                let mut line = std::mem::take(&mut self.line);
-                let shown = t.saturating_mul(self.time_scale);
-                for (pred, args) in facts {
-                    line.extend_from_slice(self.names[*pred].as_bytes());
-                    line.push(b'(');
-                    for value in args.iter() {
-                        push_value(&mut line, *value);
-                        line.push(b',');
-                    }
-                    push_u64(&mut line, shown);
-                    line.extend_from_slice(b").\n");
-                }
-                self.line = line;
+                let written = facts
+                    .into_iter()
+                    .try_for_each(|(pred, args)| self.fact_line(*pred, args, t, 0));
+                self.holding = holding;
+                written?;
             }
             Mode::Intervals => {
                 closed.sort_unstable_by(|a, b| a.1.cmp(&b.1).then_with(|| self.order(&a.0, &b.0)));
                 for ((pred, args), start) in &closed {
-                    self.write_interval(*pred, args, *start, t);
+                    self.write_interval(*pred, args, *start, t)?;
                 }
             }
             Mode::Snapshot(_) => self.write_snapshot(t),
@@ -230,7 +408,7 @@ impl<W: Write> Sink<W> {
         t: u64,
         changes: impl Iterator<Item = (PredId, &'a [Value], isize)>,
     ) -> io::Result<()> {
-        if !matches!(self.mode, Mode::Changes) {
+        if !matches!(self.mode, Mode::Changes) || !self.files.is_empty() {
             let owned = changes
                 .map(|(pred, args, diff)| ((pred, Row::from(args)), diff))
                 .collect();
@@ -277,19 +455,45 @@ impl<W: Write> Sink<W> {
         );
     }
 
-    fn write_interval(&mut self, pred: PredId, args: &[Value], start: u64, end: u64) {
-        use std::io::Write as _;
-        self.write_atom(pred, args, false);
-        if !args.is_empty() {
-            self.line.push(b')');
-        }
+    fn write_interval(
+        &mut self,
+        pred: PredId,
+        args: &[Value],
+        start: u64,
+        end: u64,
+    ) -> io::Result<()> {
+        let at = self.line.len();
         let scale = self.time_scale;
-        let _ = writeln!(
-            self.line,
-            " [{},{})",
-            start.saturating_mul(scale),
-            end.saturating_mul(scale)
-        );
+        let (start, end) = (start.saturating_mul(scale), end.saturating_mul(scale));
+        match self.encoding {
+            Encoding::Td => {
+                self.write_atom(pred, args, false);
+                if !args.is_empty() {
+                    self.line.push(b')');
+                }
+                self.line.extend_from_slice(b" [");
+                push_u64(&mut self.line, start);
+                self.line.push(b',');
+                push_u64(&mut self.line, end);
+                self.line.extend_from_slice(b")\n");
+            }
+            Encoding::Csv => {
+                self.write_args(args);
+                push_u64(&mut self.line, start);
+                self.line.push(b',');
+                push_u64(&mut self.line, end);
+                self.line.push(b'\n');
+            }
+            Encoding::Jsonl => {
+                self.line.extend_from_slice(b"{\"start\":");
+                push_u64(&mut self.line, start);
+                self.line.extend_from_slice(b",\"end\":");
+                push_u64(&mut self.line, end);
+                self.line.push(b',');
+                self.write_args(args);
+            }
+        }
+        self.end_line(pred, at)
     }
 
     /// Ends the output: closes open intervals at the last time point + 1, and flushes.
@@ -301,16 +505,19 @@ impl<W: Write> Sink<W> {
                     std::mem::take(&mut self.holding).into_iter().collect();
                 open.sort_unstable_by(|a, b| a.1.cmp(&b.1).then_with(|| self.order(&a.0, &b.0)));
                 for ((pred, args), start) in &open {
-                    self.write_interval(*pred, args, *start, last + 1);
+                    self.write_interval(*pred, args, *start, last + 1)?;
                 }
                 self.out.write_all(&self.line)?;
             }
         }
-        self.out.flush()
+        self.flush()
     }
 
     /// Flushes what was written so far (on errors, before exiting).
     pub fn flush(&mut self) -> io::Result<()> {
+        for file in self.files.iter_mut().flatten() {
+            file.flush()?;
+        }
         self.out.flush()
     }
 
@@ -347,6 +554,62 @@ pub fn push_value(line: &mut Vec<u8>, value: Value) {
             let _ = write!(line, "{other}");
         }
     }
+}
+
+/// Appends a value as a CSV field: a number as it is, a symbol's text, quoted (with `""`
+/// for a quote) when it holds a comma, a quote, a line break or a leading or trailing
+/// space.
+fn push_csv_value(line: &mut Vec<u8>, value: Value) {
+    let Value::Sym(sym) = value else {
+        return push_value(line, value);
+    };
+    let text = sym.as_bytes();
+    let quote = text
+        .iter()
+        .any(|b| matches!(b, b',' | b'"' | b'\n' | b'\r'))
+        || text.first() == Some(&b' ')
+        || text.last() == Some(&b' ');
+    if !quote {
+        return line.extend_from_slice(text);
+    }
+    line.push(b'"');
+    for &b in text {
+        if b == b'"' {
+            line.push(b'"');
+        }
+        line.push(b);
+    }
+    line.push(b'"');
+}
+
+/// Appends a value as JSON: an integer or a finite float as a number, anything else as a
+/// string (a symbol's text; `NaN` and the infinities as they print).
+fn push_json_value(line: &mut Vec<u8>, value: Value) {
+    let text = match value {
+        Value::Int(_) => return push_value(line, value),
+        Value::Float(f) if f.is_finite() => return push_value(line, value),
+        Value::Float(f) => f.to_string(),
+        Value::Sym(sym) => sym.as_str().to_owned(),
+    };
+    line.push(b'"');
+    for c in text.chars() {
+        match c {
+            '"' => line.extend_from_slice(b"\\\""),
+            '\\' => line.extend_from_slice(b"\\\\"),
+            '\n' => line.extend_from_slice(b"\\n"),
+            '\r' => line.extend_from_slice(b"\\r"),
+            '\t' => line.extend_from_slice(b"\\t"),
+            c if (c as u32) < 0x20 => {
+                use std::io::Write as _;
+                let _ = write!(line, "\\u{:04x}", c as u32);
+            }
+            c => {
+                let mut buf = [0u8; 4];
+                line.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+            }
+        }
+    }
+    line.push(b'"');
 }
 
 /// Appends `n` in decimal, without `fmt`.

@@ -86,6 +86,12 @@ pub(crate) struct RunArgs {
     /// in the joins' arrangements between compactions.
     #[arg(long, default_value_t = stgflow_engine::DataflowOptions::default().batch_points, value_name = "N")]
     pub(crate) batch_points: u64,
+    /// Dataflow engine: diff each time point's input against the previous one on the
+    /// workers, each its share after an exchange by hash, instead of on the thread that
+    /// reads. For many workers on many cores, where that thread is the bottleneck; on 2
+    /// cores, and for facts that hold over long intervals, it costs more (BENCHMARKS.md).
+    #[arg(long)]
+    pub(crate) diff_on_workers: bool,
     /// Batch replay: threads that parse each input file, a block of lines at a time, ahead
     /// of the evaluation. By default, the cores left over by the workers and the thread
     /// that feeds them (none on 2 cores with `-w 1`). 0 reads files line by line on the

@@ -203,6 +203,7 @@ fn engine_of(args: &RunArgs, live: bool) -> Engine {
             lower_windows: !args.no_window_lowering,
             live,
             batch_points: args.batch_points,
+            diff_on_workers: args.diff_on_workers,
             ..stgflow_engine::DataflowOptions::default()
         }),
     }

@@ -1,8 +1,9 @@
 //! The dataflow engine on loopback clusters against the reference, on generated programs
 //! and streams (`stgflow_tests::generate`): 2 processes of 1 worker and 3 processes of 2
-//! workers print byte for byte what the reference prints. Every process reads nothing but
-//! process 0, whose workers feed the dataflow; the facts are diffed after an exchange by
-//! hash on every worker of every process, and each worker's output comes back to process 0.
+//! workers print byte for byte what the reference prints. No process reads but process 0,
+//! whose workers feed the dataflow; with 3 processes the facts are diffed after an
+//! exchange by hash on every worker of every process (`--diff-on-workers`), and each
+//! worker's output comes back to process 0.
 
 mod common;
 
@@ -35,7 +36,13 @@ fn check(seed: u64) -> Result<(), String> {
     let args: Vec<String> = ["run", "program.tdl", "stream.facts"]
         .map(str::to_owned)
         .to_vec();
-    for (processes, workers) in [(2, 1), (3, 2)] {
+    // 2 × 1 with the input diffed on the calling thread, 3 × 2 on the workers of every
+    // process after an exchange.
+    for (processes, workers, diffed) in [(2, 1, false), (3, 2, true)] {
+        let mut args = args.clone();
+        if diffed {
+            args.push("--diff-on-workers".to_owned());
+        }
         let outputs = run_cluster(&dir, &args, processes, workers);
         for (index, output) in outputs.iter().enumerate() {
             if !output.status.success() {
@@ -47,7 +54,7 @@ fn check(seed: u64) -> Result<(), String> {
         }
         if outputs[0].stdout != reference.stdout {
             return Err(format!(
-                "seed {seed}, {processes} processes × {workers} workers\n--- program\n{}--- stream\n{}--- reference\n{}--- cluster\n{}",
+                "seed {seed}, {processes} processes × {workers} workers (diffed on the workers: {diffed})\n--- program\n{}--- stream\n{}--- reference\n{}--- cluster\n{}",
                 case.program,
                 case.stream,
                 String::from_utf8_lossy(&reference.stdout),

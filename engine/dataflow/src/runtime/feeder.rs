@@ -1,8 +1,8 @@
-//! The calling thread's side of a run: each time point's input facts go, as they are, in
-//! batches to the workers of this process, a batch to each in turn (every worker turns its
-//! share into changes, after an exchange by hash: [`crate::operators::points`]); each
-//! worker's output comes back in output order, and the workers' runs are merged and go to
-//! the sink time point by time point.
+//! The calling thread's side of a run: each time point's input facts become changes
+//! against the previous time point (or go as they are, when the workers diff them:
+//! [`crate::operators::points`]) and go in batches to the workers of this process, a batch
+//! to each in turn; each worker's output comes back in output order, and the workers' runs
+//! are merged and go to the sink time point by time point.
 
 use std::collections::VecDeque;
 use std::io::Write;
@@ -75,9 +75,8 @@ pub(super) struct Feeder<'a, W: Write> {
     batch_updates: usize,
     /// The worker the next batch's facts go to.
     next_worker: usize,
-    /// With one worker in all, the calling thread diffs the time points itself (the two
-    /// threads then split the work as evenly as they can: the worker sorts the output);
-    /// otherwise the workers do, each its share ([`crate::operators::points`]).
+    /// The diff of each time point against the previous one, when the calling thread
+    /// makes it; `None` when the workers do, each its share ([`crate::operators::points`]).
     diff: Option<PointDiff<(PredId, Row)>>,
     batch: Batch,
     batch_start: Option<u64>,
