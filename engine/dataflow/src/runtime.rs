@@ -37,14 +37,14 @@ use std::sync::Arc;
 
 use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
 use stgflow_io::drive::{FactSource, RunError, RunSummary, Timeline, feed};
-use stgflow_io::sink::Sink;
+use stgflow_io::sink::{Files, Sink};
 use stgflow_lang::ir::Program;
 use stgflow_lang::stratify::Analysis;
 
 pub use cluster::Cluster;
 use feeder::Feeder;
 use messages::{FromWorker, IN_FLIGHT, ToWorker};
-use worker::work;
+use worker::{Setup, work};
 
 use crate::plan::plan;
 
@@ -63,6 +63,9 @@ pub struct Options {
     /// Diff the input on the workers, each its share after an exchange by hash
     /// ([`crate::operators::points`]), instead of on the calling thread.
     pub diff_on_workers: bool,
+    /// Write one file per printed predicate, from the workers of process 0 (each its share
+    /// of the predicates, in parallel), instead of the output to the sink.
+    pub files: Option<Files>,
 }
 
 impl Default for Options {
@@ -74,6 +77,7 @@ impl Default for Options {
             batch_points: 4096,
             batch_updates: 1 << 16,
             diff_on_workers: false,
+            files: None,
         }
     }
 }
@@ -87,23 +91,23 @@ pub fn run<W: Write>(
     options: &Options,
     sink: &mut Sink<W>,
 ) -> Result<RunSummary, RunError> {
-    let plan = Arc::new(plan(program, analysis, options.lower_windows));
-    let program_arc = Arc::new(program.clone());
-    let outputs = Arc::new(program.output_predicates());
+    let diff_here = !options.diff_on_workers;
+    let setup = Arc::new(Setup {
+        program: program.clone(),
+        plan: plan(program, analysis, options.lower_windows),
+        outputs: program.output_predicates(),
+        points: !diff_here,
+        files: options.files.clone(),
+    });
     let (to_workers, from_main): (Vec<Sender<ToWorker>>, Vec<Receiver<ToWorker>>) =
         (0..options.cluster.workers.max(1))
             .map(|_| bounded::<ToWorker>(IN_FLIGHT))
             .unzip();
     let from_main = Arc::new(from_main);
     let (to_main, from_workers) = unbounded::<FromWorker>();
-    let diff_here = !options.diff_on_workers;
-    let guards = options.cluster.execute({
-        let (program, plan, outputs) = (program_arc.clone(), plan.clone(), outputs.clone());
-        move |worker| {
-            let plan = (&*program, &*plan, &outputs[..]);
-            work(worker, plan, !diff_here, &from_main, &to_main)
-        }
-    })?;
+    let guards = options
+        .cluster
+        .execute(move |worker| work(worker, &setup, &from_main, &to_main))?;
     if options.cluster.process != 0 {
         drop(to_workers);
         return join(guards).map(|()| RunSummary::default());

@@ -41,6 +41,8 @@ pub enum Mode {
     Snapshot(Arc<dyn Snapshot>),
 }
 
+impl Eq for Mode {}
+
 impl PartialEq for Mode {
     fn eq(&self, other: &Mode) -> bool {
         match (self, other) {
@@ -82,6 +84,29 @@ impl Encoding {
             Encoding::Csv => "csv",
             Encoding::Jsonl => "jsonl",
         }
+    }
+}
+
+/// Where a run writes one file per printed predicate (the CLI's `--output-dir`), and how.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Files {
+    pub dir: std::path::PathBuf,
+    pub encoding: Encoding,
+    pub mode: Mode,
+    /// Printed times are time points × this (see [`Sink::time_scale`]).
+    pub time_scale: u64,
+}
+
+impl Files {
+    /// A sink writing the files of the printed predicates `owned` accepts.
+    pub fn sink(
+        &self,
+        program: &Program,
+        owned: impl Fn(PredId) -> bool,
+    ) -> io::Result<Sink<io::Sink>> {
+        let mut sink = Sink::to_files(&self.dir, self.encoding, self.mode.clone(), program, owned)?;
+        sink.time_scale = self.time_scale;
+        Ok(sink)
     }
 }
 
@@ -133,26 +158,7 @@ pub struct Sink<W: Write> {
     files: Vec<Option<BufWriter<File>>>,
 }
 
-impl<W: Write> Sink<W> {
-    pub fn new(out: W, mode: Mode, program: &Program) -> Sink<W> {
-        let names: Vec<String> = program.predicates.iter().map(|p| p.name.clone()).collect();
-        let rank = name_ranks(program);
-        Sink {
-            out,
-            mode,
-            names,
-            rank,
-            holding: HashMap::new(),
-            last_time: None,
-            flush_each: false,
-            time_scale: 1,
-            line: Vec::new(),
-            snapshot: Vec::new(),
-            encoding: Encoding::Td,
-            files: Vec::new(),
-        }
-    }
-
+impl Sink<io::Sink> {
     /// A sink that writes each printed predicate `owned` accepts to its own file in `dir`
     /// ([`file_of`]), created (or emptied) now, in `encoding`; a CSV file starts with its
     /// header. A [`Mode::Snapshot`] is written whole per time point, so it has no file per
@@ -199,6 +205,27 @@ impl<W: Write> Sink<W> {
             sink.files[p] = Some(file);
         }
         Ok(sink)
+    }
+}
+
+impl<W: Write> Sink<W> {
+    pub fn new(out: W, mode: Mode, program: &Program) -> Sink<W> {
+        let names: Vec<String> = program.predicates.iter().map(|p| p.name.clone()).collect();
+        let rank = name_ranks(program);
+        Sink {
+            out,
+            mode,
+            names,
+            rank,
+            holding: HashMap::new(),
+            last_time: None,
+            flush_each: false,
+            time_scale: 1,
+            line: Vec::new(),
+            snapshot: Vec::new(),
+            encoding: Encoding::Td,
+            files: Vec::new(),
+        }
     }
 
     /// Ends the line of `pred` that starts at `start` in the line buffer: when writing to

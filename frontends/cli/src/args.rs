@@ -108,6 +108,16 @@ pub(crate) struct RunArgs {
     /// every predicate a rule defines.
     #[arg(long, value_delimiter = ',', value_name = "PRED,…")]
     pub(crate) output: Vec<String>,
+    /// Write one file per printed predicate into DIR (created if missing), `DIR/p.facts`,
+    /// `.csv` or `.jsonl`, instead of printing; the dataflow engine's workers write them
+    /// in parallel, each its share of the predicates. Not with `--mode laser`.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) output_dir: Option<std::path::PathBuf>,
+    /// With `--output-dir`: the files' lines as TD (`td`, as printed), CSV after a header
+    /// (`csv`: the arguments, then the time and the change, or the interval's ends) or
+    /// JSON objects (`jsonl`).
+    #[arg(long, value_enum, requires = "output_dir", default_value_t = OutputFormat::Td)]
+    pub(crate) output_format: OutputFormat,
     /// Stream format; by default `.csv` files are CSV (RTEC records when the program is an
     /// `.ec` event description), `.laser` and `.stream` files Laser streams, and
     /// everything else TD facts.
@@ -210,6 +220,14 @@ pub(crate) enum EngineKind {
     /// Streaming Trigger Graphs: the paper's Algorithm 4 as written (`--dump-stg`,
     /// `--stats`); for studying the algorithm on small streams.
     Stg,
+}
+
+/// `--output-format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum OutputFormat {
+    Td,
+    Csv,
+    Jsonl,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

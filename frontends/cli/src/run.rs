@@ -7,13 +7,13 @@ use std::time::Instant;
 
 use stgflow_engine::Engine;
 use stgflow_io::drive::{FactSource, ProgramFacts, RunError, Timeline};
-use stgflow_io::sink::{Mode, Sink};
+use stgflow_io::sink::{Encoding, Files, Mode, Sink};
 use stgflow_io::stream::blocks::{ParallelReader, Parallelism};
 use stgflow_io::stream::{FactReader, Format, InputFact, Schema, SkipCounts, StreamError};
 use stgflow_lang::Compiled;
 use stgflow_lang::ir::Program;
 
-use crate::args::{EngineKind, OutputMode, RunArgs};
+use crate::args::{EngineKind, OutputFormat, OutputMode, RunArgs};
 use crate::{Context, Failure};
 
 impl Context<'_> {
@@ -42,29 +42,51 @@ impl Context<'_> {
         if let Some(bar) = &bar {
             sources = with_progress(sources, bar);
         }
-        let mut sink = Sink::new(
-            io::BufWriter::with_capacity(1 << 16, stdout),
-            mode_of(args.mode),
-            program,
-        );
-        sink.flush_each = live;
-        sink.time_scale = args.tick;
+        let files = args
+            .output_dir
+            .as_deref()
+            .map(|dir| output_files(dir, &args))
+            .transpose()?;
         let timeline = Timeline {
             from: args.from.map(|t| t / args.tick),
             until: args.until.map(|t| t / args.tick),
         };
         // From here a signal stops the run cleanly (see `stgflow_io::interrupt`).
         let listening = stgflow_io::interrupt::listen();
-        let engine = engine_of(&args, live);
-        let result = stgflow_engine::run(
-            program,
-            analysis,
-            &mut sources,
-            timeline,
-            &engine,
-            &mut sink,
-        );
-        drop(sink);
+        let engine = engine_of(&args, live, files.clone());
+        let result = match files {
+            // The dataflow engine's workers write the files; the others write them here.
+            Some(files) if !matches!(engine, Engine::Dataflow(_)) => {
+                let mut sink = files
+                    .sink(program, |_| true)
+                    .map_err(|e| Failure::Message(format!("--output-dir: {e}")))?;
+                stgflow_engine::run(
+                    program,
+                    analysis,
+                    &mut sources,
+                    timeline,
+                    &engine,
+                    &mut sink,
+                )
+            }
+            _ => {
+                let mut sink = Sink::new(
+                    io::BufWriter::with_capacity(1 << 16, stdout),
+                    mode_of(args.mode),
+                    program,
+                );
+                sink.flush_each = live;
+                sink.time_scale = args.tick;
+                stgflow_engine::run(
+                    program,
+                    analysis,
+                    &mut sources,
+                    timeline,
+                    &engine,
+                    &mut sink,
+                )
+            }
+        };
         drop(listening);
         // A run that finished after a signal arrived still reports the signal.
         let result = match (result, stgflow_io::interrupt::requested()) {
@@ -183,8 +205,36 @@ fn mode_of(mode: OutputMode) -> Mode {
     }
 }
 
-/// The engine `--engine` and its flags ask for.
-fn engine_of(args: &RunArgs, live: bool) -> Engine {
+/// `--output-dir` and `--output-format`, the directory created if missing.
+fn output_files(dir: &std::path::Path, args: &RunArgs) -> Result<Files, Failure> {
+    if args.mode == OutputMode::Laser {
+        return Err(Failure::Message(
+            "--output-dir: `--mode laser` writes each time point whole, not per predicate"
+                .to_owned(),
+        ));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| {
+        Failure::Message(format!(
+            "--output-dir: cannot create {}: {e}",
+            dir.display()
+        ))
+    })?;
+    let encoding = match args.output_format {
+        OutputFormat::Td => Encoding::Td,
+        OutputFormat::Csv => Encoding::Csv,
+        OutputFormat::Jsonl => Encoding::Jsonl,
+    };
+    Ok(Files {
+        dir: dir.to_path_buf(),
+        encoding,
+        mode: mode_of(args.mode),
+        time_scale: args.tick,
+    })
+}
+
+/// The engine `--engine` and its flags ask for; the dataflow engine's workers write
+/// `files`, if given.
+fn engine_of(args: &RunArgs, live: bool, files: Option<Files>) -> Engine {
     match args.engine {
         EngineKind::Reference => Engine::Reference,
         EngineKind::Stg => Engine::Stg(stgflow_engine::StgOptions {
@@ -204,6 +254,7 @@ fn engine_of(args: &RunArgs, live: bool) -> Engine {
             live,
             batch_points: args.batch_points,
             diff_on_workers: args.diff_on_workers,
+            files,
             ..stgflow_engine::DataflowOptions::default()
         }),
     }

@@ -269,6 +269,9 @@ impl<'a, W: Write> Feeder<'a, W> {
                 self.done += 1;
                 return Ok(());
             }
+            FromWorker::Failed { error } => {
+                return Err(RunError::Output(std::io::Error::other(error)));
+            }
         };
         // Each worker sends its output of each batch once, in output order; a batch's
         // output is merged once every worker has sent its share of it.

@@ -46,4 +46,8 @@ pub(super) enum FromWorker {
     Done {
         worker: usize,
     },
+    /// A worker could not create or write its output files.
+    Failed {
+        error: String,
+    },
 }

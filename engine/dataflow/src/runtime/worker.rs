@@ -15,6 +15,8 @@ use timely::dataflow::operators::generic::Operator;
 use timely::dataflow::operators::vec::input::{Handle as InputHandle, Input};
 use timely::dataflow::operators::{Exchange, Probe};
 
+use stgflow_io::sink::{Files, Sink};
+
 use super::messages::{FromWorker, ToWorker, Update};
 use super::order::in_output_order;
 use crate::operators::points::changes;
@@ -26,22 +28,59 @@ use crate::render::{Output, render};
 /// by an operator splitting a tagged stream.
 type Inputs = Vec<InputHandle<u64, (Row, u64, isize)>>;
 
-/// One worker: builds the dataflow for `plan` (the program, its plan, the printed
-/// predicates) over inputs of points (`points`; else of changes); on process 0 it also
-/// feeds it the batches of `from_main` (one receiver per local worker, by local index) and
-/// reports its output.
+/// What every worker builds and how it reports.
+#[derive(Debug)]
+pub(super) struct Setup {
+    pub(super) program: Program,
+    pub(super) plan: Plan,
+    /// The printed predicates.
+    pub(super) outputs: Vec<PredId>,
+    /// Whether the input comes as points, which the workers diff (else as changes).
+    pub(super) points: bool,
+    /// One file per printed predicate, written by the workers of process 0 (each its
+    /// share of the predicates); else the output goes to the calling thread.
+    pub(super) files: Option<Files>,
+}
+
+/// Where a worker's output goes before it is captured.
+#[derive(Clone)]
+enum Route {
+    /// It stays on the worker that computed it.
+    Here,
+    /// To one worker (in a cluster: the worker of the same local index on process 0).
+    To(u64),
+    /// Each predicate's to the worker of process 0 that writes its file, by predicate id.
+    ByPredicate(Rc<Vec<u64>>),
+}
+
+/// One worker: builds the dataflow of `setup`; on process 0 it also feeds it the batches
+/// of `from_main` (one receiver per local worker, by local index) and reports its output.
 pub(super) fn work(
     worker: &mut timely::worker::Worker,
-    (program, plan, outputs): (&Program, &Plan, &[PredId]),
-    points: bool,
+    setup: &Setup,
     from_main: &[Receiver<ToWorker>],
     to_main: &Sender<FromWorker>,
 ) {
+    let (program, plan, outputs) = (&setup.program, &setup.plan, &setup.outputs[..]);
     let local = worker.index() % from_main.len();
     // Every worker keeps its own output, but in a cluster the output of a process other
     // than 0 goes to the worker of the same local index on process 0, whose calling
-    // thread writes it.
-    let gather = (worker.peers() > from_main.len()).then_some(local);
+    // thread writes it; with files, each printed predicate's output goes to the worker of
+    // process 0 that writes its file.
+    let owner: Vec<u64> = {
+        let mut owner = vec![0; program.predicates.len()];
+        for (i, &p) in outputs.iter().enumerate() {
+            owner[p] = (i % from_main.len()) as u64;
+        }
+        owner
+    };
+    let route = if setup.files.is_some() {
+        Route::ByPredicate(Rc::new(owner.clone()))
+    } else if worker.peers() > from_main.len() {
+        Route::To(local as u64)
+    } else {
+        Route::Here
+    };
     let probe = ProbeHandle::new();
     let captured: Rc<RefCell<Vec<Update>>> = Rc::new(RefCell::new(Vec::new()));
     let mut inputs: Inputs = (0..program.predicates.len() + 1)
@@ -55,7 +94,7 @@ pub(super) fn work(
         &mut inputs,
         &probe,
         &captured,
-        (gather, points),
+        (route, setup.points),
     );
     if worker.index() < from_main.len() {
         let channels = Channels {
@@ -63,7 +102,20 @@ pub(super) fn work(
             from_main: &from_main[local],
             to_main,
         };
-        serve(worker, program, inputs, &probe, &captured, &channels);
+        // This worker's files: those of the printed predicates it owns.
+        let files = setup.files.as_ref().map(|files| {
+            files
+                .sink(program, |p| owner[p] == local as u64)
+                .map_err(|e| e.to_string())
+        });
+        serve(
+            worker,
+            program,
+            inputs,
+            (&probe, &captured),
+            &channels,
+            files,
+        );
     }
 }
 
@@ -76,8 +128,7 @@ struct Channels<'a> {
 }
 
 /// Builds the dataflow over `inputs`; its output, tagged with predicates, is moved into
-/// `captured` on the worker that computed it (or, with `gather`, on that worker of process
-/// 0), and `probe` passes a time once everything before it has been. Each predicate's
+/// `captured` on the worker `route` says, and `probe` passes a time once everything before it has been. Each predicate's
 /// input facts come in as points (a fact given at t holds at t) and become changes on
 /// every worker ([`changes`]) when `points` says so.
 #[allow(clippy::too_many_arguments)]
@@ -89,7 +140,7 @@ fn build(
     inputs: &mut Inputs,
     probe: &ProbeHandle<u64>,
     captured: &Rc<RefCell<Vec<Update>>>,
-    (gather, points): (Option<usize>, bool),
+    (route, points): (Route, bool),
 ) {
     let predicates = program.predicates.len();
     worker.dataflow::<u64, _, _>(|scope| {
@@ -114,13 +165,34 @@ fn build(
         for out in render(program, plan, facts, outputs) {
             let sink = captured.clone();
             match out {
-                Output::Predicate(tag, out) => capture(out.inner, gather, move |data| {
-                    sink.borrow_mut()
-                        .extend(data.drain(..).map(|(row, t, r)| ((tag, row), t, r)));
-                }),
+                Output::Predicate(tag, out) => {
+                    let target = match &route {
+                        Route::Here => None,
+                        Route::To(target) => Some(*target),
+                        Route::ByPredicate(owner) => owner.get(tag as usize).copied(),
+                    };
+                    let route = target.map(|target| move |_: &(Row, u64, isize)| target);
+                    capture(out.inner, route, move |data| {
+                        sink.borrow_mut()
+                            .extend(data.drain(..).map(|(row, t, r)| ((tag, row), t, r)));
+                    })
+                }
                 Output::Tagged(out) => {
                     let printed = printed.clone();
-                    capture(out.inner, gather, move |data| {
+                    let route = match &route {
+                        Route::Here => None,
+                        Route::To(target) => Some(Routing::To(*target)),
+                        Route::ByPredicate(owner) => Some(Routing::ByPredicate(owner.to_vec())),
+                    };
+                    let route = route.map(|routing| {
+                        move |((tag, _), _, _): &((u32, Row), u64, isize)| match &routing {
+                            Routing::To(target) => *target,
+                            Routing::ByPredicate(owner) => {
+                                owner.get(*tag as usize).copied().unwrap_or(0)
+                            }
+                        }
+                    });
+                    capture(out.inner, route, move |data| {
                         let is_printed = |tag: u32| printed.get(tag as usize) == Some(&true);
                         let mut sink = sink.borrow_mut();
                         if data.iter().all(|((tag, _), _, _)| is_printed(*tag)) {
@@ -144,10 +216,22 @@ fn serve(
     worker: &mut timely::worker::Worker,
     program: &Program,
     mut inputs: Inputs,
-    probe: &ProbeHandle<u64>,
-    captured: &Rc<RefCell<Vec<Update>>>,
+    (probe, captured): (&ProbeHandle<u64>, &Rc<RefCell<Vec<Update>>>),
     channels: &Channels<'_>,
+    files: Option<Result<Sink<std::io::Sink>, String>>,
 ) {
+    // A file that cannot be created or written stops the run (the calling thread reports
+    // it); the worker goes on stepping, writing nothing more, until told to finish.
+    let mut files = match files {
+        Some(Err(error)) => {
+            let _ = channels.to_main.send(FromWorker::Failed { error });
+            None
+        }
+        Some(Ok(sink)) => Some(sink),
+        None => None,
+    };
+    // The next time point to write to the files.
+    let mut next: Option<u64> = None;
     let count = inputs.len();
     let mut now = 0u64;
     let rank = stgflow_io::sink::name_ranks(program);
@@ -194,6 +278,14 @@ fn serve(
                 in_output_order(&mut due, &rank, first, &mut order, &mut ready);
             }
         }
+        if let Some(sink) = files.as_mut() {
+            let written = write_files(sink, &mut ready, &mut next, (first, advance_to), last);
+            if let Err(error) = written {
+                files = None;
+                let error = error.to_string();
+                let _ = channels.to_main.send(FromWorker::Failed { error });
+            }
+        }
         let output = FromWorker::Output {
             worker: channels.local,
             upto: advance_to,
@@ -209,16 +301,52 @@ fn serve(
     });
 }
 
-/// Hands each container of `stream` to `take` on the worker that computed it (or, with
-/// `gather`, on that worker of process 0); returns the (empty) stream behind it, for a
-/// probe.
+/// Writes the output in `ready` (in output order, before `upto`) to the worker's files,
+/// time point by time point from `next` (the timeline's `first` at first), every time
+/// point given, with or without output; empties `ready`. The last batch (`last`) closes
+/// the open intervals and flushes.
+fn write_files(
+    sink: &mut Sink<std::io::Sink>,
+    ready: &mut Vec<Update>,
+    next: &mut Option<u64>,
+    (first, upto): (u64, u64),
+    last: bool,
+) -> std::io::Result<()> {
+    let mut t = next.unwrap_or(first).max(first);
+    let mut at = 0;
+    while t < upto {
+        let from = at;
+        while ready.get(at).is_some_and(|u| u.1 == t) {
+            at += 1;
+        }
+        let changes = ready[from..]
+            .iter()
+            .take(at - from)
+            .map(|((pred, row), _, diff)| (*pred as PredId, &row[..], *diff));
+        sink.emit_sorted(t, changes)?;
+        t += 1;
+    }
+    *next = Some(t);
+    ready.clear();
+    if last { sink.finish() } else { Ok(()) }
+}
+
+/// The target of each record, by its predicate's tag.
+enum Routing {
+    To(u64),
+    ByPredicate(Vec<u64>),
+}
+
+/// Hands each container of `stream` to `take` on the worker `route` names for each record
+/// (on the worker that computed it without a route); returns the (empty) stream behind
+/// it, for a probe.
 fn capture<'s, D: timely::ExchangeData>(
     stream: timely::dataflow::Stream<'s, u64, Vec<D>>,
-    gather: Option<usize>,
+    route: Option<impl Fn(&D) -> u64 + 'static>,
     mut take: impl FnMut(&mut Vec<D>) + 'static,
 ) -> timely::dataflow::Stream<'s, u64, Vec<()>> {
-    let stream = match gather {
-        Some(target) => stream.exchange(move |_| target as u64),
+    let stream = match route {
+        Some(route) => stream.exchange(move |record| route(record)),
         None => stream,
     };
     stream.unary::<CapacityContainerBuilder<Vec<()>>, _, _, _>(Pipeline, "Capture", move |_, _| {
