@@ -377,6 +377,7 @@ fn misconfigured_clusters_fail_fast_with_a_clear_error() {
 /// output mode, for a TD program, a LARS program and an EC description.
 #[test]
 fn output_is_byte_identical_across_workers_and_runs() {
+    rtec_data_is_byte_identical_on_workers_and_processes();
     let dir = tempdir();
     let fleet = dir.join("fleet.facts");
     let mut facts = String::new();
@@ -436,7 +437,7 @@ fn output_is_byte_identical_across_workers_and_runs() {
         ],
     ];
     for run in runs {
-        let outputs: Vec<Vec<u8>> = ["1", "2", "3", "2"]
+        let outputs: Vec<Vec<u8>> = ["1", "2", "3", "4", "2"]
             .iter()
             .map(|workers| {
                 let output = stgflow()
@@ -461,6 +462,75 @@ fn output_is_byte_identical_across_workers_and_runs() {
             assert!(
                 *output == outputs[0],
                 "{run:?}: run {i} differs from the run with one worker"
+            );
+        }
+    }
+}
+
+/// RTEC's own CAVIAR, CTM and voting data (`../shared/data/rtec`): the same bytes on 1, 2
+/// and 4 workers and on a cluster of 2 processes of 2 workers.
+fn rtec_data_is_byte_identical_on_workers_and_processes() {
+    let data = root().join("../shared/data/rtec");
+    let path = |file: &str| data.join(file).to_string_lossy().into_owned();
+    let ctm: Vec<String> = [
+        "abrupt_acceleration",
+        "abrupt_deceleration",
+        "internal_temperature_change",
+        "noise_level_change",
+        "passenger_density_change",
+        "sharp_turn",
+        "stop_enter_leave",
+    ]
+    .iter()
+    .map(|name| path(&format!("ctm/{name}.csv")))
+    .collect();
+    let program = |name: &str| root().join(name).to_string_lossy().into_owned();
+    let runs: Vec<Vec<String>> = vec![
+        vec![
+            program("datasets/ec/caviar.ec"),
+            path("caviar/appearance.csv"),
+            path("caviar/movementB.csv"),
+            "--tick".to_owned(),
+            "40".to_owned(),
+        ],
+        vec![program("datasets/ec/voting.ec"), path("voting/voting.csv")],
+        [vec![program("datasets/ec/ctm.ec")], ctm].concat(),
+    ];
+    for mut run in runs {
+        run.extend(["--mode".to_owned(), "intervals".to_owned()]);
+        let mut outputs: Vec<Vec<u8>> = ["1", "2", "4"]
+            .iter()
+            .map(|workers| {
+                let output = stgflow()
+                    .arg("run")
+                    .args(&run)
+                    .args(["-w", workers])
+                    .output()
+                    .unwrap_or_else(|e| panic!("{e}"));
+                assert!(
+                    output.status.success(),
+                    "{run:?}: {}",
+                    String::from_utf8_lossy(&output.stderr)
+                );
+                output.stdout
+            })
+            .collect();
+        let dir = tempdir();
+        let cluster_args: Vec<String> = [vec!["run".to_owned()], run.clone()].concat();
+        let cluster = common::run_cluster(&dir, &cluster_args, 2, 2);
+        assert!(
+            cluster.iter().all(|o| o.status.success()),
+            "{run:?} on 2 processes"
+        );
+        outputs.push(cluster[0].stdout.clone());
+        assert!(
+            outputs[0].len() > 1000,
+            "{run:?}: too little output to compare"
+        );
+        for (i, output) in outputs.iter().enumerate().skip(1) {
+            assert!(
+                *output == outputs[0],
+                "{run:?}: run {i} (-w 2, -w 4, -n 2) differs from -w 1"
             );
         }
     }

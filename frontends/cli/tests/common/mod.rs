@@ -122,11 +122,39 @@ pub fn run_cluster(
             .unwrap_or_else(|e| panic!("{e}"))
     };
     let mut children: Vec<Child> = (0..processes).map(spawn).collect();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while children
+    // Each child's stdout and stderr are read as they come, so that one with more output
+    // than a pipe holds does not block on it (and the cluster with it).
+    let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let readers: Vec<_> = children
         .iter_mut()
-        .any(|c| c.try_wait().ok().flatten().is_none())
-    {
+        .map(|c| {
+            let out = c
+                .stdout
+                .take()
+                .map(|p| Box::new(p) as Box<dyn std::io::Read + Send>);
+            let err = c
+                .stderr
+                .take()
+                .map(|p| Box::new(p) as Box<dyn std::io::Read + Send>);
+            (drain(out), drain(err))
+        })
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut statuses = vec![None; children.len()];
+    while statuses.iter().any(Option::is_none) {
+        for (child, status) in children.iter_mut().zip(&mut statuses) {
+            if status.is_none() {
+                *status = child.try_wait().ok().flatten();
+            }
+        }
         if Instant::now() > deadline {
             for child in &mut children {
                 let _ = child.kill();
@@ -136,8 +164,13 @@ pub fn run_cluster(
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    children
+    statuses
         .into_iter()
-        .map(|c| c.wait_with_output().unwrap_or_else(|e| panic!("{e}")))
+        .zip(readers)
+        .map(|(status, (out, err))| std::process::Output {
+            status: status.unwrap_or_else(|| panic!("exited")),
+            stdout: out.join().unwrap_or_default(),
+            stderr: err.join().unwrap_or_default(),
+        })
         .collect()
 }
