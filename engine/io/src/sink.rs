@@ -98,13 +98,22 @@ pub struct Files {
 }
 
 impl Files {
-    /// A sink writing the files of the printed predicates `owned` accepts.
-    pub fn sink(
+    /// A sink writing the files of the printed predicates `owned` accepts (and nothing to
+    /// `out`).
+    pub fn sink<W: Write>(
         &self,
+        out: W,
         program: &Program,
         owned: impl Fn(PredId) -> bool,
-    ) -> io::Result<Sink<io::Sink>> {
-        let mut sink = Sink::to_files(&self.dir, self.encoding, self.mode.clone(), program, owned)?;
+    ) -> io::Result<Sink<W>> {
+        let mut sink = Sink::to_files(
+            out,
+            &self.dir,
+            self.encoding,
+            self.mode.clone(),
+            program,
+            owned,
+        )?;
         sink.time_scale = self.time_scale;
         Ok(sink)
     }
@@ -158,25 +167,26 @@ pub struct Sink<W: Write> {
     files: Vec<Option<BufWriter<File>>>,
 }
 
-impl Sink<io::Sink> {
+impl<W: Write> Sink<W> {
     /// A sink that writes each printed predicate `owned` accepts to its own file in `dir`
     /// ([`file_of`]), created (or emptied) now, in `encoding`; a CSV file starts with its
-    /// header. A [`Mode::Snapshot`] is written whole per time point, so it has no file per
-    /// predicate: it is refused.
+    /// header; `out` gets nothing. A [`Mode::Snapshot`] is written whole per time point, so
+    /// it has no file per predicate: it is refused.
     pub fn to_files(
+        out: W,
         dir: &Path,
         encoding: Encoding,
         mode: Mode,
         program: &Program,
         owned: impl Fn(PredId) -> bool,
-    ) -> io::Result<Sink<io::Sink>> {
+    ) -> io::Result<Sink<W>> {
         if matches!(mode, Mode::Snapshot(_)) {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 "this output mode is written whole per time point, not per predicate",
             ));
         }
-        let mut sink = Sink::new(io::sink(), mode, program);
+        let mut sink = Sink::new(out, mode, program);
         sink.encoding = encoding;
         sink.files = (0..program.predicates.len()).map(|_| None).collect();
         for p in program.output_predicates() {
@@ -206,9 +216,7 @@ impl Sink<io::Sink> {
         }
         Ok(sink)
     }
-}
 
-impl<W: Write> Sink<W> {
     pub fn new(out: W, mode: Mode, program: &Program) -> Sink<W> {
         let names: Vec<String> = program.predicates.iter().map(|p| p.name.clone()).collect();
         let rank = name_ranks(program);

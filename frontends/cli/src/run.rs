@@ -54,39 +54,25 @@ impl Context<'_> {
         // From here a signal stops the run cleanly (see `stgflow_io::interrupt`).
         let listening = stgflow_io::interrupt::listen();
         let engine = engine_of(&args, live, files.clone());
-        let result = match files {
+        let out = io::BufWriter::with_capacity(1 << 16, stdout);
+        let mut sink = match files {
             // The dataflow engine's workers write the files; the others write them here.
-            Some(files) if !matches!(engine, Engine::Dataflow(_)) => {
-                let mut sink = files
-                    .sink(program, |_| true)
-                    .map_err(|e| Failure::Message(format!("--output-dir: {e}")))?;
-                stgflow_engine::run(
-                    program,
-                    analysis,
-                    &mut sources,
-                    timeline,
-                    &engine,
-                    &mut sink,
-                )
-            }
-            _ => {
-                let mut sink = Sink::new(
-                    io::BufWriter::with_capacity(1 << 16, stdout),
-                    mode_of(args.mode),
-                    program,
-                );
-                sink.flush_each = live;
-                sink.time_scale = args.tick;
-                stgflow_engine::run(
-                    program,
-                    analysis,
-                    &mut sources,
-                    timeline,
-                    &engine,
-                    &mut sink,
-                )
-            }
+            Some(files) if !matches!(engine, Engine::Dataflow(_)) => files
+                .sink(out, program, |_| true)
+                .map_err(|e| Failure::Message(format!("--output-dir: {e}")))?,
+            _ => Sink::new(out, mode_of(args.mode), program),
         };
+        sink.flush_each = live;
+        sink.time_scale = args.tick;
+        let result = stgflow_engine::run(
+            program,
+            analysis,
+            &mut sources,
+            timeline,
+            &engine,
+            &mut sink,
+        );
+        drop(sink);
         drop(listening);
         // A run that finished after a signal arrived still reports the signal.
         let result = match (result, stgflow_io::interrupt::requested()) {

@@ -439,20 +439,7 @@ fn output_is_byte_identical_across_workers_and_runs() {
     for run in runs {
         let outputs: Vec<Vec<u8>> = ["1", "2", "3", "4", "2"]
             .iter()
-            .map(|workers| {
-                let output = stgflow()
-                    .arg("run")
-                    .args(&run)
-                    .args(["-w", workers])
-                    .output()
-                    .unwrap_or_else(|e| panic!("{e}"));
-                assert!(
-                    output.status.success(),
-                    "{run:?}: {}",
-                    String::from_utf8_lossy(&output.stderr)
-                );
-                output.stdout
-            })
+            .map(|workers| stdout_on(&run, workers))
             .collect();
         assert!(
             outputs[0].len() > 100,
@@ -467,23 +454,28 @@ fn output_is_byte_identical_across_workers_and_runs() {
     }
 }
 
+/// The stdout of `stgflow run RUN -w WORKERS`, which must succeed.
+fn stdout_on<S: AsRef<std::ffi::OsStr> + std::fmt::Debug>(run: &[S], workers: &str) -> Vec<u8> {
+    let output = stgflow()
+        .arg("run")
+        .args(run)
+        .args(["-w", workers])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        output.status.success(),
+        "{run:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output.stdout
+}
+
 /// RTEC's own CAVIAR, CTM and voting data (`../shared/data/rtec`): the same bytes on 1, 2
 /// and 4 workers and on a cluster of 2 processes of 2 workers.
 fn rtec_data_is_byte_identical_on_workers_and_processes() {
     let data = root().join("../shared/data/rtec");
     let path = |file: &str| data.join(file).to_string_lossy().into_owned();
-    let ctm: Vec<String> = [
-        "abrupt_acceleration",
-        "abrupt_deceleration",
-        "internal_temperature_change",
-        "noise_level_change",
-        "passenger_density_change",
-        "sharp_turn",
-        "stop_enter_leave",
-    ]
-    .iter()
-    .map(|name| path(&format!("ctm/{name}.csv")))
-    .collect();
+    let ctm = common::ctm_streams();
     let program = |name: &str| root().join(name).to_string_lossy().into_owned();
     let runs: Vec<Vec<String>> = vec![
         vec![
@@ -500,20 +492,7 @@ fn rtec_data_is_byte_identical_on_workers_and_processes() {
         run.extend(["--mode".to_owned(), "intervals".to_owned()]);
         let mut outputs: Vec<Vec<u8>> = ["1", "2", "4"]
             .iter()
-            .map(|workers| {
-                let output = stgflow()
-                    .arg("run")
-                    .args(&run)
-                    .args(["-w", workers])
-                    .output()
-                    .unwrap_or_else(|e| panic!("{e}"));
-                assert!(
-                    output.status.success(),
-                    "{run:?}: {}",
-                    String::from_utf8_lossy(&output.stderr)
-                );
-                output.stdout
-            })
+            .map(|workers| stdout_on(&run, workers))
             .collect();
         let dir = tempdir();
         let cluster_args: Vec<String> = [vec!["run".to_owned()], run.clone()].concat();

@@ -114,23 +114,7 @@ fn td_files_hold_what_stdout_prints_per_predicate_on_every_engine() {
 #[test]
 fn a_cluster_writes_the_files_one_process_writes_on_real_data() {
     let root = common::root();
-    let data = root.join("../shared/data/rtec/ctm");
-    let mut streams: Vec<String> = [
-        "abrupt_acceleration",
-        "abrupt_deceleration",
-        "internal_temperature_change",
-        "noise_level_change",
-        "passenger_density_change",
-        "sharp_turn",
-        "stop_enter_leave",
-    ]
-    .iter()
-    .map(|name| {
-        data.join(format!("{name}.csv"))
-            .to_string_lossy()
-            .into_owned()
-    })
-    .collect();
+    let mut streams = common::ctm_streams();
     let program = root
         .join("datasets/ec/ctm.ec")
         .to_string_lossy()

@@ -105,7 +105,7 @@ pub(super) fn work(
         // This worker's files: those of the printed predicates it owns.
         let files = setup.files.as_ref().map(|files| {
             files
-                .sink(program, |p| owner[p] == local as u64)
+                .sink(std::io::sink(), program, |p| owner[p] == local as u64)
                 .map_err(|e| e.to_string())
         });
         serve(

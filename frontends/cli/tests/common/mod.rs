@@ -14,6 +14,28 @@ pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// RTEC's city transport records (`../shared/data/rtec/ctm`, one file per event type), as
+/// paths from the repository root.
+pub fn ctm_streams() -> Vec<String> {
+    [
+        "abrupt_acceleration",
+        "abrupt_deceleration",
+        "internal_temperature_change",
+        "noise_level_change",
+        "passenger_density_change",
+        "sharp_turn",
+        "stop_enter_leave",
+    ]
+    .iter()
+    .map(|name| {
+        root()
+            .join(format!("../shared/data/rtec/ctm/{name}.csv"))
+            .to_string_lossy()
+            .into_owned()
+    })
+    .collect()
+}
+
 /// The `stgflow` binary, run from the repository root.
 pub fn stgflow() -> Command {
     let mut command =
