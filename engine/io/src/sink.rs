@@ -95,6 +95,8 @@ pub struct Files {
     pub mode: Mode,
     /// Printed times are time points × this (see [`Sink::time_scale`]).
     pub time_scale: u64,
+    /// Flush every file after every time point (live streams; see [`Sink::flush_each`]).
+    pub flush_each: bool,
 }
 
 impl Files {
@@ -115,6 +117,7 @@ impl Files {
             owned,
         )?;
         sink.time_scale = self.time_scale;
+        sink.flush_each = self.flush_each;
         Ok(sink)
     }
 }
@@ -427,7 +430,7 @@ impl<W: Write> Sink<W> {
         self.last_time = Some(t);
         self.out.write_all(&self.line)?;
         if self.flush_each {
-            self.out.flush()?;
+            self.flush()?;
         }
         Ok(())
     }

@@ -45,7 +45,7 @@ impl Context<'_> {
         let files = args
             .output_dir
             .as_deref()
-            .map(|dir| output_files(dir, &args))
+            .map(|dir| output_files(dir, &args, live))
             .transpose()?;
         let timeline = Timeline {
             from: args.from.map(|t| t / args.tick),
@@ -192,7 +192,7 @@ fn mode_of(mode: OutputMode) -> Mode {
 }
 
 /// `--output-dir` and `--output-format`, the directory created if missing.
-fn output_files(dir: &std::path::Path, args: &RunArgs) -> Result<Files, Failure> {
+fn output_files(dir: &std::path::Path, args: &RunArgs, live: bool) -> Result<Files, Failure> {
     if args.mode == OutputMode::Laser {
         return Err(Failure::Message(
             "--output-dir: `--mode laser` writes each time point whole, not per predicate"
@@ -215,6 +215,7 @@ fn output_files(dir: &std::path::Path, args: &RunArgs) -> Result<Files, Failure>
         encoding,
         mode: mode_of(args.mode),
         time_scale: args.tick,
+        flush_each: live,
     })
 }
 
