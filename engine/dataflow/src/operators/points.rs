@@ -3,7 +3,9 @@
 //! hold, −1 when it stops — so that a fact that keeps holding costs nothing downstream.
 //!
 //! The facts are exchanged by hash first, so each worker diffs its own share: the diff runs
-//! on every worker, not on the thread that reads the input. Per worker, the facts of the
+//! on every worker, not on the thread that reads the input. The runtime uses it with
+//! `--diff-on-workers` (`runtime::Options::diff_on_workers`); by default the thread that
+//! reads diffs, with the same [`PointDiff`], and sends changes. Per worker, the facts of the
 //! last time point are kept in arrival order with an index by hash ([`HeldFacts`]); a time
 //! point is diffed once the frontier has passed it, in time order. The facts that leave
 //! are retracted in the order they arrived: a window's count table stores its records in
