@@ -291,7 +291,8 @@ impl<'a, W: Write> Feeder<'a, W> {
                 merge_runs(&mut shares, &self.rank, &mut self.pending);
             }
             for share in shares {
-                crate::operators::keep_spare(&mut self.spare_outputs, share, SPARE_BUFFERS);
+                let most = SPARE_BUFFERS * self.runs.len();
+                crate::operators::keep_spare(&mut self.spare_outputs, share, most);
             }
             self.write_upto(upto)?;
         }

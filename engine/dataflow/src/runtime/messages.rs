@@ -12,9 +12,10 @@ pub(super) type Change = (Row, u64, isize);
 /// Most batches queued for each worker.
 pub(super) const IN_FLIGHT: usize = 4;
 
-/// Most emptied output buffers kept to hand back to worker 0: as many as can be on their
-/// way to one worker (its queued batches, the one it works on, the one being filled), so that none
-/// is dropped and allocated afresh (fresh pages are zeroed on first touch).
+/// Most emptied output buffers kept per worker to hand back to the workers: as many as can
+/// be on their way to one worker (its queued batches, the one it works on, the one being
+/// filled), so that none is dropped and allocated afresh (fresh pages are zeroed on first
+/// touch).
 pub(super) const SPARE_BUFFERS: usize = IN_FLIGHT + 2;
 
 pub(super) enum ToWorker {
