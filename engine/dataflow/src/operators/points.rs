@@ -56,9 +56,7 @@ pub fn changes(points: Coll<'_, u64>) -> Coll<'_, u64> {
                             let after = at + 1;
                             let complete = next.is_some() || limit.is_some_and(|f| after < f);
                             if next != Some(after) && complete {
-                                diff.clear(|row, sign| {
-                                    out.push((Row::from_slice(row), after, sign))
-                                });
+                                diff.left(|row| out.push((row, after, -1)));
                                 send_at(output, cap, after, &mut out);
                                 held_at = None;
                             }
@@ -68,9 +66,10 @@ pub fn changes(points: Coll<'_, u64>) -> Coll<'_, u64> {
                         };
                         // `diff` holds the previous time point's facts, or none.
                         let mut points = stash.take(time);
-                        diff.next(points.drain(..).map(|(row, _)| row), |row, sign| {
-                            out.push((Row::from_slice(row), time, sign));
+                        diff.next(points.drain(..).map(|(row, _)| row), |row| {
+                            out.push((Row::from_slice(row), time, 1));
                         });
+                        diff.left(|row| out.push((row, time, -1)));
                         send_at(output, cap, time, &mut out);
                         stash.give_back(points);
                         held_at = Some(time);
@@ -87,6 +86,8 @@ pub fn changes(points: Coll<'_, u64>) -> Coll<'_, u64> {
 /// hash and lookup per fact.
 pub(crate) struct PointDiff<F> {
     held: HeldFacts<F>,
+    /// The facts of the time point being diffed, until [`PointDiff::left`] ends it.
+    incoming: HeldFacts<F>,
     /// An empty set whose allocation the next time point reuses.
     spare: HeldFacts<F>,
     /// Hashes the facts of both sets, each once.
@@ -97,6 +98,7 @@ impl<F> Default for PointDiff<F> {
     fn default() -> PointDiff<F> {
         PointDiff {
             held: HeldFacts::default(),
+            incoming: HeldFacts::default(),
             spare: HeldFacts::default(),
             hasher: DefaultHashBuilder::default(),
         }
@@ -105,14 +107,17 @@ impl<F> Default for PointDiff<F> {
 
 impl<F: Hash + Eq> PointDiff<F> {
     /// Diffs the facts of the next time point (any multiplicity) against those held:
-    /// `emit(fact, +1)` for each that starts to hold, in arrival order, then
-    /// `emit(fact, −1)` for each held that is not among them, in the order they arrived.
+    /// `started(fact)` for each that starts to hold, in arrival order. [`PointDiff::left`]
+    /// then ends the time point.
     pub(crate) fn next(
         &mut self,
         facts: impl ExactSizeIterator<Item = F>,
-        mut emit: impl FnMut(&F, isize),
+        mut started: impl FnMut(&F),
     ) {
-        let mut now = std::mem::take(&mut self.spare);
+        let now = &mut self.incoming;
+        if now.facts.capacity() == 0 {
+            *now = std::mem::take(&mut self.spare);
+        }
         now.reserve(facts.len());
         for fact in facts {
             let hash = self.hasher.hash_one(&fact);
@@ -120,21 +125,19 @@ impl<F: Hash + Eq> PointDiff<F> {
                 // Not in `now` yet: had it been there, it would have left `held`.
                 now.push_unique(hash, kept);
             } else if !now.contains(hash, &fact) {
-                emit(&fact, 1);
+                started(&fact);
                 now.push_unique(hash, fact);
             }
         }
-        for fact in self.held.drain_left() {
-            emit(&fact, -1);
-        }
-        self.spare = std::mem::replace(&mut self.held, now);
     }
 
-    /// Every fact held leaves: `emit(fact, −1)` for each, in the order they arrived.
-    pub(crate) fn clear(&mut self, mut emit: impl FnMut(&F, isize)) {
-        for fact in self.held.drain_left() {
-            emit(&fact, -1);
-        }
+    /// Ends a time point: the facts held before it that it does not have (all of them
+    /// when [`PointDiff::next`] gave it none) stopped holding; each is moved to
+    /// `stopped`, in the order they arrived.
+    pub(crate) fn left(&mut self, stopped: impl FnMut(F)) {
+        self.held.drain_left().for_each(stopped);
+        let now = std::mem::take(&mut self.incoming);
+        self.spare = std::mem::replace(&mut self.held, now);
     }
 }
 

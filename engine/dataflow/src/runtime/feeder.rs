@@ -361,9 +361,10 @@ impl<W: Write> TimePoints for Feeder<'_, W> {
             // left of the previous time point is −1.
             Some(diff) => {
                 let batch = &mut self.batch;
-                diff.next(input.into_iter(), |(pred, row), sign| {
-                    batch.push(*pred as u32, Row::from_slice(row), t, sign);
+                diff.next(input.into_iter(), |(pred, row)| {
+                    batch.push(*pred as u32, Row::from_slice(row), t, 1);
                 });
+                diff.left(|(pred, row)| batch.push(pred as u32, row, t, -1));
             }
             // The facts as they are: the workers diff them.
             None => {
@@ -385,9 +386,7 @@ impl<W: Write> TimePoints for Feeder<'_, W> {
             self.feed_unit(from);
             if let Some(diff) = &mut self.diff {
                 let batch = &mut self.batch;
-                diff.clear(|(pred, row), sign| {
-                    batch.push(*pred as u32, Row::from_slice(row), from, sign);
-                });
+                diff.left(|(pred, row)| batch.push(pred as u32, row, from, -1));
             }
             let end = to.min(start.saturating_add(self.batch_points).max(from + 1));
             self.fed_through(end - 1)?;
