@@ -53,6 +53,17 @@ enum Route {
     ByPredicate(Rc<Vec<u64>>),
 }
 
+impl Route {
+    /// The worker the output of the predicate tagged `tag` goes to; `None`: this one.
+    fn target(&self, tag: u32) -> Option<u64> {
+        match self {
+            Route::Here => None,
+            Route::To(target) => Some(*target),
+            Route::ByPredicate(owner) => Some(owner.get(tag as usize).copied().unwrap_or(0)),
+        }
+    }
+}
+
 /// One worker: builds the dataflow of `setup`; on process 0 it also feeds it the batches
 /// of `from_main` (one receiver per local worker, by local index) and reports its output.
 pub(super) fn work(
@@ -166,12 +177,9 @@ fn build(
             let sink = captured.clone();
             match out {
                 Output::Predicate(tag, out) => {
-                    let target = match &route {
-                        Route::Here => None,
-                        Route::To(target) => Some(*target),
-                        Route::ByPredicate(owner) => owner.get(tag as usize).copied(),
-                    };
-                    let route = target.map(|target| move |_: &(Row, u64, isize)| target);
+                    let route = route
+                        .target(tag)
+                        .map(|target| move |_: &(Row, u64, isize)| target);
                     capture(out.inner, route, move |data| {
                         sink.borrow_mut()
                             .extend(data.drain(..).map(|(row, t, r)| ((tag, row), t, r)));
@@ -179,17 +187,10 @@ fn build(
                 }
                 Output::Tagged(out) => {
                     let printed = printed.clone();
-                    let route = match &route {
-                        Route::Here => None,
-                        Route::To(target) => Some(Routing::To(*target)),
-                        Route::ByPredicate(owner) => Some(Routing::ByPredicate(owner.to_vec())),
-                    };
-                    let route = route.map(|routing| {
-                        move |((tag, _), _, _): &((u32, Row), u64, isize)| match &routing {
-                            Routing::To(target) => *target,
-                            Routing::ByPredicate(owner) => {
-                                owner.get(*tag as usize).copied().unwrap_or(0)
-                            }
+                    let route = (!matches!(route, Route::Here)).then(|| {
+                        let route = route.clone();
+                        move |((tag, _), _, _): &((u32, Row), u64, isize)| {
+                            route.target(*tag).unwrap_or(0)
                         }
                     });
                     capture(out.inner, route, move |data| {
@@ -319,9 +320,8 @@ fn write_files(
         while ready.get(at).is_some_and(|u| u.1 == t) {
             at += 1;
         }
-        let changes = ready[from..]
+        let changes = ready[from..at]
             .iter()
-            .take(at - from)
             .map(|((pred, row), _, diff)| (*pred as PredId, &row[..], *diff));
         sink.emit_sorted(t, changes)?;
         t += 1;
@@ -329,12 +329,6 @@ fn write_files(
     *next = Some(t);
     ready.clear();
     if last { sink.finish() } else { Ok(()) }
-}
-
-/// The target of each record, by its predicate's tag.
-enum Routing {
-    To(u64),
-    ByPredicate(Vec<u64>),
 }
 
 /// Hands each container of `stream` to `take` on the worker `route` names for each record
