@@ -5,7 +5,8 @@
 
 use hashbrown::{HashMap, HashSet};
 
-use stgflow_lang::ir::{Atom, Expr, Literal, PredId, Rule, Term, VarId};
+use stgflow_lang::ir::{Atom, Expr, Literal, PredId, Program, Rule, Term, VarId};
+use stgflow_lang::stratify::Analysis;
 use stgflow_lang::syntax::ast::{ArithOp, CmpOp};
 use stgflow_lang::value::{Row, Value};
 
@@ -122,6 +123,31 @@ pub trait Facts {
     fn relation(&self, pred: PredId, time: u64) -> Option<&Self::Relation>;
     /// Adds a fact of `pred` at the time point being evaluated; whether it is new.
     fn insert(&mut self, pred: PredId, tuple: Row) -> bool;
+}
+
+/// The strata a per-time-point evaluator runs in order: each stratum's rules (by index)
+/// and whether they recurse at offset 0.
+pub type Strata = Vec<(Vec<usize>, bool)>;
+
+/// Every rule of `program` planned (its recursive atoms those of its own stratum), and the
+/// strata of `analysis` in order: what the reference evaluator and `explain` evaluate.
+pub fn stratified_plans(program: &Program, analysis: &Analysis) -> (Vec<RulePlan>, Strata) {
+    let plans = program
+        .rules
+        .iter()
+        .map(|rule| {
+            let stratum = analysis.stratum_of[rule.head.pred];
+            RulePlan::new(rule, |p| {
+                stratum.is_some() && analysis.stratum_of[p] == stratum
+            })
+        })
+        .collect();
+    let strata = analysis
+        .strata
+        .iter()
+        .map(|s| (s.rules.clone(), s.recursive))
+        .collect();
+    (plans, strata)
 }
 
 /// A rule with its body reordered so that each literal's inputs are bound when reached.

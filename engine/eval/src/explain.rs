@@ -24,7 +24,7 @@ use std::fmt::Write as _;
 
 use hashbrown::HashMap;
 
-use crate::eval::{Facts, Relation, RulePlan, compare, eval, evaluate_stratum};
+use crate::eval::{Facts, Relation, RulePlan, compare, eval, evaluate_stratum, stratified_plans};
 use stgflow_io::drive::{FactSource, RunError, TimePoints, Timeline, feed};
 use stgflow_lang::diag::Sources;
 use stgflow_lang::ir::{Atom, Literal, Origin, PredId, Program, Term};
@@ -160,21 +160,7 @@ pub fn materialise<'p>(
     sources: &mut [Box<dyn FactSource + '_>],
     timeline: Timeline,
 ) -> Result<Materialised<'p>, RunError> {
-    let plans: Vec<RulePlan> = program
-        .rules
-        .iter()
-        .map(|rule| {
-            let stratum = analysis.stratum_of[rule.head.pred];
-            RulePlan::new(rule, |p| {
-                stratum.is_some() && analysis.stratum_of[p] == stratum
-            })
-        })
-        .collect();
-    let strata: Vec<(Vec<usize>, bool)> = analysis
-        .strata
-        .iter()
-        .map(|s| (s.rules.clone(), s.recursive))
-        .collect();
+    let (plans, strata) = stratified_plans(program, analysis);
     let mut collector = Collector {
         plans: &plans,
         strata: &strata,

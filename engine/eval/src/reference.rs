@@ -16,7 +16,7 @@
 use std::collections::VecDeque;
 
 use crate::eval::Relation;
-use crate::eval::{Facts, RulePlan, evaluate_stratum};
+use crate::eval::{Facts, RulePlan, Strata, evaluate_stratum, stratified_plans};
 use stgflow_io::drive::{Evaluator, RunError};
 use stgflow_lang::ir::{PredId, Program};
 use stgflow_lang::stratify::Analysis;
@@ -29,7 +29,7 @@ type Slot = Vec<Relation>;
 pub struct Reference {
     plans: Vec<RulePlan>,
     /// Rule indices per stratum, in evaluation order, with whether the stratum recurses.
-    strata: Vec<(Vec<usize>, bool)>,
+    strata: Strata,
     history: History,
 }
 
@@ -61,21 +61,7 @@ impl Facts for History {
 
 impl Reference {
     pub fn new(program: &Program, analysis: &Analysis) -> Reference {
-        let plans = program
-            .rules
-            .iter()
-            .map(|rule| {
-                let stratum = analysis.stratum_of[rule.head.pred];
-                RulePlan::new(rule, |p| {
-                    stratum.is_some() && analysis.stratum_of[p] == stratum
-                })
-            })
-            .collect();
-        let strata = analysis
-            .strata
-            .iter()
-            .map(|s| (s.rules.clone(), s.recursive))
-            .collect();
+        let (plans, strata) = stratified_plans(program, analysis);
         let keep = analysis.max_horizon as usize + 1;
         Reference {
             plans,
