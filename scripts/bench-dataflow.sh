@@ -27,7 +27,7 @@ for prog in diamond_10 diamond_100 box_10; do
   measure "$prog" run datasets/bench/$prog.tdl "$dir/ua_1000x10000.facts" --mode changes
 done
 measure "diamond_10 (integers)" run datasets/bench/diamond_10.tdl "$dir/ua_int_1000x10000.facts" --mode changes
-measure "diamond_10 (literal rules)" run datasets/bench/diamond_10.tdl "$dir/ua_1000x10000.facts" --mode changes --no-window-lowering
+measure "diamond_10 (literal rules)" run datasets/bench/diamond_10.tdl "$dir/ua_1000x10000.facts" --mode changes --no-lowering
 echo "# inertia: 100,000 fluents, 10 events per time point, 10^5 time points, 1 worker"
 measure inertia run datasets/examples/inertia.tdl "$dir/inertia.facts" --mode changes
 echo "# one fact per time point (per-time-point overhead, and memory vs stream length)"

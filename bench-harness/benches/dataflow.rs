@@ -53,16 +53,9 @@ fn bench_run(
     stream: &[u8],
     facts: u64,
     workers: usize,
-    lower_windows: bool,
+    lower: bool,
 ) {
-    match run_dataflow(
-        "bench.tdl",
-        program,
-        stream,
-        Mode::Changes,
-        workers,
-        lower_windows,
-    ) {
+    match run_dataflow("bench.tdl", program, stream, Mode::Changes, workers, lower) {
         Ok(summary) => assert_eq!(summary.input_facts, facts, "facts read"),
         Err(error) => panic!("{error:#}"),
     }
@@ -75,7 +68,7 @@ fn bench_run(
                 black_box(stream),
                 Mode::Changes,
                 workers,
-                lower_windows,
+                lower,
             )
         })
     });

@@ -131,14 +131,14 @@ pub fn run_dataflow(
     stream: &[u8],
     mode: Mode,
     workers: usize,
-    lower_windows: bool,
+    lower: bool,
 ) -> anyhow::Result<RunSummary> {
     run_td(
         program_name,
         program_text,
         stream,
         mode,
-        Engine::dataflow(workers, lower_windows),
+        Engine::dataflow(workers, lower),
     )
 }
 

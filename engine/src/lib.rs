@@ -59,7 +59,7 @@ pub enum Engine {
     /// The single-threaded reference evaluator: per time point, per stratum, semi-naive.
     /// The oracle every other engine is tested against.
     Reference,
-    /// The parallel engine on timely workers: threads, processes, window lowering.
+    /// The parallel engine on timely workers: threads, processes, lowering.
     Dataflow(DataflowOptions),
     /// Streaming Trigger Graphs, the paper's Algorithm 4 as written: for studying the
     /// algorithm on small streams.
@@ -67,31 +67,39 @@ pub enum Engine {
 }
 
 impl Engine {
-    /// The dataflow engine on `workers` threads of this process, windows lowered or not.
-    pub fn dataflow(workers: usize, lower_windows: bool) -> Engine {
+    /// The dataflow engine on `workers` threads of this process, windows and persistence
+    /// lowered to their own operators or every rule run as written.
+    pub fn dataflow(workers: usize, lower: bool) -> Engine {
         Engine::Dataflow(DataflowOptions {
             cluster: Cluster {
                 workers,
                 ..Cluster::default()
             },
-            lower_windows,
+            lower,
             ..DataflowOptions::default()
         })
     }
 
     /// [`Engine::dataflow`] with the input diffed on the workers, each its share, instead
     /// of on the calling thread.
-    pub fn dataflow_diffing_on_workers(workers: usize, lower_windows: bool) -> Engine {
+    pub fn dataflow_diffing_on_workers(workers: usize, lower: bool) -> Engine {
         Engine::Dataflow(DataflowOptions {
             cluster: Cluster {
                 workers,
                 ..Cluster::default()
             },
-            lower_windows,
+            lower,
             diff_on_workers: true,
             ..DataflowOptions::default()
         })
     }
+}
+
+/// The dataflow engine's plan for `program`, as text (`stgflow check --dump plan`): which
+/// components are lowered to windows and persistence, which run on the time-stepping
+/// operator; `lower` as [`DataflowOptions::lower`].
+pub fn dataflow_plan(program: &Program, analysis: &Analysis, lower: bool) -> String {
+    stgflow_dataflow::plan::plan(program, analysis, lower).dump(program)
 }
 
 /// What a run did besides its output.

@@ -313,3 +313,139 @@ pub fn shape_counts(cases: impl IntoIterator<Item = Case>) -> ShapeCounts {
     }
     counts
 }
+
+/// A random program around a predicate that persists, in the shapes the dataflow engine
+/// lowers to its persistence operator (EC inertia: start rules, keep rules `h(X, …, T) :-
+/// h(X, …, T-1), not s(…, T-k), …`, sometimes a terminating predicate in the multi-valued
+/// form), mixed with joins, negation, a ♢ window over it and another recursion through
+/// time that reads it; and a stream that sometimes gives facts of `h` and `term` directly.
+/// The key is the first argument of `h`, so that the shape is lowered; a variant without
+/// it (`not alarm(T-1)`) stays on the time-stepping operator.
+pub fn persistence_case(seed: u64) -> Case {
+    let mut rng = Rng::new(seed);
+    let mut program = String::new();
+    let h_arity = 1 + rng.below(2);
+    // What `h(X, …)` is written with: the key X, then a variable or a constant.
+    let second = if rng.chance(50) {
+        "V"
+    } else {
+        *rng.pick(&["0", "a"])
+    };
+    let h_args = |key: &str| {
+        if h_arity == 1 {
+            key.to_owned()
+        } else {
+            format!("{key}, {second}")
+        }
+    };
+    // Derived predicates outside the SCC that stop h: a join and a negation over the input.
+    program.push_str("s0(X, Y, T) :- e0(X, Y, T), e1(X, T).\n");
+    program.push_str("s1(X, T) :- e1(X, T), not e2(X, _, T).\n");
+    // Start rules: from an event a point back, from an input at offset 0, a join.
+    let start_offset = rng.below(3);
+    let has_v = h_arity == 2 && second == "V";
+    let start_args = h_args("X");
+    let event_args = if has_v { "X, V" } else { "X, _" };
+    program.push_str(&format!(
+        "h({start_args}, T) :- e2({event_args}, {}).\n",
+        time_term(start_offset)
+    ));
+    if rng.chance(50) {
+        program.push_str(&format!(
+            "h({}, T) :- e1(X, T), s1(X, T-1).\n",
+            h_args("X").replace(", V", ", 1")
+        ));
+    }
+    // Keep rules.
+    let terminated = rng.chance(50);
+    let stops = [
+        "not s1(X, T-1)".to_owned(),
+        format!(
+            "not s0(X, {}, T-1)",
+            if has_v && rng.chance(50) { "V" } else { "_" }
+        ),
+        "not e1(X, T)".to_owned(),
+        format!("not e0(X, {}, T-2)", *rng.pick(&["0", "_"])),
+    ];
+    for _ in 0..1 + rng.below(2) {
+        let mut body = vec![format!("h({}, T-1)", h_args("X"))];
+        for _ in 0..rng.below(3) {
+            body.push(rng.pick(&stops).clone());
+        }
+        if terminated {
+            body.push(format!("not term({}, T-1)", h_args("X")));
+        }
+        program.push_str(&format!("h({}, T) :- {}.\n", h_args("X"), body.join(", ")));
+    }
+    if terminated {
+        let condition = match rng.below(3) {
+            0 if h_arity == 2 => format!("e2(X, W, T), h({}, T), {} != W", h_args("X"), second),
+            1 => format!("e1(X, T), h({}, T), not e0(X, 1, T)", h_args("X")),
+            _ => format!("e0(X, Y, T), h({}, T), Y != 0", h_args("X")),
+        };
+        program.push_str(&format!("term({}, T) :- {condition}.\n", h_args("X")));
+    }
+    if rng.chance(20) {
+        // No key: the negation reads no argument of h.
+        program.push_str(&format!(
+            "h({}, T) :- h({}, T-1), not e1(1, T-1).\n",
+            h_args("X"),
+            h_args("X")
+        ));
+    }
+    // Readers of h: a join, a negation, a ♢2 window, and a recursion through time.
+    program.push_str(&format!(
+        "j(X, Y, T) :- h({}, T), e0(X, Y, T).\n",
+        h_args("X")
+    ));
+    program.push_str(&format!(
+        "n(X, T) :- e1(X, T), not h({}, T).\n",
+        h_args("X").replace(", V", ", _")
+    ));
+    for k in 0..3 {
+        program.push_str(&format!(
+            "w(X, T) :- h({}, {}).\n",
+            h_args("X").replace(", V", ", _"),
+            time_term(k)
+        ));
+    }
+    program.push_str("r(X, T) :- n(X, T-1).\nr(X, T) :- r(X, T-1), not w(X, T-1).\n");
+    let mut stream = String::new();
+    let start = rng.below(3);
+    let values = ["0", "1", "a"];
+    for t in start..start + 4 + rng.below(12) {
+        for _ in 0..rng.below(5) {
+            let x = *rng.pick(&values);
+            let y = *rng.pick(&values);
+            let fact = match rng.below(10) {
+                0..=2 => format!("e0({x}, {y}, {t})."),
+                3..=5 => format!("e1({x}, {t})."),
+                6..=7 => format!("e2({x}, {y}, {t})."),
+                8 => {
+                    let args = if h_arity == 1 {
+                        x.to_owned()
+                    } else {
+                        format!("{x}, {y}")
+                    };
+                    format!("h({args}, {t}).")
+                }
+                _ if terminated => {
+                    let args = if h_arity == 1 {
+                        x.to_owned()
+                    } else {
+                        format!("{x}, {y}")
+                    };
+                    format!("term({args}, {t}).")
+                }
+                _ => format!("e1({x}, {t})."),
+            };
+            stream.push_str(&fact);
+            stream.push('\n');
+        }
+    }
+    Case {
+        seed,
+        program,
+        stream,
+    }
+}

@@ -93,14 +93,14 @@ fn lowered_and_literal_windows_agree_with_the_reference() {
             expected.iter().any(|l| l.starts_with("b2(")),
             "seed {seed}: no □ facts"
         );
-        for lower_windows in [true, false] {
+        for lower in [true, false] {
             for workers in [1, 2] {
-                let engine = Engine::dataflow(workers, lower_windows);
+                let engine = Engine::dataflow(workers, lower);
                 let actual =
                     run(program, &stream, Timeline::default(), &engine).unwrap_or_default();
                 assert_eq!(
                     actual, expected,
-                    "seed {seed}, lowered {lower_windows}, {workers} workers\n{stream}"
+                    "seed {seed}, lowered {lower}, {workers} workers\n{stream}"
                 );
             }
         }
@@ -174,12 +174,12 @@ proptest! {
                 .map_err(TestCaseError::fail)
         };
         let expected = run(&Engine::Reference)?;
-        for (workers, lower_windows) in [(1, true), (2, true), (3, true), (1, false)] {
-            let engine = Engine::dataflow(workers, lower_windows);
+        for (workers, lower) in [(1, true), (2, true), (3, true), (1, false)] {
+            let engine = Engine::dataflow(workers, lower);
             let actual = run(&engine)?;
             prop_assert_eq!(
                 &actual, &expected,
-                "{} workers, lowered {}\n--- program\n{}--- stream\n{}", workers, lower_windows, program, stream
+                "{} workers, lowered {}\n--- program\n{}--- stream\n{}", workers, lower, program, stream
             );
         }
     }

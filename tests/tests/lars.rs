@@ -41,12 +41,12 @@ fn check(seed: u64, workers: &[usize]) -> Result<(), String> {
         ));
     }
     for &w in workers {
-        for lower_windows in [true, false] {
-            let engine = Engine::dataflow(w, lower_windows);
+        for lower in [true, false] {
+            let engine = Engine::dataflow(w, lower);
             let actual = run_translated(&case.program, &case.stream, &engine)?;
             if actual != reference {
                 return Err(format!(
-                    "{}--- {w} worker(s), windows lowered: {lower_windows}\n--- missing {:?}\n--- extra {:?}",
+                    "{}--- {w} worker(s), windows lowered: {lower}\n--- missing {:?}\n--- extra {:?}",
                     context(),
                     reference.difference(&actual).collect::<Vec<_>>(),
                     actual.difference(&reference).collect::<Vec<_>>()

@@ -26,8 +26,8 @@ fn box_window_over_offset_0_recursion_equals_reference_1_3_workers() {
     let expected = expected.unwrap_or_default();
     assert!(expected.contains("box3(b,b,8)."), "{expected:?}");
     for workers in [1, 3] {
-        for lower_windows in [true, false] {
-            let engine = Engine::dataflow(workers, lower_windows);
+        for lower in [true, false] {
+            let engine = Engine::dataflow(workers, lower);
             let actual = run(PROGRAM, STREAM, Timeline::default(), &engine);
             assert_eq!(actual.as_ref(), Ok(&expected), "{engine:?}");
         }

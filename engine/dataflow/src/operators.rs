@@ -9,6 +9,7 @@
 //!   stays in the table exactly while it holds).
 //! * [`window`] — ♢d and □d windows lowered to delays, and the gated window that fuses a
 //!   window with `… , not g(T-k)`.
+//! * [`persist`] — a predicate that holds until stopped (EC inertia), one state per key.
 //! * [`stepper`] — the time-stepping operator for recursion through time and rules that
 //!   read the time as a value.
 //!
@@ -19,6 +20,7 @@
 //! count above 1, is read as it comes.
 
 pub mod hash_join;
+pub mod persist;
 pub mod points;
 mod slab;
 pub mod stepper;

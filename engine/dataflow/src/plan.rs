@@ -16,6 +16,16 @@
 //! * **Dataflow** — rules with no recursion through time: rendered as joins, antijoins,
 //!   maps and filters over differential collections; `iterate` when the component recurses
 //!   at offset 0.
+//! * **Persist** — a temporal SCC of the shape the Event Calculus's inertia takes (the
+//!   paper's rules 14–16): a predicate h whose rules either start it (bodies that read
+//!   neither h nor the SCC's other predicate) or keep it, `h(P…, T) :- h(P…, T-1),
+//!   not s(Q…, T-k), …` (P… distinct variables and constants, the negations over P…'s
+//!   variables, constants and `_`), and optionally one terminating predicate `term`,
+//!   negated at T-1 in the keep rules, whose rules read h at offset 0 and predicates
+//!   outside (the multi-valued form `term(F, V, T) :- init(F, W, T), h(F, V, T), V != W.`).
+//!   Lowered to one operator with one state per key (see `operators::persist`) that is
+//!   touched only when the key's input or state changed; the start rules are dataflow
+//!   rules in front of it.
 //! * **Stepper** — a temporal SCC (a cycle through an offset > 0, such as EC inertia), or
 //!   rules that use the time as a value: evaluated per time point, in time order, by a
 //!   dedicated operator (see `operators::stepper`). When every rule of the component shares a
@@ -25,7 +35,7 @@
 
 use hashbrown::{HashMap, HashSet};
 
-use stgflow_lang::ir::{Literal, PredId, Program, Rule, Term};
+use stgflow_lang::ir::{Atom, Literal, PredId, Program, Rule, Term};
 use stgflow_lang::stratify::{Analysis, edges, ordered_sccs};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,7 +89,27 @@ pub enum Component {
         rules: Vec<usize>,
         recursive: bool,
     },
+    Persist(PersistPlan),
     Stepper(StepperPlan),
+}
+
+/// A temporal SCC lowered to the persistence operator (see the module docs).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PersistPlan {
+    /// The predicate that persists.
+    pub pred: PredId,
+    /// Its rules that read neither it nor `term`: their facts start it.
+    pub starts: Vec<usize>,
+    /// Its rules `pred(P…, T) :- pred(P…, T-1), not s(Q…, T-k), …`: a fact keeps holding
+    /// while one of them lets it.
+    pub keeps: Vec<usize>,
+    /// The terminating predicate of the multi-valued form, and its rules.
+    pub term: Option<(PredId, Vec<usize>)>,
+    /// The predicates from outside the SCC that the keep rules' negations and `term`'s
+    /// rules read, each with its offset: one input of the operator each.
+    pub slots: Vec<(PredId, u32)>,
+    /// The key position of `pred`, `term` and every predicate in `slots`.
+    pub key: HashMap<PredId, usize>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -87,8 +117,102 @@ pub struct Plan {
     pub components: Vec<Component>,
 }
 
-/// Plans `program`; `lower_windows` turns the window detection on.
-pub fn plan(program: &Program, analysis: &Analysis, lower_windows: bool) -> Plan {
+impl Plan {
+    /// The plan as text, one component per line in evaluation order, rules by their
+    /// index (`check --dump plan`).
+    pub fn dump(&self, program: &Program) -> String {
+        let name = |p: &PredId| program.pred_name(*p).to_owned();
+        let names = |ps: &[PredId]| ps.iter().map(name).collect::<Vec<_>>().join(", ");
+        let rules = |rs: &[usize]| {
+            rs.iter()
+                .map(|r| format!("r{r}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let window = |w: &Window| match w {
+            Window::Diamond(d) => format!("⊞{d}♢"),
+            Window::Box(d) => format!("⊞{d}□"),
+        };
+        let key = |key: &HashMap<PredId, usize>| {
+            let mut parts: Vec<String> = key
+                .iter()
+                .map(|(p, i)| format!("{}/{}", name(p), i + 1))
+                .collect();
+            parts.sort();
+            parts.join(" ")
+        };
+        let mut text = String::from(
+            "% dataflow plan: components in evaluation order (window, gated window, dataflow, persist, stepper)\n",
+        );
+        for component in &self.components {
+            let line = match component {
+                Component::Window {
+                    pred,
+                    source,
+                    window: w,
+                } => format!("window {} = {} {}", name(pred), window(w), name(source)),
+                Component::GatedWindow {
+                    pred,
+                    window_pred,
+                    source,
+                    window: w,
+                    gate,
+                    gate_offset,
+                } => format!(
+                    "gated window {} = {} = {} {}, not {}(T-{gate_offset})",
+                    name(pred),
+                    name(window_pred),
+                    window(w),
+                    name(source),
+                    name(gate)
+                ),
+                Component::Dataflow {
+                    preds,
+                    rules: rs,
+                    recursive,
+                } => format!(
+                    "dataflow {{{}}} {}{}",
+                    names(preds),
+                    rules(rs),
+                    if *recursive { " (iterate)" } else { "" }
+                ),
+                Component::Persist(p) => {
+                    let reads: Vec<String> = p
+                        .slots
+                        .iter()
+                        .map(|(q, k)| format!("{}(T-{k})", name(q)))
+                        .collect();
+                    let term = p.term.as_ref().map_or(String::new(), |(t, rs)| {
+                        format!("; terminated by {} {}", name(t), rules(rs))
+                    });
+                    format!(
+                        "persist {}: starts {}; keeps {}{term}; reads {}; key {}",
+                        name(&p.pred),
+                        rules(&p.starts),
+                        rules(&p.keeps),
+                        reads.join(" "),
+                        key(&p.key)
+                    )
+                }
+                Component::Stepper(s) => format!(
+                    "stepper {{{}}} {}; horizon {}; key {}{}",
+                    names(&s.preds),
+                    rules(&s.rules),
+                    s.horizon,
+                    s.key.as_ref().map_or("none".to_owned(), key),
+                    if s.uses_time { "; reads the time" } else { "" }
+                ),
+            };
+            text.push_str(&line);
+            text.push('\n');
+        }
+        text
+    }
+}
+
+/// Plans `program`; `lower` turns the detection of windows and persistence on (without it
+/// every rule runs as written: `--no-lowering`).
+pub fn plan(program: &Program, analysis: &Analysis, lower: bool) -> Plan {
     let n = program.predicates.len();
     let all_edges = edges(program);
     let sccs = ordered_sccs(n, all_edges.iter().map(|e| (e.from, e.to)));
@@ -105,13 +229,19 @@ pub fn plan(program: &Program, analysis: &Analysis, lower_windows: bool) -> Plan
             .iter()
             .any(|e| e.offset > 0 && scc.contains(&e.from) && scc.contains(&e.to));
         let uses_time = rules.iter().any(|&r| program.rules[r].reads_time());
+        if temporal && !uses_time && lower {
+            if let Some(persist) = persist_shape(program, &scc, &rules) {
+                components.push(Component::Persist(persist));
+                continue;
+            }
+        }
         if temporal || uses_time {
             components.push(Component::Stepper(stepper(
                 program, analysis, scc, rules, uses_time,
             )));
             continue;
         }
-        if lower_windows && scc.len() == 1 {
+        if lower && scc.len() == 1 {
             if let Some((source, window)) = window_shape(program, &rules) {
                 components.push(Component::Window {
                     pred: scc[0],
@@ -130,7 +260,7 @@ pub fn plan(program: &Program, analysis: &Analysis, lower_windows: bool) -> Plan
             recursive,
         });
     }
-    if lower_windows {
+    if lower {
         fuse_gates(program, &mut components);
     }
     Plan { components }
@@ -363,6 +493,114 @@ fn find_key(program: &Program, rules: &[usize]) -> Option<HashMap<PredId, usize>
     None
 }
 
+/// The SCC `scc` with rules `rules` as a [`PersistPlan`], when it has the shape (either of
+/// two predicates may be the one that persists).
+fn persist_shape(program: &Program, scc: &[PredId], rules: &[usize]) -> Option<PersistPlan> {
+    match *scc {
+        [pred] => persist_as(program, rules, pred, None),
+        [a, b] => persist_as(program, rules, a, Some(b))
+            .or_else(|| persist_as(program, rules, b, Some(a))),
+        _ => None,
+    }
+}
+
+/// `rules` as `pred`'s start and keep rules and `term`'s rules, or `None`.
+fn persist_as(
+    program: &Program,
+    rules: &[usize],
+    pred: PredId,
+    term: Option<PredId>,
+) -> Option<PersistPlan> {
+    let internal = |p: PredId| p == pred || Some(p) == term;
+    let (mut starts, mut keeps, mut term_rules) = (Vec::new(), Vec::new(), Vec::new());
+    let mut slots: Vec<(PredId, u32)> = Vec::new();
+    let mut slot = |atom: &Atom| {
+        if !slots.contains(&(atom.pred, atom.offset)) {
+            slots.push((atom.pred, atom.offset));
+        }
+    };
+    for &r in rules {
+        let rule = &program.rules[r];
+        let mut atoms = rule.body.iter().filter_map(Literal::atom);
+        if rule.head.pred == pred && !atoms.any(|a| internal(a.pred)) {
+            starts.push(r);
+            continue;
+        }
+        if !pattern(&rule.head.args) {
+            return None;
+        }
+        let mut own = 0;
+        if rule.head.pred == pred {
+            // pred(P…, T) :- pred(P…, T-1), not s(Q…, T-k), …
+            for literal in &rule.body {
+                match literal {
+                    Literal::Positive(a)
+                        if a.pred == pred && a.offset == 1 && a.args == rule.head.args =>
+                    {
+                        own += 1;
+                    }
+                    Literal::Negative(a)
+                        if a.pred != pred && over_head(&a.args, &rule.head.args) =>
+                    {
+                        if Some(a.pred) == term {
+                            if a.offset != 1 {
+                                return None;
+                            }
+                        } else {
+                            slot(a);
+                        }
+                    }
+                    _ => return None,
+                }
+            }
+            keeps.push(r);
+        } else {
+            // term(…, T) :- pred(…, T), outside atoms, comparisons.
+            for literal in &rule.body {
+                match literal {
+                    Literal::Positive(a) if a.pred == pred && a.offset == 0 => own += 1,
+                    Literal::Positive(a) | Literal::Negative(a) if !internal(a.pred) => slot(a),
+                    Literal::Positive(_) | Literal::Negative(_) => return None,
+                    Literal::Compare { .. } | Literal::Assign { .. } => {}
+                }
+            }
+            term_rules.push(r);
+        }
+        if own != 1 {
+            return None;
+        }
+    }
+    if keeps.is_empty() || (term.is_some() && term_rules.is_empty()) {
+        return None;
+    }
+    let keyed: Vec<usize> = keeps.iter().chain(&term_rules).copied().collect();
+    let key = find_key(program, &keyed)?;
+    Some(PersistPlan {
+        pred,
+        starts,
+        keeps,
+        term: term.map(|t| (t, term_rules)),
+        slots,
+        key,
+    })
+}
+
+/// Whether `args` are distinct variables and constants.
+fn pattern(args: &[Term]) -> bool {
+    let mut seen = HashSet::new();
+    args.iter().all(|t| match t {
+        Term::Var(v) => seen.insert(*v),
+        Term::Const(_) => true,
+        Term::Wildcard => false,
+    })
+}
+
+/// Whether every variable of `args` is one of `head`'s.
+fn over_head(args: &[Term], head: &[Term]) -> bool {
+    args.iter()
+        .all(|t| !matches!(t, Term::Var(_)) || head.contains(t))
+}
+
 /// Whether `args` are distinct variables.
 fn distinct_vars(args: &[Term]) -> bool {
     let mut seen = HashSet::new();
@@ -453,17 +691,73 @@ mod tests {
 
     #[test]
     fn inertia_is_a_stepper_sharded_by_the_fluent() {
-        let (program, plan) = plan_of(
-            "holds(F, V, T) :- init(F, V, T-1).\n\
-             holds(F, V, T) :- holds(F, V, T-1), not term(F, V, T-1).\n",
-        );
-        let [Component::Stepper(stepper)] = plan.components.as_slice() else {
-            panic!("{plan:?}")
+        let text = "holds(F, V, T) :- init(F, V, T-1).\n\
+                    holds(F, V, T) :- holds(F, V, T-1), not term(F, V, T-1).\n";
+        let compiled = compile_str("t.tdl", text);
+        let program = &compiled.program;
+        let analysis = compiled.analysis.as_ref().expect("no errors");
+        let literal = plan(program, analysis, false);
+        let [Component::Stepper(stepper)] = literal.components.as_slice() else {
+            panic!("{literal:?}")
         };
         let key = stepper.key.clone().unwrap_or_default();
         assert_eq!(key.get(&program.pred_id("holds").unwrap_or(99)), Some(&0));
         assert_eq!(key.get(&program.pred_id("term").unwrap_or(99)), Some(&0));
         assert_eq!(stepper.horizon, 1);
+    }
+
+    /// Inertia's shapes are lowered to the persistence operator: one predicate with start
+    /// and keep rules, with or without a terminating predicate in its SCC; other temporal
+    /// SCCs stay on the stepper.
+    #[test]
+    fn inertia_shapes_are_lowered_to_persistence() {
+        let id = |program: &Program, name: &str| program.pred_id(name).unwrap_or(99);
+        let (program, plan) = plan_of(
+            "holds(F, V, T) :- init(F, V, T-1).\n\
+             holds(F, V, T) :- holds(F, V, T-1), not term(F, V, T-1).\n\
+             term(F, V, T) :- init(F, W, T), holds(F, V, T), V != W.\n",
+        );
+        let [Component::Persist(persist)] = plan.components.as_slice() else {
+            panic!("{plan:?}")
+        };
+        assert_eq!(persist.pred, id(&program, "holds"));
+        assert_eq!(persist.term, Some((id(&program, "term"), vec![2])));
+        assert_eq!(
+            (persist.starts.as_slice(), persist.keeps.as_slice()),
+            (&[0][..], &[1][..])
+        );
+        assert_eq!(persist.slots, vec![(id(&program, "init"), 0)]);
+        assert_eq!(persist.key.get(&id(&program, "init")), Some(&0));
+        // The per-value form: `stop` is outside, read one point back.
+        let (program, plan) = plan_of(
+            "p(X, a, T) :- on(X, T-1).\np(X, a, T) :- p(X, a, T-1), not stop(X, _, T-1).\n\
+             stop(X, Y, T) :- off(X, Y, T).\n",
+        );
+        let Some(Component::Persist(persist)) = plan.components.last() else {
+            panic!("{plan:?}")
+        };
+        assert_eq!(
+            (persist.term.clone(), persist.slots.clone()),
+            (None, vec![(id(&program, "stop"), 1)])
+        );
+        for other in [
+            // The negation reads a variable the head does not have.
+            "p(X, T) :- p(X, T-1), q(X, Y, T), not stop(Y, T-1).\n",
+            // Two points back.
+            "p(X, T) :- p(X, T-2), not stop(X, T-1).\np(X, T) :- on(X, T).\n",
+            // No key.
+            "p(X, T) :- p(X, T-1), not alarm(T-1).\np(X, T) :- on(X, T).\n",
+            // The time as a value.
+            "p(X, T) :- p(X, T-1), not stop(X, T-1).\np(X, T) :- on(X, T), T > 3.\n",
+        ] {
+            let (_, plan) = plan_of(other);
+            assert!(
+                plan.components
+                    .iter()
+                    .any(|c| matches!(c, Component::Stepper(_))),
+                "{other}: {plan:?}"
+            );
+        }
     }
 
     #[test]

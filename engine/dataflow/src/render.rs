@@ -14,7 +14,8 @@
 //! * **One pass per record** (see [`rule`]): a rule's per-record work is one `flat_map`
 //!   before each join; each predicate is read and keyed once per scope.
 //! * **Windows** use the delay operators of [`crate::operators::window`]; **temporal
-//!   SCCs** the time-stepping operator of [`crate::operators::stepper`].
+//!   SCCs** of inertia's shape the persistence operator of [`crate::operators::persist`],
+//!   the others the time-stepping operator of [`crate::operators::stepper`].
 
 mod rule;
 mod time;
@@ -27,8 +28,8 @@ use differential_dataflow::operators::iterate::Variable;
 use timely::order::Product;
 use timely::progress::Timestamp;
 
-use crate::operators::{Coll, Facts, UNIT_TAG, stepper, window};
-use crate::plan::{Component, Plan, StepperPlan, Window};
+use crate::operators::{Coll, Facts, UNIT_TAG, persist, stepper, window};
+use crate::plan::{Component, PersistPlan, Plan, StepperPlan, Window};
 use rule::{Reader, render_rule};
 use stgflow_lang::ir::{Atom, PredId, Program};
 use stgflow_lang::value::Row;
@@ -81,6 +82,7 @@ pub fn render<'s>(
                 rules,
                 recursive,
             } => builder.dataflow(preds, rules, *recursive),
+            Component::Persist(persist_plan) => builder.persist(persist_plan),
             Component::Stepper(stepper_plan) => builder.stepper(stepper_plan),
         }
     }
@@ -227,6 +229,66 @@ impl<'p, 's> Builder<'p, 's> {
         }
     }
 
+    /// A temporal SCC of inertia's shape on the persistence operator: the start rules as
+    /// dataflow rules in front of it, its other inputs tagged by slot.
+    fn persist(&mut self, persist_plan: &PersistPlan) {
+        let program = self.program;
+        let pred = persist_plan.pred;
+        let scope = self.scope;
+        let this = &*self;
+        let starts = scope.region_named("Starts", |region| {
+            let read = |atom: &Atom| -> Coll<'_, u64> {
+                delayed(this.holding(atom.pred), atom.offset).enter_region(region)
+            };
+            let reader = Reader::new(&read);
+            let unit_in = this.unit.clone().enter_region(region);
+            let mut parts = Vec::new();
+            if let Some(own) = this.inputs[pred].clone() {
+                parts.push(own.enter_region(region));
+            }
+            for &r in &persist_plan.starts {
+                parts.push(render_rule(&program.rules[r], &reader, unit_in.clone()));
+            }
+            if parts.is_empty() {
+                return empty(scope);
+            }
+            concat_all(parts).leave_region(scope)
+        });
+        let mut sources = vec![starts.map(|row| (0, row))];
+        for (i, &(q, offset)) in persist_plan.slots.iter().enumerate() {
+            let tag = 1 + i as u32;
+            sources.push(delayed(self.holding(q), offset).map(move |row| (tag, row)));
+        }
+        if let Some((term, _)) = &persist_plan.term {
+            if let Some(own) = self.inputs[*term].clone() {
+                let tag = 1 + persist_plan.slots.len() as u32;
+                sources.push(own.map(move |row| (tag, row)));
+            }
+        }
+        let out = persist::render(program, persist_plan, concat_all(sources));
+        let preds: Vec<PredId> = std::iter::once(pred)
+            .chain(persist_plan.term.as_ref().map(|(t, _)| *t))
+            .collect();
+        self.tagged_output(&preds, out);
+    }
+
+    /// A temporal SCC's tagged output: split out only the predicates that later
+    /// components read; the rest is captured as it is.
+    fn tagged_output(&mut self, preds: &[PredId], out: Facts<'s, u64>) {
+        for &p in preds.iter().filter(|&&p| self.read[p]) {
+            let tag = p as u32;
+            self.holds[p] = Some(
+                out.clone()
+                    .filter(move |(q, _)| *q == tag)
+                    .map(|(_, row)| row),
+            );
+        }
+        for &p in preds {
+            self.tagged_in[p] = Some(self.tagged.len());
+        }
+        self.tagged.push(out);
+    }
+
     /// A temporal SCC (or rules reading the time) on the time-stepping operator, its
     /// input tagged by predicate.
     fn stepper(&mut self, stepper_plan: &StepperPlan) {
@@ -245,19 +307,7 @@ impl<'p, 's> Builder<'p, 's> {
         }
         let source: Facts<'s, u64> = concat_all(sources);
         let out = stepper::render(self.program, stepper_plan, source);
-        // Split out only the predicates that later components read.
-        for &p in stepper_plan.preds.iter().filter(|&&p| self.read[p]) {
-            let tag = p as u32;
-            self.holds[p] = Some(
-                out.clone()
-                    .filter(move |(q, _)| *q == tag)
-                    .map(|(_, row)| row),
-            );
-        }
-        for &p in &stepper_plan.preds {
-            self.tagged_in[p] = Some(self.tagged.len());
-        }
-        self.tagged.push(out);
+        self.tagged_output(&stepper_plan.preds, out);
     }
 
     /// The streams to capture: one per printed predicate, or the tagged stream of its
@@ -318,6 +368,18 @@ fn read_by_components(program: &Program, plan: &Plan) -> Vec<bool> {
                     if let Some(atom) = literal.atom() {
                         read[atom.pred] = true;
                     }
+                }
+            }
+            Component::Persist(persist_plan) => {
+                let starts = persist_plan
+                    .starts
+                    .iter()
+                    .flat_map(|&r| &program.rules[r].body);
+                for atom in starts.filter_map(|l| l.atom()) {
+                    read[atom.pred] = true;
+                }
+                for &(q, _) in &persist_plan.slots {
+                    read[q] = true;
                 }
             }
             Component::Stepper(stepper_plan) => {

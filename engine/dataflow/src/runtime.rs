@@ -52,8 +52,9 @@ use crate::plan::plan;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Options {
     pub cluster: Cluster,
-    /// Lower ♢/□ window definitions to delay operators.
-    pub lower_windows: bool,
+    /// Lower ♢/□ window definitions to delay operators and persistence (EC inertia) to
+    /// its own operator; without, every rule runs as written (`--no-lowering`).
+    pub lower: bool,
     /// Send each time point on its own and print its output before reading on.
     pub live: bool,
     /// Most time points per batch in replay.
@@ -74,7 +75,7 @@ impl Default for Options {
     fn default() -> Options {
         Options {
             cluster: Cluster::default(),
-            lower_windows: true,
+            lower: true,
             live: false,
             batch_points: 4096,
             batch_updates: 1 << 14,
@@ -96,7 +97,7 @@ pub fn run<W: Write>(
     let diff_here = !options.diff_on_workers;
     let setup = Arc::new(Setup {
         program: program.clone(),
-        plan: plan(program, analysis, options.lower_windows),
+        plan: plan(program, analysis, options.lower),
         outputs: program.output_predicates(),
         points: !diff_here,
         files: options.files.clone(),

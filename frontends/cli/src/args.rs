@@ -77,10 +77,12 @@ pub(crate) struct RunArgs {
     /// Seconds a cluster process waits for the others to connect before giving up.
     #[arg(long, default_value_t = 30, value_name = "SECS")]
     pub(crate) connect_timeout: u64,
-    /// Run LARS-style window definitions (♢/□) as literal rules instead of the delay
-    /// operators (for checking that both agree).
-    #[arg(long)]
-    pub(crate) no_window_lowering: bool,
+    /// Run every rule as written: window definitions (♢/□) as literal rules instead of
+    /// the delay operators, and persistence (EC inertia) on the time-stepping operator
+    /// instead of its own (for checking that they agree; `check --dump plan` shows what is
+    /// lowered).
+    #[arg(long, alias = "no-window-lowering")]
+    pub(crate) no_lowering: bool,
     /// Batch replay (dataflow engine): most time points handed to the workers at once.
     /// Larger batches cost fewer rounds of coordination; smaller ones keep less history
     /// in the joins' arrangements between compactions.
@@ -205,9 +207,14 @@ pub(crate) struct CheckArgs {
     pub(crate) program: PathBuf,
     /// Print a stage: `ast` (as parsed), `td` (the TD program, a front end's translation,
     /// each rule with its origin), `ir` (the rule model), `strata` (incremental
-    /// stratification, temporal SCCs, forgetting horizons). Repeatable.
+    /// stratification, temporal SCCs, forgetting horizons), `plan` (the dataflow engine's
+    /// components: windows, persistence and steppers, with the rules each runs).
+    /// Repeatable.
     #[arg(long, value_enum)]
     pub(crate) dump: Vec<Dump>,
+    /// With `--dump plan`: the plan `run --no-lowering` uses.
+    #[arg(long, alias = "no-window-lowering")]
+    pub(crate) no_lowering: bool,
 }
 
 /// Evaluators.
@@ -267,4 +274,5 @@ pub(crate) enum Dump {
     Td,
     Ir,
     Strata,
+    Plan,
 }

@@ -237,7 +237,7 @@ fn engine_of(args: &RunArgs, live: bool, files: Option<Files>) -> Engine {
                 hostfile: args.hostfile.clone(),
                 connect_timeout: std::time::Duration::from_secs(args.connect_timeout),
             },
-            lower_windows: !args.no_window_lowering,
+            lower: !args.no_lowering,
             live,
             batch_points: args.batch_points,
             diff_on_workers: args.diff_on_workers,

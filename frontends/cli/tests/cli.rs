@@ -275,6 +275,34 @@ fn check_dumps_the_stages() {
     assert!(text.contains("safe: 2"), "{text}");
 }
 
+/// `--dump plan` shows inertia lowered to the persistence operator, and with
+/// `--no-lowering` (or its old name) the literal rules on the time-stepping operator.
+#[test]
+fn check_dumps_the_dataflow_plan() {
+    let plan = |extra: &[&str]| {
+        let output = stgflow()
+            .args(["check", "datasets/examples/inertia.tdl", "--dump", "plan"])
+            .args(extra)
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(output.status.success());
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let lowered = plan(&[]);
+    assert!(
+        lowered.contains(
+            "persist holds: starts r0; keeps r1; terminated by term r2; reads init(T-0); key holds/1 init/1 term/1"
+        ),
+        "{lowered}"
+    );
+    let literal = plan(&["--no-lowering"]);
+    assert!(
+        literal.contains("stepper {holds, term} r0 r1 r2; horizon 1; key holds/1 init/1 term/1"),
+        "{literal}"
+    );
+    assert_eq!(plan(&["--no-window-lowering"]), literal);
+}
+
 /// Two processes of a timely cluster on loopback compute the same output as the reference
 /// evaluator; process 1 prints nothing.
 #[test]
@@ -414,7 +442,7 @@ fn a_lars_program_over_a_laser_stream_prints_laser_output() {
         "4: integrity_threat_of(d1,d2) trusted(d1) unverified(d2) verified(d1)"
     );
     assert_eq!(lines[12], "12:");
-    assert_eq!(run(&["--no-window-lowering", "-w", "2"]), laser);
+    assert_eq!(run(&["--no-lowering", "-w", "2"]), laser);
     assert_eq!(run(&["--engine", "reference"]), laser);
 }
 

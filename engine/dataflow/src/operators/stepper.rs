@@ -93,7 +93,12 @@ pub fn render<'s>(program: &Program, plan: &StepperPlan, source: Facts<'s, u64>)
                     input.for_each(|_, data| state.stash.add(data, &|t, _| t));
                     let limit = frontier.frontier().first().copied();
                     let mut out: Vec<Update> = Vec::new();
-                    while let Some(t) = state.next_time(limit) {
+                    while let Some(t) = next_time(
+                        state.stash.first_time(),
+                        !state.active.is_empty(),
+                        state.last_processed,
+                        limit,
+                    ) {
                         state.process(t, &mut out);
                         if let Some(cap) = capability.as_ref() {
                             super::zero_one::send_at(output, cap, t, &mut out);
@@ -105,6 +110,26 @@ pub fn render<'s>(program: &Program, plan: &StepperPlan, source: Facts<'s, u64>)
             },
         )
         .as_collection()
+}
+
+/// The next time point to evaluate below `limit` (the input frontier; `None` once the
+/// input is closed, when only buffered input is still processed): the first buffered one,
+/// or the one after `last_processed` when some key is `active` there.
+pub(super) fn next_time(
+    stashed: Option<u64>,
+    active: bool,
+    last_processed: Option<u64>,
+    limit: Option<u64>,
+) -> Option<u64> {
+    let active = (active && limit.is_some()).then(|| last_processed.map_or(0, |t| t + 1));
+    let next = match (stashed, active) {
+        (Some(a), Some(b)) => a.min(b),
+        (a, b) => a.or(b)?,
+    };
+    match limit {
+        Some(f) if next >= f => None,
+        _ => Some(next),
+    }
 }
 
 /// The worker a fact goes to: the hash of its key value, or worker 0 without a key.
@@ -138,13 +163,13 @@ struct KeyState {
 /// A list while it is short — a key mostly has a few input facts at a time — and a map
 /// once it has more than [`SMALL_LIMIT`].
 #[derive(Default)]
-struct Inputs {
+pub(super) struct Inputs {
     list: smallvec::SmallVec<[(usize, Row, isize); 1]>,
     map: Option<HashMap<(usize, Row), isize>>,
 }
 
 impl Inputs {
-    fn add(&mut self, local: usize, fact: Row, diff: isize) {
+    pub(super) fn add(&mut self, local: usize, fact: Row, diff: isize) {
         if let Some(map) = &mut self.map {
             match map.entry((local, fact)) {
                 hashbrown::hash_map::Entry::Occupied(mut entry) => {
@@ -177,11 +202,11 @@ impl Inputs {
         }
     }
 
-    fn is_empty(&self) -> bool {
+    pub(super) fn is_empty(&self) -> bool {
         self.list.is_empty() && self.map.as_ref().is_none_or(HashMap::is_empty)
     }
 
-    fn iter(&self) -> impl Iterator<Item = (usize, &Row, isize)> {
+    pub(super) fn iter(&self) -> impl Iterator<Item = (usize, &Row, isize)> {
         let listed = self.list.iter().map(|(l, f, c)| (*l, f, *c));
         let mapped = self.map.iter().flatten().map(|((l, f), c)| (*l, f, *c));
         listed.chain(mapped)
@@ -291,22 +316,6 @@ impl State {
             spare_slots: Vec::new(),
             work: Vec::new(),
             scratch: Scratch::default(),
-        }
-    }
-
-    /// The next time point to evaluate below `limit` (the input frontier; `None` once the
-    /// input is closed, when only buffered input is still processed).
-    fn next_time(&self, limit: Option<u64>) -> Option<u64> {
-        let stashed = self.stash.first_time();
-        let active = (!self.active.is_empty()).then(|| self.last_processed.map_or(0, |t| t + 1));
-        let active = if limit.is_none() { None } else { active };
-        let next = match (stashed, active) {
-            (Some(a), Some(b)) => a.min(b),
-            (a, b) => a.or(b)?,
-        };
-        match limit {
-            Some(f) if next >= f => None,
-            _ => Some(next),
         }
     }
 
@@ -583,7 +592,7 @@ mod tests {
             compiled.render_diagnostics(false)
         );
         let analysis = compiled.analysis.expect("a program without errors");
-        let planned = plan(&compiled.program, &analysis, true);
+        let planned = plan(&compiled.program, &analysis, false);
         let [Component::Stepper(stepper)] = planned.components.as_slice() else {
             panic!("not one time-stepping component: {planned:?}")
         };

@@ -1,0 +1,145 @@
+//! The persistence operator alone (`operators::persist`, EC inertia lowered): its input
+//! changes built beforehand, fed to one timely worker in batches of time points through
+//! an input handle, its output counted by a probe — no parsing, no rule in front of it,
+//! no output formatting. The stream is the `inertia` workload's: 10 events per time point
+//! on 10⁵ fluents with 3 values, each event `init(f, v)` at t, so the operator sees the
+//! event at t (+1) and t + 1 (−1), and the start rule's fact `holds(f, v)` at t + 1 (+1)
+//! and t + 2 (−1); throughput is counted in events.
+//!
+//! ```text
+//! cargo bench -p stgflow-bench --bench persist
+//! ```
+
+use std::hint::black_box;
+
+use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use differential_dataflow::AsCollection;
+use stgflow_dataflow::operators::persist;
+use stgflow_dataflow::plan::{Component, PersistPlan, plan};
+use stgflow_lang::ir::Program;
+use stgflow_lang::value::{Row, Value};
+use timely::dataflow::ProbeHandle;
+use timely::dataflow::operators::vec::input::{Handle as InputHandle, Input};
+use timely::dataflow::operators::{Inspect, Probe};
+
+mod common;
+use common::configure;
+
+type Update = ((u32, Row), u64, isize);
+
+const TIME_POINTS: u64 = 100_000;
+const EVENTS_PER_POINT: u64 = 10;
+const FLUENTS: u64 = 100_000;
+const VALUES: u64 = 3;
+/// Time points per batch, as the runtime's replay sends them.
+const BATCH_POINTS: u64 = 1024;
+
+fn inertia_plan() -> (Program, PersistPlan) {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../datasets/examples/inertia.tdl"
+    ))
+    .expect("datasets/examples/inertia.tdl");
+    let compiled = stgflow_lang::compile_str("inertia.tdl", &text);
+    let analysis = compiled.analysis.as_ref().expect("a valid program");
+    let planned = plan(&compiled.program, analysis, true);
+    let [Component::Persist(persist)] = planned.components.as_slice() else {
+        panic!("inertia.tdl is not lowered to persistence: {planned:?}");
+    };
+    (compiled.program, persist.clone())
+}
+
+/// SplitMix64, as the datasets' generators use.
+struct Rng(u64);
+
+impl Rng {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+/// The operator's input, batch by batch: tag 0 the start facts, tag 1 the events.
+fn batches() -> (Vec<Vec<Update>>, u64) {
+    let mut rng = Rng(7);
+    let symbol = |prefix: &str, i: u64| Value::sym(&format!("{prefix}{i}"));
+    let mut by_time: Vec<Vec<Update>> = vec![Vec::new(); TIME_POINTS as usize + 2];
+    let mut events = 0;
+    for t in 0..TIME_POINTS {
+        let mut fluents: Vec<(u64, u64)> = (0..EVENTS_PER_POINT)
+            .map(|_| (rng.next_u64() % FLUENTS, rng.next_u64() % VALUES))
+            .collect();
+        fluents.sort_unstable_by_key(|&(f, _)| f);
+        fluents.dedup_by_key(|&mut (f, _)| f);
+        for (f, v) in fluents {
+            let row: Row = [symbol("f", f), symbol("v", v)].into_iter().collect();
+            let at = t as usize;
+            by_time[at].push(((1, row.clone()), t, 1));
+            by_time[at + 1].push(((1, row.clone()), t + 1, -1));
+            by_time[at + 1].push(((0, row.clone()), t + 1, 1));
+            by_time[at + 2].push(((0, row), t + 2, -1));
+            events += 1;
+        }
+    }
+    let batches = by_time
+        .chunks(BATCH_POINTS as usize)
+        .map(|chunk| chunk.concat())
+        .collect();
+    (batches, events)
+}
+
+/// Runs the operator over `batches` on one worker; the number of output changes.
+fn run(program: &Program, persist_plan: &PersistPlan, batches: Vec<Vec<Update>>) -> usize {
+    let program = program.clone();
+    let persist_plan = persist_plan.clone();
+    timely::execute_directly(move |worker| {
+        let mut input: InputHandle<u64, Update> = InputHandle::new();
+        let counted = std::rc::Rc::new(std::cell::Cell::new(0usize));
+        let probe = ProbeHandle::new();
+        worker.dataflow::<u64, _, _>(|scope| {
+            let count = counted.clone();
+            let source = scope.input_from(&mut input).as_collection();
+            persist::render(&program, &persist_plan, source)
+                .inner
+                .inspect(move |_| count.set(count.get() + 1))
+                .probe_with(&probe);
+        });
+        for (i, mut batch) in batches.into_iter().enumerate() {
+            input.send_batch(&mut batch);
+            input.advance_to((i as u64 + 1) * BATCH_POINTS);
+            while probe.less_than(input.time()) {
+                worker.step();
+            }
+        }
+        input.close();
+        while worker.step() {}
+        counted.get()
+    })
+}
+
+fn persist_operator(c: &mut Criterion) {
+    let (program, persist_plan) = inertia_plan();
+    let (batches, events) = batches();
+    let changes = run(&program, &persist_plan, batches.clone());
+    assert!(
+        changes as u64 >= events,
+        "{changes} changes for {events} events"
+    );
+    let mut group = c.benchmark_group("persist_operator");
+    configure(&mut group);
+    group.throughput(Throughput::Elements(events));
+    group.bench_function("inertia_1e6_events_1_worker", |b| {
+        b.iter_batched(
+            || batches.clone(),
+            |batches| run(&program, &persist_plan, black_box(batches)),
+            BatchSize::LargeInput,
+        )
+    });
+    group.finish();
+}
+
+criterion_group!(benches, persist_operator);
+criterion_main!(benches);

@@ -1,0 +1,464 @@
+//! The persistence operator: a temporal SCC of EC inertia's shape (see
+//! [`crate::plan::PersistPlan`]) without evaluating its rules per time point.
+//!
+//! With S the facts the start rules derive at T (and the predicate's own input facts),
+//! what holds at T is
+//!
+//! ```text
+//! h(T)    = S(T) ∪ { x ∈ h(T-1) : some keep rule matches x and none of its negations
+//!                                  finds a fact (term's at T-1, the others' at T-k) }
+//! term(T) = what term's rules derive from h(T) and the facts outside at T
+//! ```
+//!
+//! per key, from the key's input at T and its own state at T-1. So a key whose input did
+//! not change at T and whose state did not change at T-1 keeps its state at T: it is not
+//! touched. An event costs a hash lookup per input change and an evaluation at the time
+//! points where its key's input or state changes — the stepper evaluated the component's
+//! rules at t, t+1 and the confirming t+2, over the horizon's slots.
+//!
+//! **Input.** One tagged stream: tag 0 the start facts (changes of the start rules'
+//! results, rendered as dataflow rules in front of this operator, and of the predicate's
+//! own input), tag 1 + i the facts of `plan.slots[i]` delayed by its offset, and, with a
+//! terminating predicate, the next tag its own input facts. All are exchanged by the
+//! key's hash, so a key's facts meet on one worker.
+//!
+//! **Output.** The changes of the predicate and of `term`, tagged with their ids.
+
+use differential_dataflow::{AsCollection, Hashable};
+use hashbrown::HashMap;
+use timely::container::CapacityContainerBuilder;
+use timely::dataflow::channels::pact::Exchange;
+use timely::dataflow::operators::generic::Operator;
+
+use super::Facts;
+use super::stepper::{Inputs, next_time};
+use crate::plan::PersistPlan;
+use stgflow_eval::eval::{Facts as FactStore, Rows, RulePlan, SmallRelation};
+use stgflow_lang::ir::{Literal, PredId, Program, Term};
+use stgflow_lang::value::{Row, Value};
+
+type Update = ((u32, Row), u64, isize);
+
+/// The tag of the start facts.
+const START: usize = 0;
+
+/// Renders the operator for `plan` over its tagged `source` (see the module docs).
+pub fn render<'s>(program: &Program, plan: &PersistPlan, source: Facts<'s, u64>) -> Facts<'s, u64> {
+    let mut state = State::new(program, plan);
+    let positions = state.key_positions.clone();
+    source
+        .inner
+        .unary_frontier::<CapacityContainerBuilder<Vec<Update>>, _, _, _>(
+            Exchange::new(move |((tag, row), _, _): &Update| {
+                key_of(&positions, *tag, row).hashed()
+            }),
+            "Persist",
+            move |capability, _info| {
+                let mut capability = Some(capability);
+                move |(input, frontier), output| {
+                    input.for_each(|_, data| state.stash.add(data, &|t, _| t));
+                    let limit = frontier.frontier().first().copied();
+                    let mut out: Vec<Update> = Vec::new();
+                    while let Some(t) = next_time(
+                        state.stash.first_time(),
+                        !state.changed.is_empty(),
+                        state.last_processed,
+                        limit,
+                    ) {
+                        state.process(t, &mut out);
+                        if let Some(cap) = capability.as_ref() {
+                            super::zero_one::send_at(output, cap, t, &mut out);
+                        }
+                        out.clear();
+                    }
+                    super::follow_frontier(&mut capability, limit);
+                }
+            },
+        )
+        .as_collection()
+}
+
+/// The key of a fact with input tag `tag`: the value at its slot's key position.
+fn key_of(positions: &[usize], tag: u32, row: &Row) -> Value {
+    positions
+        .get(tag as usize)
+        .and_then(|&i| row.get(i).copied())
+        .unwrap_or(Value::Int(0))
+}
+
+/// One argument of a negation, read off a fact of the persisting predicate.
+#[derive(Clone, Debug)]
+enum Probe {
+    /// The fact's value at this position.
+    At(usize),
+    Is(Value),
+    /// `_`: any value.
+    Any,
+}
+
+/// Where a keep rule's negation looks.
+#[derive(Clone, Copy, Debug)]
+enum Source {
+    /// The facts of an input tag.
+    Tag(usize),
+    /// What `term` held at T-1.
+    Terminated,
+}
+
+/// A keep rule: the facts it applies to, and the negations that stop them.
+struct Keep {
+    /// `Some(c)` where the head has the constant c.
+    pattern: Vec<Option<Value>>,
+    stops: Vec<(Source, Vec<Probe>)>,
+}
+
+impl Keep {
+    fn new(
+        program: &Program,
+        rule: usize,
+        term: Option<PredId>,
+        tag_of: &dyn Fn(&(PredId, u32)) -> usize,
+    ) -> Keep {
+        let rule = &program.rules[rule];
+        let head = &rule.head.args;
+        let pattern = head
+            .iter()
+            .map(|t| match t {
+                Term::Const(c) => Some(*c),
+                Term::Var(_) | Term::Wildcard => None,
+            })
+            .collect();
+        let stops = rule
+            .body
+            .iter()
+            .filter_map(|literal| match literal {
+                Literal::Negative(atom) => Some(atom),
+                _ => None,
+            })
+            .map(|atom| {
+                let probes = atom
+                    .args
+                    .iter()
+                    .map(|t| match t {
+                        Term::Var(_) => head
+                            .iter()
+                            .position(|h| h == t)
+                            .map_or(Probe::Any, Probe::At),
+                        Term::Const(c) => Probe::Is(*c),
+                        Term::Wildcard => Probe::Any,
+                    })
+                    .collect();
+                let source = if Some(atom.pred) == term {
+                    Source::Terminated
+                } else {
+                    Source::Tag(tag_of(&(atom.pred, atom.offset)))
+                };
+                (source, probes)
+            })
+            .collect();
+        Keep { pattern, stops }
+    }
+
+    fn matches(&self, fact: &[Value]) -> bool {
+        self.pattern.len() == fact.len()
+            && self
+                .pattern
+                .iter()
+                .zip(fact)
+                .all(|(p, v)| p.is_none_or(|c| c == *v))
+    }
+}
+
+/// Whether `row` is what `probes` ask for, read off `fact`.
+fn probed(probes: &[Probe], fact: &[Value], row: &[Value]) -> bool {
+    probes.len() == row.len()
+        && probes.iter().zip(row).all(|(probe, v)| match probe {
+            Probe::At(i) => fact.get(*i) == Some(v),
+            Probe::Is(c) => c == v,
+            Probe::Any => true,
+        })
+}
+
+struct KeyState {
+    key: Value,
+    /// The time point this key was last put on the work list for, plus one (0: never).
+    listed: u64,
+    /// What the predicate holds for this key.
+    held: SmallRelation,
+    /// What `term` holds for this key.
+    terminated: SmallRelation,
+    /// Input counts by (tag, fact).
+    inputs: Inputs,
+}
+
+/// `term`'s rules, planned, with what they read.
+struct TermRules {
+    pred: PredId,
+    plans: Vec<RulePlan>,
+    /// Per rule, the tags of its positive atoms from outside: with none of them holding a
+    /// fact for a key, the rule derives nothing there.
+    needs: Vec<Vec<usize>>,
+    /// The tag of `term`'s own input facts.
+    own: usize,
+}
+
+struct State {
+    pred: PredId,
+    keeps: Vec<Keep>,
+    term: Option<TermRules>,
+    slots: Vec<(PredId, u32)>,
+    /// The key position of each tag's facts.
+    key_positions: Vec<usize>,
+    keys: HashMap<Value, usize>,
+    states: Vec<KeyState>,
+    free: Vec<usize>,
+    /// Keys whose state changed at `last_processed`: evaluated at the next time point.
+    changed: Vec<usize>,
+    stash: super::zero_one::Stash<(u32, Row)>,
+    last_processed: Option<u64>,
+    work: Vec<usize>,
+    /// Buffers for a key's next state and for `term`'s rules' inputs.
+    next: SmallRelation,
+    next_terminated: SmallRelation,
+    relations: Vec<SmallRelation>,
+    derived: Vec<Row>,
+}
+
+impl State {
+    fn new(program: &Program, plan: &PersistPlan) -> State {
+        let tag_of =
+            |slot: &(PredId, u32)| 1 + plan.slots.iter().position(|s| s == slot).unwrap_or(0);
+        let term_pred = plan.term.as_ref().map(|(t, _)| *t);
+        let keeps = plan
+            .keeps
+            .iter()
+            .map(|&r| Keep::new(program, r, term_pred, &tag_of))
+            .collect();
+        let own = 1 + plan.slots.len();
+        let term = plan.term.as_ref().map(|(term, rules)| TermRules {
+            pred: *term,
+            plans: rules
+                .iter()
+                .map(|&r| RulePlan::new(&program.rules[r], |_| false))
+                .collect(),
+            needs: rules
+                .iter()
+                .map(|&r| {
+                    program.rules[r]
+                        .body
+                        .iter()
+                        .filter_map(|l| match l {
+                            Literal::Positive(a) if a.pred != plan.pred => {
+                                Some(tag_of(&(a.pred, a.offset)))
+                            }
+                            _ => None,
+                        })
+                        .collect()
+                })
+                .collect(),
+            own,
+        });
+        let position = |p: PredId| plan.key.get(&p).copied().unwrap_or(0);
+        let mut key_positions = vec![position(plan.pred)];
+        key_positions.extend(plan.slots.iter().map(|&(p, _)| position(p)));
+        if let Some((term, _)) = &plan.term {
+            key_positions.push(position(*term));
+        }
+        State {
+            pred: plan.pred,
+            keeps,
+            term,
+            slots: plan.slots.clone(),
+            key_positions,
+            keys: HashMap::new(),
+            states: Vec::new(),
+            free: Vec::new(),
+            changed: Vec::new(),
+            stash: super::zero_one::Stash::default(),
+            last_processed: None,
+            work: Vec::new(),
+            next: SmallRelation::default(),
+            next_terminated: SmallRelation::default(),
+            relations: vec![SmallRelation::default(); plan.slots.len()],
+            derived: Vec::new(),
+        }
+    }
+
+    fn process(&mut self, t: u64, out: &mut Vec<Update>) {
+        let mut work = std::mem::take(&mut self.work);
+        work.clear();
+        let mut changes = self.stash.take(t);
+        for ((tag, row), diff) in changes.drain(..) {
+            let key = key_of(&self.key_positions, tag, &row);
+            let (states, free) = (&mut self.states, &mut self.free);
+            let index = *self.keys.entry(key).or_insert_with(|| {
+                let state = KeyState {
+                    key,
+                    listed: 0,
+                    held: SmallRelation::default(),
+                    terminated: SmallRelation::default(),
+                    inputs: Inputs::default(),
+                };
+                match free.pop() {
+                    Some(index) => {
+                        states[index] = state;
+                        index
+                    }
+                    None => {
+                        states.push(state);
+                        states.len() - 1
+                    }
+                }
+            });
+            let state = &mut self.states[index];
+            if state.listed != t + 1 {
+                state.listed = t + 1;
+                work.push(index);
+            }
+            state.inputs.add(tag as usize, row, diff);
+        }
+        self.stash.give_back(changes);
+        // Keys whose state changed at t − 1 (`next_time` makes t the next time point).
+        for index in std::mem::take(&mut self.changed) {
+            let state = &mut self.states[index];
+            if state.listed != t + 1 {
+                state.listed = t + 1;
+                work.push(index);
+            }
+        }
+        for &index in &work {
+            if self.evaluate(index, t, out) {
+                self.changed.push(index);
+            }
+        }
+        self.work = work;
+        self.last_processed = Some(t);
+    }
+
+    /// The key at `index` at `t`: its new state, and the changes to it; whether it changed.
+    fn evaluate(&mut self, index: usize, t: u64, out: &mut Vec<Update>) -> bool {
+        let Some(state) = self.states.get_mut(index) else {
+            return false;
+        };
+        let next = &mut self.next;
+        next.clear();
+        for (tag, fact, count) in state.inputs.iter() {
+            if tag == START && count > 0 {
+                next.insert(fact.clone());
+            }
+        }
+        for fact in state.held.iter() {
+            if !next.contains_row(fact) && kept(&self.keeps, state, fact) {
+                next.insert(fact.clone());
+            }
+        }
+        let next_terminated = &mut self.next_terminated;
+        next_terminated.clear();
+        if let Some(term) = &self.term {
+            for relation in &mut self.relations {
+                relation.clear();
+            }
+            for (tag, fact, count) in state.inputs.iter() {
+                if count <= 0 {
+                    continue;
+                }
+                if tag == term.own {
+                    next_terminated.insert(fact.clone());
+                } else if let Some(relation) =
+                    tag.checked_sub(1).and_then(|i| self.relations.get_mut(i))
+                {
+                    relation.insert(fact.clone());
+                }
+            }
+            let view = TermView {
+                pred: self.pred,
+                held: &*next,
+                slots: &self.slots,
+                relations: &self.relations,
+                t,
+            };
+            for (plan, needs) in term.plans.iter().zip(&term.needs) {
+                if needs.iter().any(|&tag| self.relations[tag - 1].is_empty()) {
+                    continue;
+                }
+                plan.fire(t, None, &view, &mut self.derived);
+                for fact in self.derived.drain(..) {
+                    next_terminated.insert(fact);
+                }
+            }
+        }
+        let mut changed = diff(self.pred, &state.held, next, t, out);
+        if let Some(term) = &self.term {
+            changed |= diff(term.pred, &state.terminated, next_terminated, t, out);
+        }
+        if changed {
+            std::mem::swap(&mut state.held, next);
+            std::mem::swap(&mut state.terminated, next_terminated);
+        } else if state.held.is_empty() && state.terminated.is_empty() && state.inputs.is_empty() {
+            self.keys.remove(&state.key);
+            state.held = SmallRelation::default();
+            state.terminated = SmallRelation::default();
+            self.free.push(index);
+        }
+        changed
+    }
+}
+
+/// Whether a keep rule lets `fact`, held at T-1, hold at T.
+fn kept(keeps: &[Keep], state: &KeyState, fact: &[Value]) -> bool {
+    keeps.iter().any(|keep| {
+        keep.matches(fact)
+            && !keep.stops.iter().any(|(source, probes)| match source {
+                Source::Terminated => state.terminated.rows().any(|row| probed(probes, fact, row)),
+                Source::Tag(tag) => state
+                    .inputs
+                    .iter()
+                    .any(|(t, row, count)| t == *tag && count > 0 && probed(probes, fact, row)),
+            })
+    })
+}
+
+/// Pushes `now`'s changes against `before` for `pred`; whether there are any.
+fn diff(
+    pred: PredId,
+    before: &SmallRelation,
+    now: &SmallRelation,
+    t: u64,
+    out: &mut Vec<Update>,
+) -> bool {
+    let start = out.len();
+    for fact in now.iter().filter(|f| !before.contains_row(f)) {
+        out.push(((pred as u32, fact.clone()), t, 1));
+    }
+    for fact in before.iter().filter(|f| !now.contains_row(f)) {
+        out.push(((pred as u32, fact.clone()), t, -1));
+    }
+    out.len() > start
+}
+
+/// A key's facts at T as `term`'s rules read them: the predicate's new state, and each
+/// slot's facts.
+struct TermView<'a> {
+    pred: PredId,
+    held: &'a SmallRelation,
+    slots: &'a [(PredId, u32)],
+    relations: &'a [SmallRelation],
+    t: u64,
+}
+
+impl FactStore for TermView<'_> {
+    type Relation = SmallRelation;
+
+    fn relation(&self, pred: PredId, time: u64) -> Option<&SmallRelation> {
+        let offset = u32::try_from(self.t.checked_sub(time)?).ok()?;
+        if pred == self.pred && offset == 0 {
+            return Some(self.held);
+        }
+        let i = self.slots.iter().position(|&s| s == (pred, offset))?;
+        self.relations.get(i)
+    }
+
+    fn insert(&mut self, _: PredId, _: Row) -> bool {
+        false
+    }
+}
