@@ -98,15 +98,19 @@ pub enum Component {
 pub struct PersistPlan {
     /// The predicate that persists.
     pub pred: PredId,
-    /// Its rules that read neither it nor `term`: their facts start it.
+    /// Its rules that read neither it nor `term`: their facts start it (dataflow rules in
+    /// front of the operator).
     pub starts: Vec<usize>,
+    /// Its start rules that copy one atom of a predicate in `slots` (`h(X, v, T) :-
+    /// h_i(X, v, T-1).`): the operator copies the atom's facts itself.
+    pub copies: Vec<usize>,
     /// Its rules `pred(P…, T) :- pred(P…, T-1), not s(Q…, T-k), …`: a fact keeps holding
     /// while one of them lets it.
     pub keeps: Vec<usize>,
     /// The terminating predicate of the multi-valued form, and its rules.
     pub term: Option<(PredId, Vec<usize>)>,
-    /// The predicates from outside the SCC that the keep rules' negations and `term`'s
-    /// rules read, each with its offset: one input of the operator each.
+    /// The predicates from outside the SCC that the keep rules' negations, `term`'s rules
+    /// and the copies read, each with its offset: one input of the operator each.
     pub slots: Vec<(PredId, u32)>,
     /// The key position of `pred`, `term` and every predicate in `slots`.
     pub key: HashMap<PredId, usize>,
@@ -185,10 +189,15 @@ impl Plan {
                     let term = p.term.as_ref().map_or(String::new(), |(t, rs)| {
                         format!("; terminated by {} {}", name(t), rules(rs))
                     });
+                    let mut starts = String::new();
+                    for (what, rs) in [("copies", &p.copies), ("starts", &p.starts)] {
+                        if !rs.is_empty() {
+                            starts.push_str(&format!("{what} {}; ", rules(rs)));
+                        }
+                    }
                     format!(
-                        "persist {}: starts {}; keeps {}{term}; reads {}; key {}",
+                        "persist {}: {starts}keeps {}{term}; reads {}; key {}",
                         name(&p.pred),
-                        rules(&p.starts),
                         rules(&p.keeps),
                         reads.join(" "),
                         key(&p.key)
@@ -575,14 +584,58 @@ fn persist_as(
     }
     let keyed: Vec<usize> = keeps.iter().chain(&term_rules).copied().collect();
     let key = find_key(program, &keyed)?;
+    // Start rules that copy one atom, keyed as the rest: done in the operator, on the
+    // atom's facts, instead of as dataflow rules (a delay and a map each) in front of it.
+    let (copies, starts): (Vec<usize>, Vec<usize>) = starts.into_iter().partition(|&r| {
+        let with = [keyed.as_slice(), &[r]].concat();
+        copy_of(&program.rules[r]).is_some() && find_key(program, &with).is_some()
+    });
+    let (mut copies, mut starts) = (copies, starts);
+    let all: Vec<usize> = keyed.iter().chain(&copies).copied().collect();
+    let key = match find_key(program, &all) {
+        Some(all) => all,
+        None => {
+            starts.append(&mut copies);
+            key
+        }
+    };
+    for &r in &copies {
+        if let Some((atom, _)) = copy_of(&program.rules[r]) {
+            slot(atom);
+        }
+    }
     Some(PersistPlan {
         pred,
         starts,
+        copies,
         keeps,
         term: term.map(|t| (t, term_rules)),
         slots,
         key,
     })
+}
+
+/// A rule `h(…, T) :- p(…, T-k).` whose body atom has distinct variables and constants and
+/// whose head has only those variables and constants: the atom, and per head argument the
+/// body position it copies (`None`: the head's constant).
+pub fn copy_of(rule: &Rule) -> Option<(&Atom, Vec<Option<usize>>)> {
+    let [Literal::Positive(atom)] = rule.body.as_slice() else {
+        return None;
+    };
+    if !pattern(&atom.args) {
+        return None;
+    }
+    let positions = rule
+        .head
+        .args
+        .iter()
+        .map(|t| match t {
+            Term::Var(_) => atom.args.iter().position(|a| a == t).map(Some),
+            Term::Const(_) => Some(None),
+            Term::Wildcard => None,
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some((atom, positions))
 }
 
 /// Whether `args` are distinct variables and constants.
@@ -723,10 +776,15 @@ mod tests {
         assert_eq!(persist.pred, id(&program, "holds"));
         assert_eq!(persist.term, Some((id(&program, "term"), vec![2])));
         assert_eq!(
-            (persist.starts.as_slice(), persist.keeps.as_slice()),
+            (persist.copies.as_slice(), persist.keeps.as_slice()),
             (&[0][..], &[1][..])
         );
-        assert_eq!(persist.slots, vec![(id(&program, "init"), 0)]);
+        assert!(persist.starts.is_empty());
+        // init at T for term, at T-1 for the copy.
+        assert_eq!(
+            persist.slots,
+            vec![(id(&program, "init"), 0), (id(&program, "init"), 1)]
+        );
         assert_eq!(persist.key.get(&id(&program, "init")), Some(&0));
         // The per-value form: `stop` is outside, read one point back.
         let (program, plan) = plan_of(
@@ -738,7 +796,10 @@ mod tests {
         };
         assert_eq!(
             (persist.term.clone(), persist.slots.clone()),
-            (None, vec![(id(&program, "stop"), 1)])
+            (
+                None,
+                vec![(id(&program, "stop"), 1), (id(&program, "on"), 1)]
+            )
         );
         for other in [
             // The negation reads a variable the head does not have.

@@ -246,6 +246,7 @@ impl<'p, 's> Builder<'p, 's> {
             if let Some(own) = this.inputs[pred].clone() {
                 parts.push(own.enter_region(region));
             }
+            // The copies are the operator's own (see `operators::persist`).
             for &r in &persist_plan.starts {
                 parts.push(render_rule(&program.rules[r], &reader, unit_in.clone()));
             }
@@ -255,9 +256,27 @@ impl<'p, 's> Builder<'p, 's> {
             concat_all(parts).leave_region(scope)
         });
         let mut sources = vec![starts.map(|row| (0, row))];
-        for (i, &(q, offset)) in persist_plan.slots.iter().enumerate() {
-            let tag = 1 + i as u32;
-            sources.push(delayed(self.holding(q), offset).map(move |row| (tag, row)));
+        // One input per predicate, tagged for each of its slots; the operator applies the
+        // offsets.
+        let mut preds: Vec<PredId> = persist_plan.slots.iter().map(|&(q, _)| q).collect();
+        preds.sort_unstable();
+        preds.dedup();
+        for q in preds {
+            // Inline, so that copying it per record allocates nothing.
+            let tags: smallvec::SmallVec<[u32; 4]> = (0..persist_plan.slots.len())
+                .filter(|&i| persist_plan.slots[i].0 == q)
+                .map(|i| 1 + i as u32)
+                .collect();
+            let facts = self.holding(q);
+            sources.push(match tags.as_slice() {
+                [tag] => {
+                    let tag = *tag;
+                    facts.map(move |row| (tag, row))
+                }
+                _ => facts.flat_map(move |row| {
+                    tags.clone().into_iter().map(move |tag| (tag, row.clone()))
+                }),
+            });
         }
         if let Some((term, _)) = &persist_plan.term {
             if let Some(own) = self.inputs[*term].clone() {

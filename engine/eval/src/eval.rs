@@ -75,6 +75,20 @@ impl SmallRelation {
         true
     }
 
+    /// Removes `tuple`; whether it was there.
+    pub fn remove(&mut self, tuple: &[Value]) -> bool {
+        if let Some(set) = &mut self.set {
+            return set.remove(tuple);
+        }
+        match self.list.iter().position(|t| t[..] == *tuple) {
+            Some(i) => {
+                self.list.swap_remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = &Row> {
         self.list.iter().chain(self.set.iter().flatten())
     }

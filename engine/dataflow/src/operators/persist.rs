@@ -16,11 +16,13 @@
 //! points where its key's input or state changes — the stepper evaluated the component's
 //! rules at t, t+1 and the confirming t+2, over the horizon's slots.
 //!
-//! **Input.** One tagged stream: tag 0 the start facts (changes of the start rules'
-//! results, rendered as dataflow rules in front of this operator, and of the predicate's
-//! own input), tag 1 + i the facts of `plan.slots[i]` delayed by its offset, and, with a
-//! terminating predicate, the next tag its own input facts. All are exchanged by the
-//! key's hash, so a key's facts meet on one worker.
+//! **Input.** One tagged stream: tag 0 the start facts (changes of the start rules that
+//! are rendered as dataflow rules in front of this operator, and of the predicate's own
+//! input), tag 1 + i the facts of `plan.slots[i]` as given (the operator moves them on by
+//! the slot's offset: no delay operator in front), and, with a terminating predicate, the
+//! next tag its own input facts. All are exchanged by the key's hash, so a key's facts
+//! meet on one worker. A start rule that copies one atom (`plan.copies`) is applied to its
+//! slot's facts as they come in: what it derives is a start fact.
 //!
 //! **Output.** The changes of the predicate and of `term`, tagged with their ids.
 
@@ -56,7 +58,7 @@ pub fn render<'s>(program: &Program, plan: &PersistPlan, source: Facts<'s, u64>)
             move |capability, _info| {
                 let mut capability = Some(capability);
                 move |(input, frontier), output| {
-                    input.for_each(|_, data| state.stash.add(data, &|t, _| t));
+                    input.for_each(|_, data| state.stash_moved_on(data));
                     let limit = frontier.frontier().first().copied();
                     let mut out: Vec<Update> = Vec::new();
                     while let Some(t) = next_time(
@@ -179,6 +181,56 @@ fn probed(probes: &[Probe], fact: &[Value], row: &[Value]) -> bool {
         })
 }
 
+/// A start rule that copies one atom (`plan::copy_of`): the facts of its slot that match
+/// the atom's constants start the fact it projects.
+struct Copy {
+    /// (position, constant) of the atom's constants.
+    filter: Vec<(usize, Value)>,
+    /// Per head argument: the atom's position it copies, or the head's constant.
+    project: Vec<Probe>,
+}
+
+impl Copy {
+    fn new(program: &Program, rule: usize) -> Option<Copy> {
+        let rule = &program.rules[rule];
+        let (atom, positions) = crate::plan::copy_of(rule)?;
+        let filter = atom
+            .args
+            .iter()
+            .enumerate()
+            .filter_map(|(i, t)| match t {
+                Term::Const(c) => Some((i, *c)),
+                Term::Var(_) | Term::Wildcard => None,
+            })
+            .collect();
+        let project = positions
+            .iter()
+            .zip(&rule.head.args)
+            .map(|(position, head)| match (position, head) {
+                (Some(i), _) => Probe::At(*i),
+                (None, Term::Const(c)) => Probe::Is(*c),
+                (None, _) => Probe::Any,
+            })
+            .collect();
+        Some(Copy { filter, project })
+    }
+
+    /// The fact `row` starts, if it matches.
+    fn apply(&self, row: &[Value]) -> Option<Row> {
+        if !self.filter.iter().all(|(i, c)| row.get(*i) == Some(c)) {
+            return None;
+        }
+        self.project
+            .iter()
+            .map(|p| match p {
+                Probe::At(i) => row.get(*i).copied(),
+                Probe::Is(c) => Some(*c),
+                Probe::Any => None,
+            })
+            .collect()
+    }
+}
+
 struct KeyState {
     key: Value,
     /// The time point this key was last put on the work list for, plus one (0: never).
@@ -209,6 +261,17 @@ struct State {
     slots: Vec<(PredId, u32)>,
     /// The key position of each tag's facts.
     key_positions: Vec<usize>,
+    /// Per tag: how far its facts are moved on in time (its slot's offset).
+    offsets: Vec<u64>,
+    /// The offsets above 0, each once.
+    distinct_offsets: Vec<u64>,
+    /// Facts of one offset on their way to the stash, and the others.
+    shifted: Vec<Update>,
+    rest: Vec<Update>,
+    /// Per tag: the copies of its facts that start the predicate.
+    copies: Vec<Vec<Copy>>,
+    /// Per tag: whether its facts are kept (a keep rule's negation or `term` reads them).
+    stored: Vec<bool>,
     keys: HashMap<Value, usize>,
     states: Vec<KeyState>,
     free: Vec<usize>,
@@ -217,8 +280,7 @@ struct State {
     stash: super::zero_one::Stash<(u32, Row)>,
     last_processed: Option<u64>,
     work: Vec<usize>,
-    /// Buffers for a key's next state and for `term`'s rules' inputs.
-    next: SmallRelation,
+    /// Buffers for what `term` holds next and for its rules' inputs.
     next_terminated: SmallRelation,
     relations: Vec<SmallRelation>,
     derived: Vec<Row>,
@@ -264,8 +326,45 @@ impl State {
         if let Some((term, _)) = &plan.term {
             key_positions.push(position(*term));
         }
+        let tags = key_positions.len();
+        let mut offsets = vec![0; tags];
+        for (i, &(_, offset)) in plan.slots.iter().enumerate() {
+            offsets[1 + i] = u64::from(offset);
+        }
+        let mut copies: Vec<Vec<Copy>> = (0..tags).map(|_| Vec::new()).collect();
+        for &r in &plan.copies {
+            let rule = &program.rules[r];
+            let slot = rule.body.iter().find_map(|l| match l {
+                Literal::Positive(atom) => Some((atom.pred, atom.offset)),
+                _ => None,
+            });
+            if let (Some(slot), Some(copy)) = (slot, Copy::new(program, r)) {
+                copies[tag_of(&slot)].push(copy);
+            }
+        }
+        let mut stored = vec![true; tags];
+        for (i, slot) in plan.slots.iter().enumerate() {
+            let read = |r: &usize| {
+                program.rules[*r]
+                    .body
+                    .iter()
+                    .filter_map(Literal::atom)
+                    .any(|a| (a.pred, a.offset) == *slot)
+            };
+            let term_rules = plan.term.iter().flat_map(|(_, rules)| rules);
+            stored[1 + i] = plan.keeps.iter().chain(term_rules).any(read);
+        }
+        let mut distinct_offsets: Vec<u64> = offsets.iter().copied().filter(|&k| k > 0).collect();
+        distinct_offsets.sort_unstable();
+        distinct_offsets.dedup();
         State {
             pred: plan.pred,
+            offsets,
+            distinct_offsets,
+            shifted: Vec::new(),
+            rest: Vec::new(),
+            copies,
+            stored,
             keeps,
             term,
             slots: plan.slots.clone(),
@@ -277,11 +376,31 @@ impl State {
             stash: super::zero_one::Stash::default(),
             last_processed: None,
             work: Vec::new(),
-            next: SmallRelation::default(),
             next_terminated: SmallRelation::default(),
             relations: vec![SmallRelation::default(); plan.slots.len()],
             derived: Vec::new(),
         }
+    }
+
+    /// Buffers `data` by time point, each fact moved on by its slot's offset (a slot
+    /// read k points back holds at t + k what was given at t). The facts of one offset
+    /// are buffered together, so that the stash sees runs of equal times (a fact read at
+    /// two offsets comes in twice, one after the other).
+    fn stash_moved_on(&mut self, data: &mut Vec<Update>) {
+        let offsets = &self.offsets;
+        let offset = |tag: u32| offsets.get(tag as usize).copied().unwrap_or(0);
+        for &k in &self.distinct_offsets {
+            for update in data.drain(..) {
+                if offset(update.0.0) == k {
+                    self.shifted.push(update);
+                } else {
+                    self.rest.push(update);
+                }
+            }
+            std::mem::swap(data, &mut self.rest);
+            self.stash.add(&mut self.shifted, &|t, _| t + k);
+        }
+        self.stash.add(data, &|t, _| t);
     }
 
     fn process(&mut self, t: u64, out: &mut Vec<Update>) {
@@ -315,7 +434,15 @@ impl State {
                 state.listed = t + 1;
                 work.push(index);
             }
-            state.inputs.add(tag as usize, row, diff);
+            let tag = tag as usize;
+            for copy in self.copies.get(tag).into_iter().flatten() {
+                if let Some(started) = copy.apply(&row) {
+                    state.inputs.add(START, started, diff);
+                }
+            }
+            if self.stored.get(tag).copied().unwrap_or(true) {
+                state.inputs.add(tag, row, diff);
+            }
         }
         self.stash.give_back(changes);
         // Keys whose state changed at t − 1 (`next_time` makes t the next time point).
@@ -336,65 +463,81 @@ impl State {
     }
 
     /// The key at `index` at `t`: its new state, and the changes to it; whether it changed.
+    /// The state is updated in place: of what the key held, only the facts that stop are
+    /// touched, and only the facts that start are copied in.
     fn evaluate(&mut self, index: usize, t: u64, out: &mut Vec<Update>) -> bool {
         let Some(state) = self.states.get_mut(index) else {
             return false;
         };
-        let next = &mut self.next;
-        next.clear();
-        for (tag, fact, count) in state.inputs.iter() {
-            if tag == START && count > 0 {
-                next.insert(fact.clone());
-            }
-        }
+        let start = out.len();
+        let pred = self.pred as u32;
+        // What stops: held at t − 1, not started at t, and no keep rule lets it through.
         for fact in state.held.iter() {
-            if !next.contains_row(fact) && kept(&self.keeps, state, fact) {
-                next.insert(fact.clone());
+            if !started(&state.inputs, fact) && !kept(&self.keeps, state, fact) {
+                out.push(((pred, fact.clone()), t, -1));
             }
         }
-        let next_terminated = &mut self.next_terminated;
-        next_terminated.clear();
+        let stopped = out.len();
+        for (tag, fact, count) in state.inputs.iter() {
+            if tag == START && count > 0 && !state.held.contains_row(fact) {
+                out.push(((pred, fact.clone()), t, 1));
+            }
+        }
+        for ((_, fact), _, diff) in &out[start..] {
+            if *diff > 0 {
+                state.held.insert(fact.clone());
+            }
+        }
+        for ((_, fact), _, _) in &out[start..stopped] {
+            state.held.remove(fact);
+        }
         if let Some(term) = &self.term {
+            let next = &mut self.next_terminated;
+            next.clear();
+            let mut reads_any = false;
             for relation in &mut self.relations {
                 relation.clear();
             }
             for (tag, fact, count) in state.inputs.iter() {
-                if count <= 0 {
+                if count <= 0 || tag == START {
                     continue;
                 }
                 if tag == term.own {
-                    next_terminated.insert(fact.clone());
-                } else if let Some(relation) =
-                    tag.checked_sub(1).and_then(|i| self.relations.get_mut(i))
-                {
+                    next.insert(fact.clone());
+                } else if let Some(relation) = self.relations.get_mut(tag - 1) {
                     relation.insert(fact.clone());
+                    reads_any = true;
                 }
             }
             let view = TermView {
                 pred: self.pred,
-                held: &*next,
+                held: &state.held,
                 slots: &self.slots,
                 relations: &self.relations,
                 t,
             };
             for (plan, needs) in term.plans.iter().zip(&term.needs) {
-                if needs.iter().any(|&tag| self.relations[tag - 1].is_empty()) {
+                // A rule that reads a fact from outside derives nothing without one.
+                let idle = !needs.is_empty()
+                    && (!reads_any || needs.iter().any(|&tag| self.relations[tag - 1].is_empty()));
+                if idle {
                     continue;
                 }
                 plan.fire(t, None, &view, &mut self.derived);
                 for fact in self.derived.drain(..) {
-                    next_terminated.insert(fact);
+                    next.insert(fact);
                 }
             }
+            if diff(term.pred, &state.terminated, next, t, out) {
+                std::mem::swap(&mut state.terminated, next);
+            }
         }
-        let mut changed = diff(self.pred, &state.held, next, t, out);
-        if let Some(term) = &self.term {
-            changed |= diff(term.pred, &state.terminated, next_terminated, t, out);
-        }
-        if changed {
-            std::mem::swap(&mut state.held, next);
-            std::mem::swap(&mut state.terminated, next_terminated);
-        } else if state.held.is_empty() && state.terminated.is_empty() && state.inputs.is_empty() {
+        let changed = out.len() > start;
+        if !changed
+            && state.held.is_empty()
+            && state.terminated.is_empty()
+            && state.inputs.is_empty()
+        {
             self.keys.remove(&state.key);
             state.held = SmallRelation::default();
             state.terminated = SmallRelation::default();
@@ -402,6 +545,13 @@ impl State {
         }
         changed
     }
+}
+
+/// Whether `fact` is among the key's start facts.
+fn started(inputs: &Inputs, fact: &[Value]) -> bool {
+    inputs
+        .iter()
+        .any(|(tag, row, count)| tag == START && count > 0 && row[..] == *fact)
 }
 
 /// Whether a keep rule lets `fact`, held at T-1, hold at T.
