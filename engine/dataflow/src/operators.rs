@@ -9,6 +9,7 @@
 //!   stays in the table exactly while it holds).
 //! * [`window`] — ♢d and □d windows lowered to delays, and the gated window that fuses a
 //!   window with `… , not g(T-k)`.
+//! * [`records`] — per-record maps and delays, a message at a time (no staging by stamp).
 //! * [`persist`] — a predicate that holds until stopped (EC inertia), one state per key.
 //! * [`stepper`] — the time-stepping operator for recursion through time and rules that
 //!   read the time as a value.
@@ -22,6 +23,7 @@
 pub mod hash_join;
 pub mod persist;
 pub mod points;
+pub mod records;
 mod slab;
 pub mod stepper;
 pub mod window;

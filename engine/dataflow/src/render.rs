@@ -28,7 +28,7 @@ use differential_dataflow::operators::iterate::Variable;
 use timely::order::Product;
 use timely::progress::Timestamp;
 
-use crate::operators::{Coll, Facts, UNIT_TAG, persist, stepper, window};
+use crate::operators::{Coll, Facts, UNIT_TAG, persist, records, stepper, window};
 use crate::plan::{Component, PersistPlan, Plan, StepperPlan, Window};
 use rule::{Reader, render_rule};
 use stgflow_lang::ir::{Atom, PredId, Program};
@@ -255,7 +255,7 @@ impl<'p, 's> Builder<'p, 's> {
             }
             concat_all(parts).leave_region(scope)
         });
-        let mut sources = vec![starts.map(|row| (0, row))];
+        let mut sources = vec![records::map(starts, |row| (0, row))];
         // One input per predicate, tagged for each of its slots; the operator applies the
         // offsets.
         let mut preds: Vec<PredId> = persist_plan.slots.iter().map(|&(q, _)| q).collect();
@@ -271,9 +271,9 @@ impl<'p, 's> Builder<'p, 's> {
             sources.push(match tags.as_slice() {
                 [tag] => {
                     let tag = *tag;
-                    facts.map(move |row| (tag, row))
+                    records::map(facts, move |row| (tag, row))
                 }
-                _ => facts.flat_map(move |row| {
+                _ => records::flat_map(facts, move |row| {
                     tags.clone().into_iter().map(move |tag| (tag, row.clone()))
                 }),
             });
@@ -281,7 +281,7 @@ impl<'p, 's> Builder<'p, 's> {
         if let Some((term, _)) = &persist_plan.term {
             if let Some(own) = self.inputs[*term].clone() {
                 let tag = 1 + persist_plan.slots.len() as u32;
-                sources.push(own.map(move |row| (tag, row)));
+                sources.push(records::map(own, move |row| (tag, row)));
             }
         }
         let out = persist::render(program, persist_plan, concat_all(sources));
@@ -296,11 +296,9 @@ impl<'p, 's> Builder<'p, 's> {
     fn tagged_output(&mut self, preds: &[PredId], out: Facts<'s, u64>) {
         for &p in preds.iter().filter(|&&p| self.read[p]) {
             let tag = p as u32;
-            self.holds[p] = Some(
-                out.clone()
-                    .filter(move |(q, _)| *q == tag)
-                    .map(|(_, row)| row),
-            );
+            self.holds[p] = Some(records::flat_map(out.clone(), move |(q, row)| {
+                (q == tag).then_some(row)
+            }));
         }
         for &p in preds {
             self.tagged_in[p] = Some(self.tagged.len());
@@ -313,16 +311,16 @@ impl<'p, 's> Builder<'p, 's> {
     fn stepper(&mut self, stepper_plan: &StepperPlan) {
         let mut sources = Vec::new();
         for &q in &stepper_plan.reads {
-            sources.push(self.holding(q).map(move |row| (q as u32, row)));
+            sources.push(records::map(self.holding(q), move |row| (q as u32, row)));
         }
         for &p in &stepper_plan.preds {
             if let Some(c) = self.inputs[p].clone() {
                 let channel = stepper::input_channel(p);
-                sources.push(c.map(move |row| (channel, row)));
+                sources.push(records::map(c, move |row| (channel, row)));
             }
         }
         if stepper_plan.reads_unit {
-            sources.push(self.unit.clone().map(|row| (UNIT_TAG, row)));
+            sources.push(records::map(self.unit.clone(), |row| (UNIT_TAG, row)));
         }
         let source: Facts<'s, u64> = concat_all(sources);
         let out = stepper::render(self.program, stepper_plan, source);
@@ -367,8 +365,7 @@ fn delayed(c: Coll<'_, u64>, offset: u32) -> Coll<'_, u64> {
     if offset == 0 {
         return c;
     }
-    let k = u64::from(offset);
-    c.delay(move |t| t + k)
+    records::delay(c, u64::from(offset))
 }
 
 /// Which predicates some component of `plan` reads (the others need no collection of

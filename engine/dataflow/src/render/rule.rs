@@ -9,7 +9,7 @@
 use differential_dataflow::VecCollection;
 
 use super::Time;
-use crate::operators::{Coll, Keyed};
+use crate::operators::{Coll, Keyed, records};
 use stgflow_eval::eval::{RulePlan, arith, compare};
 use stgflow_lang::ir::{Atom, Expr, Literal, PredId, Rule, Term, VarId};
 use stgflow_lang::value::{Row, Value};
@@ -97,11 +97,11 @@ pub(super) fn render_rule<'s, T: Time>(
                 let current = env.take().unwrap_or_else(from_unit);
                 let (m1, m2) = (matcher.clone(), matcher);
                 let keyed = current.flat_map(vars, move |e| Some((m1.env_key(&e), e)));
-                let blocked = reader
-                    .collection(atom)
-                    .flat_map(move |row| m2.matches(&row).then(|| m2.row_key(&row)));
+                let blocked = records::flat_map(reader.collection(atom), move |row| {
+                    m2.matches(&row).then(|| m2.row_key(&row))
+                });
                 env = Some(Pending {
-                    records: T::antijoin(keyed, blocked).map(|(_, e)| e),
+                    records: records::map(T::antijoin(keyed, blocked), |(_, e)| e),
                     start: Start::Env,
                     steps: Vec::new(),
                 });
@@ -194,7 +194,7 @@ impl<'r, 's, T: Time> Reader<'r, 's, T> {
             binds: Vec::new(),
         };
         let positions = id.key.clone();
-        let keyed = self.collection(atom).flat_map(move |row| {
+        let keyed = records::flat_map(self.collection(atom), move |row| {
             filter.matches(&row).then(|| {
                 let key: Row = positions
                     .iter()
@@ -273,7 +273,7 @@ impl<'s, T: Time> Pending<'s, T> {
             start,
             steps,
         } = self;
-        records.flat_map(move |record| {
+        records::flat_map(records, move |record| {
             let mut env = match &start {
                 Start::Env => record,
                 Start::Atom(_, matcher) => {
