@@ -16,6 +16,7 @@ use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_mai
 use differential_dataflow::AsCollection;
 use stgflow_dataflow::operators::persist;
 use stgflow_dataflow::plan::{Component, PersistPlan, plan};
+use stgflow_datasets::SplitMix64;
 use stgflow_lang::ir::Program;
 use stgflow_lang::value::{Row, Value};
 use timely::dataflow::ProbeHandle;
@@ -49,19 +50,6 @@ fn inertia_plan() -> (Program, PersistPlan) {
     (compiled.program, persist.clone())
 }
 
-/// SplitMix64, as the datasets' generators use.
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-}
-
 /// The operator's input, batch by batch, as `render` tags it: each event once for the
 /// terminating rule's `init(F, W, T)` and once for the start rule's `init(F, V, T-1)` (the
 /// operator moves that one on a time point and copies it into a start fact).
@@ -71,7 +59,7 @@ fn batches(persist_plan: &PersistPlan) -> (Vec<Vec<Update>>, u64) {
         1 + slot.unwrap_or_else(|| panic!("no slot at offset {offset}")) as u32
     };
     let (init_now, init_before) = (tag(0), tag(1));
-    let mut rng = Rng(7);
+    let mut rng = SplitMix64::new(7);
     let symbol = |prefix: &str, i: u64| Value::sym(&format!("{prefix}{i}"));
     let mut by_time: Vec<Vec<Update>> = vec![Vec::new(); TIME_POINTS as usize + 2];
     let mut events = 0;

@@ -374,14 +374,14 @@ fn last_time(start: u64, time_points: u64) -> Result<Option<u64>, GenerateError>
 /// SplitMix64 (Steele, Lea and Flood, 2014): tiny, fast, and fixed forever, which is what
 /// a dataset seed needs.
 #[derive(Clone, Debug)]
-struct SplitMix64(u64);
+pub struct SplitMix64(u64);
 
 impl SplitMix64 {
-    fn new(seed: u64) -> Self {
+    pub fn new(seed: u64) -> Self {
         SplitMix64(seed)
     }
 
-    fn next_u64(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);

@@ -42,6 +42,17 @@ pub fn run_reference(
     run(program_text, stream_text, timeline, &Engine::Reference)
 }
 
+/// What `actual` lacks and has beyond `expected`, as `--- missing […]\n--- extra […]`,
+/// or `None` when they are equal: the tail of every cross-path test's failure message.
+pub fn differences(expected: &BTreeSet<String>, actual: &BTreeSet<String>) -> Option<String> {
+    if actual == expected {
+        return None;
+    }
+    let missing: Vec<&String> = expected.difference(actual).collect();
+    let extra: Vec<&String> = actual.difference(expected).collect();
+    Some(format!("--- missing {missing:?}\n--- extra {extra:?}"))
+}
+
 /// Runs `engine` on TD program and stream text, printing every predicate in `points`
 /// mode; returns the set of output lines.
 pub fn run(

@@ -7,7 +7,7 @@
 use proptest::prelude::*;
 use stgflow_io::drive::Timeline;
 use stgflow_tests::generate::case;
-use stgflow_tests::{Engine, run, run_printing};
+use stgflow_tests::{Engine, differences, run, run_printing};
 
 fn check(seed: u64, workers: &[usize]) -> Result<(), String> {
     let case = case(seed);
@@ -30,11 +30,9 @@ fn check(seed: u64, workers: &[usize]) -> Result<(), String> {
     });
     for (w, diffed, engine) in engines {
         let actual = run(&case.program, &case.stream, Timeline::default(), &engine)?;
-        if actual != expected {
-            let missing: Vec<&String> = expected.difference(&actual).collect();
-            let extra: Vec<&String> = actual.difference(&expected).collect();
+        if let Some(differences) = differences(&expected, &actual) {
             return Err(format!(
-                "seed {seed}, {w} worker(s){diffed}\n--- program\n{}--- stream\n{}--- missing {missing:?}\n--- extra {extra:?}",
+                "seed {seed}, {w} worker(s){diffed}\n--- program\n{}--- stream\n{}{differences}",
                 case.program, case.stream
             ));
         }

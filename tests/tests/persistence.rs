@@ -9,7 +9,7 @@
 use proptest::prelude::*;
 use stgflow_io::drive::Timeline;
 use stgflow_tests::generate::persistence_case;
-use stgflow_tests::{Engine, run};
+use stgflow_tests::{Engine, differences, run};
 
 /// Whether the lowered plan of `program` runs `h` on the persistence operator.
 fn lowered(program: &str) -> bool {
@@ -37,11 +37,9 @@ fn check(seed: u64) -> Result<bool, String> {
     ];
     for (what, engine) in engines {
         let actual = run(&case.program, &case.stream, Timeline::default(), &engine)?;
-        if actual != expected {
-            let missing: Vec<&String> = expected.difference(&actual).collect();
-            let extra: Vec<&String> = actual.difference(&expected).collect();
+        if let Some(differences) = differences(&expected, &actual) {
             return Err(format!(
-                "seed {seed}, {what}\n--- program\n{}--- stream\n{}--- missing {missing:?}\n--- extra {extra:?}",
+                "seed {seed}, {what}\n--- program\n{}--- stream\n{}{differences}",
                 case.program, case.stream
             ));
         }

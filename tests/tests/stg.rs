@@ -12,7 +12,7 @@
 use proptest::prelude::*;
 use stgflow_io::drive::Timeline;
 use stgflow_tests::generate::case;
-use stgflow_tests::{Engine, run};
+use stgflow_tests::{Engine, differences, run};
 
 /// Nodes per time point for the graph as written in these tests.
 const BUDGET: usize = 2_000;
@@ -52,11 +52,9 @@ fn check(seed: u64) -> Result<Verdict, String> {
             }
             Err(e) => return Err(format!("{}--- {e}", context())),
         };
-        if actual != expected {
-            let missing: Vec<&String> = expected.difference(&actual).collect();
-            let extra: Vec<&String> = actual.difference(&expected).collect();
+        if let Some(differences) = differences(&expected, &actual) {
             return Err(format!(
-                "{}--- empty nodes skipped: {skip_empty_nodes}\n--- missing {missing:?}\n--- extra {extra:?}",
+                "{}--- empty nodes skipped: {skip_empty_nodes}\n{differences}",
                 context()
             ));
         }

@@ -27,19 +27,16 @@
 //! **Output.** The changes of the predicate and of `term`, tagged with their ids.
 
 use differential_dataflow::{AsCollection, Hashable};
-use hashbrown::HashMap;
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::generic::Operator;
 
 use super::Facts;
-use super::stepper::{Inputs, next_time};
+use super::stepper::{Inputs, KeyTable, TimeStepped, Update, next_time, step_through};
 use crate::plan::PersistPlan;
 use stgflow_eval::eval::{Facts as FactStore, Rows, RulePlan, SmallRelation};
 use stgflow_lang::ir::{Literal, PredId, Program, Term};
 use stgflow_lang::value::{Row, Value};
-
-type Update = ((u32, Row), u64, isize);
 
 /// The tag of the start facts.
 const START: usize = 0;
@@ -60,20 +57,7 @@ pub fn render<'s>(program: &Program, plan: &PersistPlan, source: Facts<'s, u64>)
                 move |(input, frontier), output| {
                     input.for_each(|_, data| state.stash_moved_on(data));
                     let limit = frontier.frontier().first().copied();
-                    let mut out: Vec<Update> = Vec::new();
-                    while let Some(t) = next_time(
-                        state.stash.first_time(),
-                        !state.changed.is_empty(),
-                        state.last_processed,
-                        limit,
-                    ) {
-                        state.process(t, &mut out);
-                        if let Some(cap) = capability.as_ref() {
-                            super::zero_one::send_at(output, cap, t, &mut out);
-                        }
-                        out.clear();
-                    }
-                    super::follow_frontier(&mut capability, limit);
+                    step_through(&mut state, &mut capability, limit, output);
                 }
             },
         )
@@ -272,9 +256,7 @@ struct State {
     copies: Vec<Vec<Copy>>,
     /// Per tag: whether its facts are kept (a keep rule's negation or `term` reads them).
     stored: Vec<bool>,
-    keys: HashMap<Value, usize>,
-    states: Vec<KeyState>,
-    free: Vec<usize>,
+    table: KeyTable<KeyState>,
     /// Keys whose state changed at `last_processed`: evaluated at the next time point.
     changed: Vec<usize>,
     stash: super::zero_one::Stash<(u32, Row)>,
@@ -369,9 +351,7 @@ impl State {
             term,
             slots: plan.slots.clone(),
             key_positions,
-            keys: HashMap::new(),
-            states: Vec::new(),
-            free: Vec::new(),
+            table: KeyTable::default(),
             changed: Vec::new(),
             stash: super::zero_one::Stash::default(),
             last_processed: None,
@@ -402,6 +382,17 @@ impl State {
         }
         self.stash.add(data, &|t, _| t);
     }
+}
+
+impl TimeStepped for State {
+    fn next_time(&self, limit: Option<u64>) -> Option<u64> {
+        next_time(
+            self.stash.first_time(),
+            !self.changed.is_empty(),
+            self.last_processed,
+            limit,
+        )
+    }
 
     fn process(&mut self, t: u64, out: &mut Vec<Update>) {
         let mut work = std::mem::take(&mut self.work);
@@ -409,27 +400,14 @@ impl State {
         let mut changes = self.stash.take(t);
         for ((tag, row), diff) in changes.drain(..) {
             let key = key_of(&self.key_positions, tag, &row);
-            let (states, free) = (&mut self.states, &mut self.free);
-            let index = *self.keys.entry(key).or_insert_with(|| {
-                let state = KeyState {
-                    key,
-                    listed: 0,
-                    held: SmallRelation::default(),
-                    terminated: SmallRelation::default(),
-                    inputs: Inputs::default(),
-                };
-                match free.pop() {
-                    Some(index) => {
-                        states[index] = state;
-                        index
-                    }
-                    None => {
-                        states.push(state);
-                        states.len() - 1
-                    }
-                }
+            let index = self.table.index(key, || KeyState {
+                key,
+                listed: 0,
+                held: SmallRelation::default(),
+                terminated: SmallRelation::default(),
+                inputs: Inputs::default(),
             });
-            let state = &mut self.states[index];
+            let state = &mut self.table.states[index];
             if state.listed != t + 1 {
                 state.listed = t + 1;
                 work.push(index);
@@ -447,7 +425,7 @@ impl State {
         self.stash.give_back(changes);
         // Keys whose state changed at t − 1 (`next_time` makes t the next time point).
         for index in std::mem::take(&mut self.changed) {
-            let state = &mut self.states[index];
+            let state = &mut self.table.states[index];
             if state.listed != t + 1 {
                 state.listed = t + 1;
                 work.push(index);
@@ -461,12 +439,14 @@ impl State {
         self.work = work;
         self.last_processed = Some(t);
     }
+}
 
+impl State {
     /// The key at `index` at `t`: its new state, and the changes to it; whether it changed.
     /// The state is updated in place: of what the key held, only the facts that stop are
     /// touched, and only the facts that start are copied in.
     fn evaluate(&mut self, index: usize, t: u64, out: &mut Vec<Update>) -> bool {
-        let Some(state) = self.states.get_mut(index) else {
+        let Some(state) = self.table.states.get_mut(index) else {
             return false;
         };
         let start = out.len();
@@ -538,10 +518,10 @@ impl State {
             && state.terminated.is_empty()
             && state.inputs.is_empty()
         {
-            self.keys.remove(&state.key);
             state.held = SmallRelation::default();
             state.terminated = SmallRelation::default();
-            self.free.push(index);
+            let key = state.key;
+            self.table.remove(&key, index);
         }
         changed
     }

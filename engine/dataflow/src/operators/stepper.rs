@@ -62,7 +62,7 @@ pub fn input_channel(p: PredId) -> u32 {
     INPUT_BIT | p as u32
 }
 
-type Update = ((u32, Row), u64, isize);
+pub(super) type Update = ((u32, Row), u64, isize);
 
 /// Buffered input: per time point, tagged facts with their differences.
 type Stash = super::zero_one::Stash<(u32, Row)>;
@@ -92,24 +92,83 @@ pub fn render<'s>(program: &Program, plan: &StepperPlan, source: Facts<'s, u64>)
                 move |(input, frontier), output| {
                     input.for_each(|_, data| state.stash.add(data, &|t, _| t));
                     let limit = frontier.frontier().first().copied();
-                    let mut out: Vec<Update> = Vec::new();
-                    while let Some(t) = next_time(
-                        state.stash.first_time(),
-                        !state.active.is_empty(),
-                        state.last_processed,
-                        limit,
-                    ) {
-                        state.process(t, &mut out);
-                        if let Some(cap) = capability.as_ref() {
-                            super::zero_one::send_at(output, cap, t, &mut out);
-                        }
-                        out.clear();
-                    }
-                    super::follow_frontier(&mut capability, limit);
+                    step_through(&mut state, &mut capability, limit, output);
                 }
             },
         )
         .as_collection()
+}
+
+/// An operator that takes its input a time point at a time, in order (this one and
+/// `persist`).
+pub(super) trait TimeStepped {
+    /// The next time point to take below `limit` (see [`next_time`]).
+    fn next_time(&self, limit: Option<u64>) -> Option<u64>;
+    /// Takes time point `t`, its output into `out`.
+    fn process(&mut self, t: u64, out: &mut Vec<Update>);
+}
+
+/// Takes every time point `state` has below `limit` (the input frontier), sending each
+/// one's output at its time, and moves the capability up to `limit`.
+pub(super) fn step_through(
+    state: &mut impl TimeStepped,
+    capability: &mut Option<timely::dataflow::operators::Capability<u64>>,
+    limit: Option<u64>,
+    output: &mut super::zero_one::Output<'_, (u32, Row)>,
+) {
+    let mut out: Vec<Update> = Vec::new();
+    while let Some(t) = state.next_time(limit) {
+        state.process(t, &mut out);
+        if let Some(cap) = capability.as_ref() {
+            super::zero_one::send_at(output, cap, t, &mut out);
+        }
+        out.clear();
+    }
+    super::follow_frontier(capability, limit);
+}
+
+/// Keys and their states: key → index into a vector of states (the only hash lookup),
+/// the indices of removed keys taken by new ones.
+pub(super) struct KeyTable<S> {
+    keys: HashMap<Value, usize>,
+    pub(super) states: Vec<S>,
+    free: Vec<usize>,
+}
+
+impl<S> Default for KeyTable<S> {
+    fn default() -> Self {
+        KeyTable {
+            keys: HashMap::new(),
+            states: Vec::new(),
+            free: Vec::new(),
+        }
+    }
+}
+
+impl<S> KeyTable<S> {
+    /// The index of `key`'s state, made by `make` for a new key.
+    pub(super) fn index(&mut self, key: Value, make: impl FnOnce() -> S) -> usize {
+        let (states, free) = (&mut self.states, &mut self.free);
+        *self.keys.entry(key).or_insert_with(|| {
+            let state = make();
+            match free.pop() {
+                Some(index) => {
+                    states[index] = state;
+                    index
+                }
+                None => {
+                    states.push(state);
+                    states.len() - 1
+                }
+            }
+        })
+    }
+
+    /// Forgets `key`, whose state is at `index`: a new key takes its place.
+    pub(super) fn remove(&mut self, key: &Value, index: usize) {
+        self.keys.remove(key);
+        self.free.push(index);
+    }
 }
 
 /// The next time point to evaluate below `limit` (the input frontier; `None` once the
@@ -230,11 +289,8 @@ struct State {
     key_positions: Option<Vec<Option<usize>>>,
     horizon: u64,
     uses_time: bool,
-    /// Key → index into `states`: the only hash lookup, once per input change.
-    keys: HashMap<Value, usize>,
-    states: Vec<KeyState>,
-    /// Indices in `states` of removed keys, for new keys to take.
-    free: Vec<usize>,
+    /// The keys' states (one hash lookup per input change).
+    table: KeyTable<KeyState>,
     /// Keys to evaluate at the next time point even without input.
     active: Vec<usize>,
     stash: Stash,
@@ -307,9 +363,7 @@ impl State {
             key_positions,
             horizon: u64::from(plan.horizon),
             uses_time: plan.uses_time,
-            keys: HashMap::new(),
-            states: Vec::new(),
-            free: Vec::new(),
+            table: KeyTable::default(),
             active: Vec::new(),
             stash: Stash::default(),
             last_processed: None,
@@ -338,6 +392,17 @@ impl State {
             .and_then(|i| row.get(i).copied())
             .unwrap_or(Value::Int(0))
     }
+}
+
+impl TimeStepped for State {
+    fn next_time(&self, limit: Option<u64>) -> Option<u64> {
+        next_time(
+            self.stash.first_time(),
+            !self.active.is_empty(),
+            self.last_processed,
+            limit,
+        )
+    }
 
     fn process(&mut self, t: u64, out: &mut Vec<Update>) {
         let mut work = std::mem::take(&mut self.work);
@@ -348,29 +413,16 @@ impl State {
                 continue;
             };
             let key = self.key_of(tag, &row);
-            let (states, free) = (&mut self.states, &mut self.free);
-            let index = *self.keys.entry(key).or_insert_with(|| {
-                let state = KeyState {
-                    key,
-                    listed: 0,
-                    input_changed: false,
-                    slots: VecDeque::new(),
-                    last_change: t,
-                    quiescent: false,
-                    inputs: Inputs::default(),
-                };
-                match free.pop() {
-                    Some(index) => {
-                        states[index] = state;
-                        index
-                    }
-                    None => {
-                        states.push(state);
-                        states.len() - 1
-                    }
-                }
+            let index = self.table.index(key, || KeyState {
+                key,
+                listed: 0,
+                input_changed: false,
+                slots: VecDeque::new(),
+                last_change: t,
+                quiescent: false,
+                inputs: Inputs::default(),
             });
-            let state = &mut self.states[index];
+            let state = &mut self.table.states[index];
             if state.listed != t + 1 {
                 state.listed = t + 1;
                 work.push(index);
@@ -380,14 +432,15 @@ impl State {
         }
         self.stash.give_back(changes);
         for index in std::mem::take(&mut self.active) {
-            let state = &mut self.states[index];
+            let state = &mut self.table.states[index];
             if state.listed != t + 1 {
                 state.listed = t + 1;
                 work.push(index);
             }
         }
         for &index in &work {
-            let input_changed = std::mem::replace(&mut self.states[index].input_changed, false);
+            let input_changed =
+                std::mem::replace(&mut self.table.states[index].input_changed, false);
             if self.evaluate(index, t, input_changed, out) {
                 self.active.push(index);
             }
@@ -395,7 +448,9 @@ impl State {
         self.work = work;
         self.last_processed = Some(t);
     }
+}
 
+impl State {
     /// Evaluates the key at `index` at `t`; returns whether it stays active.
     ///
     /// Over 100 lines: the steps of one key's time point (restore a quiet key, reuse a
@@ -407,7 +462,7 @@ impl State {
         input_changed: bool,
         out: &mut Vec<Update>,
     ) -> bool {
-        let Some(state) = self.states.get_mut(index) else {
+        let Some(state) = self.table.states.get_mut(index) else {
             return false;
         };
         // The horizon's time points, and at least the previous one to diff against.
@@ -496,9 +551,9 @@ impl State {
         }
         state.quiescent = true;
         if !holds_anything && state.inputs.is_empty() {
-            self.keys.remove(&state.key);
             state.slots = VecDeque::new();
-            self.free.push(index);
+            let key = state.key;
+            self.table.remove(&key, index);
         }
         false
     }
