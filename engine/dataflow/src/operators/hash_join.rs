@@ -32,7 +32,7 @@ use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::generic::Operator;
 
 use super::slab::Slab;
-use super::zero_one::{Presence, Stash, send_at};
+use super::zero_one::{Presence, Stash, mark, send_first};
 
 /// One side's changes at a time point: each joined with the other side's current state
 /// (`emit(key, value, other value, count)`), then applied to this side's state.
@@ -165,7 +165,7 @@ fn next_time<A, B>(a: &Stash<A>, b: &Stash<B>, limit: Option<u64>) -> Option<u64
 /// A binary operator over time points: buffers both inputs (exchanged by `route1` and
 /// `route2`) until their frontiers pass a time point, then calls `step(time, left
 /// changes, right changes, out)` for each buffered time point in order and sends what it
-/// put in `out` at that time.
+/// put in `out`, each record at its time, as one message (`zero_one::send_first`).
 fn by_time_point<'s, D1, D2, O>(
     left: VecCollection<'s, u64, D1, isize>,
     right: VecCollection<'s, u64, D2, isize>,
@@ -195,16 +195,18 @@ where
                     input1.for_each(|_, data| stash1.add(data, &|t, _| t));
                     input2.for_each(|_, data| stash2.add(data, &|t, _| t));
                     let limit = super::limit(frontier1, frontier2);
+                    let mut first = None;
                     while let Some(time) = next_time(&stash1, &stash2, limit) {
                         let mut changes1 = stash1.take(time);
                         let mut changes2 = stash2.take(time);
-                        if let Some(cap) = capability.as_ref() {
+                        if capability.is_some() {
                             step(time, &mut changes1, &mut changes2, &mut out);
-                            send_at(output, cap, time, &mut out);
+                            mark(&mut first, time, &out);
                         }
                         stash1.give_back(changes1);
                         stash2.give_back(changes2);
                     }
+                    send_first(output, capability.as_ref(), &mut first, &mut out);
                     super::follow_frontier(&mut capability, limit);
                 }
             },

@@ -24,7 +24,7 @@ use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::generic::Operator;
 
 use super::Coll;
-use super::zero_one::{Stash, send_at};
+use super::zero_one::{Stash, mark, send_first};
 
 /// The changes of `points` (facts with +1 at each time point they are given at, in any
 /// multiplicity): 0/1, see the module doc.
@@ -45,6 +45,7 @@ pub fn changes(points: Coll<'_, u64>) -> Coll<'_, u64> {
                 move |(input, frontier), output| {
                     input.for_each(|_, data| stash.add(data, &|time, _| time));
                     let limit = frontier.frontier().first().copied();
+                    let mut first = None;
                     loop {
                         let next = stash
                             .first_time()
@@ -52,16 +53,16 @@ pub fn changes(points: Coll<'_, u64>) -> Coll<'_, u64> {
                         // The facts held leave at the time point after theirs when it has
                         // no input and is complete (a later time point is, or the frontier
                         // is past it); after the end of the input nothing follows.
-                        if let (Some(at), Some(cap)) = (held_at, capability.as_ref()) {
+                        if let (Some(at), true) = (held_at, capability.is_some()) {
                             let after = at + 1;
                             let complete = next.is_some() || limit.is_some_and(|f| after < f);
                             if next != Some(after) && complete {
                                 diff.left(|row| out.push((row, after, -1)));
-                                send_at(output, cap, after, &mut out);
+                                mark(&mut first, after, &out);
                                 held_at = None;
                             }
                         }
-                        let (Some(time), Some(cap)) = (next, capability.as_ref()) else {
+                        let (Some(time), true) = (next, capability.is_some()) else {
                             break;
                         };
                         // `diff` holds the previous time point's facts, or none.
@@ -70,10 +71,11 @@ pub fn changes(points: Coll<'_, u64>) -> Coll<'_, u64> {
                             out.push((Row::from_slice(row), time, 1));
                         });
                         diff.left(|row| out.push((row, time, -1)));
-                        send_at(output, cap, time, &mut out);
+                        mark(&mut first, time, &out);
                         stash.give_back(points);
                         held_at = Some(time);
                     }
+                    send_first(output, capability.as_ref(), &mut first, &mut out);
                     super::follow_frontier(&mut capability, limit);
                 }
             },

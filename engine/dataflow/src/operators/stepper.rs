@@ -108,8 +108,8 @@ pub(super) trait TimeStepped {
     fn process(&mut self, t: u64, out: &mut Vec<Update>);
 }
 
-/// Takes every time point `state` has below `limit` (the input frontier), sending each
-/// one's output at its time, and moves the capability up to `limit`.
+/// Takes every time point `state` has below `limit` (the input frontier), sending their
+/// output as one message (`zero_one::send_first`), and moves the capability up to `limit`.
 pub(super) fn step_through(
     state: &mut impl TimeStepped,
     capability: &mut Option<timely::dataflow::operators::Capability<u64>>,
@@ -117,13 +117,12 @@ pub(super) fn step_through(
     output: &mut super::zero_one::Output<'_, (u32, Row)>,
 ) {
     let mut out: Vec<Update> = Vec::new();
+    let mut first = None;
     while let Some(t) = state.next_time(limit) {
         state.process(t, &mut out);
-        if let Some(cap) = capability.as_ref() {
-            super::zero_one::send_at(output, cap, t, &mut out);
-        }
-        out.clear();
+        super::zero_one::mark(&mut first, t, &out);
     }
+    super::zero_one::send_first(output, capability.as_ref(), &mut first, &mut out);
     super::follow_frontier(capability, limit);
 }
 

@@ -24,7 +24,7 @@
 
 use std::collections::BTreeMap;
 
-use differential_dataflow::consolidation::consolidate_updates;
+use differential_dataflow::consolidation::consolidate_updates_from;
 use differential_dataflow::{AsCollection, Hashable};
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::channels::pact::{Exchange, Pipeline};
@@ -32,7 +32,7 @@ use timely::dataflow::operators::Concat;
 use timely::dataflow::operators::generic::Operator;
 use timely::dataflow::operators::vec::{Broadcast, Map};
 
-use super::zero_one::{Presence, Stash, send_at};
+use super::zero_one::{Presence, Stash, mark, send_first};
 use super::{Coll, Row};
 use crate::plan::Window;
 
@@ -135,6 +135,7 @@ pub fn gated<'s>(
                         }
                     });
                     let limit = super::limit(frontier, gate_frontier);
+                    let mut first = None;
                     loop {
                         let next = match (stash.first_time(), gate_changes.keys().next()) {
                             (Some(a), Some(&b)) => a.min(b),
@@ -146,20 +147,23 @@ pub fn gated<'s>(
                         if limit.is_some_and(|f| next >= f) {
                             break;
                         }
-                        let Some(cap) = capability.as_ref() else {
+                        if capability.is_none() {
                             break;
-                        };
+                        }
                         let gated_before = gate_count > 0;
                         gate_count += gate_changes.remove(&next).unwrap_or(0);
                         let mut updates = stash.take(next);
+                        let start = out.len();
                         let mixed =
                             tables.step(next, gated_before, gate_count > 0, &mut updates, &mut out);
                         stash.give_back(updates);
                         if mixed {
-                            consolidate_updates(&mut out);
+                            // This time point's records only: the earlier ones stay in order.
+                            consolidate_updates_from(&mut out, start);
                         }
-                        send_at(output, cap, next, &mut out);
+                        mark(&mut first, next, &out);
                     }
+                    send_first(output, capability.as_ref(), &mut first, &mut out);
                     super::follow_frontier(&mut capability, limit);
                 }
             },
