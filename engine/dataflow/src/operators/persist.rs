@@ -12,9 +12,10 @@
 //!
 //! per key, from the key's input at T and its own state at T-1. So a key whose input did
 //! not change at T and whose state did not change at T-1 keeps its state at T: it is not
-//! touched. An event costs a hash lookup per input change and an evaluation at the time
-//! points where its key's input or state changes — the stepper evaluated the component's
-//! rules at t, t+1 and the confirming t+2, over the horizon's slots.
+//! touched. An event costs a hash lookup per input change and an evaluation at each time
+//! point where its key's input or state changed (an inertia event: t, t + 1 and t + 2),
+//! each a pass over the key's few facts in place of the stepper's evaluation of every
+//! rule of the component over the horizon's slots.
 //!
 //! **Input.** One tagged stream: tag 0 the start facts (changes of the start rules that
 //! are rendered as dataflow rules in front of this operator, and of the predicate's own
