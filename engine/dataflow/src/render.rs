@@ -229,8 +229,8 @@ impl<'p, 's> Builder<'p, 's> {
         }
     }
 
-    /// A temporal SCC of inertia's shape on the persistence operator: the start rules as
-    /// dataflow rules in front of it, its other inputs tagged by slot.
+    /// A temporal SCC of inertia's shape on the persistence operator: the start rules that
+    /// are not copies as dataflow rules in front of it, its other inputs tagged by slot.
     fn persist(&mut self, persist_plan: &PersistPlan) {
         let program = self.program;
         let pred = persist_plan.pred;
