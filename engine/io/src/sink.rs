@@ -301,10 +301,7 @@ impl<W: Write> Sink<W> {
             }
             Encoding::Td => {
                 self.line.push(if diff > 0 { b'+' } else { b'-' });
-                self.write_atom(pred, args, false);
-                if !args.is_empty() {
-                    self.line.push(b')');
-                }
+                self.write_atom(pred, args);
                 self.line.extend_from_slice(b" @");
                 push_u64(&mut self.line, shown);
                 self.line.push(b'\n');
@@ -339,10 +336,10 @@ impl<W: Write> Sink<W> {
             .then_with(|| a.1.cmp(&b.1))
     }
 
-    /// Writes `pred(args` (no closing parenthesis) into the line buffer.
-    fn write_atom(&mut self, pred: PredId, args: &[Value], close_empty: bool) {
+    /// Writes `pred(args)` (`pred` alone without arguments) into the line buffer.
+    fn write_atom(&mut self, pred: PredId, args: &[Value]) {
         self.line.extend_from_slice(self.names[pred].as_bytes());
-        if args.is_empty() && !close_empty {
+        if args.is_empty() {
             return;
         }
         self.line.push(b'(');
@@ -352,6 +349,7 @@ impl<W: Write> Sink<W> {
             }
             push_value(&mut self.line, *value);
         }
+        self.line.push(b')');
     }
 
     /// Records the facts that hold at `t` (any order, no duplicates). Time points must
@@ -461,10 +459,7 @@ impl<W: Write> Sink<W> {
         let end = self.line.len();
         for (pred, args, diff) in changes {
             self.line.push(if diff > 0 { b'+' } else { b'-' });
-            self.write_atom(pred, args, false);
-            if !args.is_empty() {
-                self.line.push(b')');
-            }
+            self.write_atom(pred, args);
             self.line.extend_from_within(..end);
         }
         self.last_time = Some(t);
@@ -505,10 +500,7 @@ impl<W: Write> Sink<W> {
         let (start, end) = (start.saturating_mul(scale), end.saturating_mul(scale));
         match self.encoding {
             Encoding::Td => {
-                self.write_atom(pred, args, false);
-                if !args.is_empty() {
-                    self.line.push(b')');
-                }
+                self.write_atom(pred, args);
                 self.line.extend_from_slice(b" [");
                 push_u64(&mut self.line, start);
                 self.line.push(b',');
