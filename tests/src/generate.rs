@@ -449,3 +449,73 @@ pub fn persistence_case(seed: u64) -> Case {
         stream,
     }
 }
+
+/// A random Event Calculus fluent over pairs, as Algorithm 3 writes it for
+/// `f(V, M) = X`: start rules from an event, an initiation that a partial event (one of M
+/// alone, as `start(status(M) = null)` in voting) triggers for every V that holds a
+/// value, sometimes a deadline (`fi`, with or without `p`), inertia, and the multi-valued
+/// termination; read by a join and a window. The partial event is sometimes read one
+/// point back, so that the state is not refined by V there. For the time-stepping
+/// operator's triggers, refined keys and start rules against the reference.
+pub fn fluent_case(seed: u64) -> Case {
+    let mut rng = Rng::new(seed);
+    let mut program = String::new();
+    let gate = if rng.chance(50) { ", gate(M, T)" } else { "" };
+    program.push_str(&format!("f_i(V, M, X, T) :- ev(V, M, X, T){gate}.\n"));
+    let reset_offset = if rng.chance(80) { "T" } else { "T-1" };
+    let negated = if rng.chance(50) {
+        ", not hold(M, T)"
+    } else {
+        ""
+    };
+    program.push_str(&format!(
+        "f_i(V, M, c, T) :- reset(M, {reset_offset}), f(V, M, Other, T), Other != c{negated}.\n"
+    ));
+    if rng.chance(70) {
+        let d = 1 + rng.below(4);
+        let mut body = vec![format!("f_i(V, M, a, T-{d})")];
+        for j in 1..d {
+            body.push(format!("not f_t(V, M, a, T-{j})"));
+        }
+        if rng.chance(50) {
+            for j in 1..d {
+                body.push(format!("not f_i(V, M, a, T-{j})"));
+            }
+        }
+        program.push_str(&format!("f_i(V, M, b, T) :- {}.\n", body.join(", ")));
+    }
+    program.push_str("f(V, M, X, T) :- f_i(V, M, X, T-1).\n");
+    program.push_str("f(V, M, X, T) :- f(V, M, X, T-1), not f_t(V, M, X, T-1).\n");
+    program.push_str("f_t(V, M, X, T) :- f_i(V, M, Y, T), f(V, M, X, T), X != Y.\n");
+    if rng.chance(30) {
+        program.push_str("f_t(V, M, X, T) :- f(V, M, X, T), stop(M, T).\n");
+    }
+    program.push_str("g(M, T) :- f(V, M, a, T), ev(V, M, _, T).\n");
+    for k in 0..2 {
+        program.push_str(&format!("w(V, M, T) :- f(V, M, b, {}).\n", time_term(k)));
+    }
+    let mut stream = String::new();
+    let values = ["a", "b", "c"];
+    let start = rng.below(3);
+    for t in start..start + 6 + rng.below(14) {
+        for _ in 0..rng.below(5) {
+            let v = rng.below(3);
+            let m = rng.below(2);
+            let fact = match rng.below(12) {
+                0..=5 => format!("ev({v}, {m}, {}, {t}).", rng.pick(&values)),
+                6..=7 => format!("reset({m}, {t})."),
+                8 => format!("hold({m}, {t})."),
+                9 => format!("gate({m}, {t})."),
+                10 => format!("stop({m}, {t})."),
+                _ => format!("f({v}, {m}, {}, {t}).", rng.pick(&values)),
+            };
+            stream.push_str(&fact);
+            stream.push('\n');
+        }
+    }
+    Case {
+        seed,
+        program,
+        stream,
+    }
+}

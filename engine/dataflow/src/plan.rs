@@ -31,7 +31,11 @@
 //!   dedicated operator (see `operators::stepper`). When every rule of the component shares a
 //!   variable that sits at one fixed argument position of each predicate it reads or
 //!   defines, that position is the component's *key*: facts are sharded by it across
-//!   workers and only keys whose inputs changed recently are re-evaluated.
+//!   workers and a key is re-evaluated only where something it reads changed. Variables
+//!   that every rule carries at fixed positions, except in atoms from outside that carry
+//!   none of them, refine the key's state (`sub_key`). Rules that read none of the
+//!   component's predicates (nor the time) are its *starts*: dataflow rules in front of
+//!   the operator, whose facts it takes as input (with lowering on).
 
 use hashbrown::{HashMap, HashSet};
 
@@ -49,7 +53,12 @@ pub enum Window {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StepperPlan {
     pub preds: Vec<PredId>,
+    /// The rules the operator evaluates.
     pub rules: Vec<usize>,
+    /// The component's rules that read none of its predicates (nor the time): dataflow
+    /// rules in front of the operator, whose facts it takes as input of their heads, so
+    /// that neither the key nor the per-key work has to cover them.
+    pub starts: Vec<usize>,
     /// The component's rules per offset-0 stratum, in evaluation order, and whether the
     /// stratum recurses at offset 0.
     pub strata: Vec<(Vec<usize>, bool)>,
@@ -57,6 +66,12 @@ pub struct StepperPlan {
     pub reads: Vec<PredId>,
     /// The key position of every predicate the component reads or defines, when sharded.
     pub key: Option<HashMap<PredId, usize>>,
+    /// Positions that refine the key into the key of a key's state: per predicate whose
+    /// atoms all carry the refining variables, their positions. A predicate from outside
+    /// whose atoms carry none of them (*partial*, read at offset 0 only) is read by every
+    /// state of its key (`voted(V, M)` keyed by M and refined by V, with
+    /// `status_start(M, null)` partial).
+    pub sub_key: Option<HashMap<PredId, Vec<usize>>>,
     /// The largest offset of any body atom: how many past time points a key keeps.
     pub horizon: u32,
     /// A rule reads the time as a value, so results change every time point.
@@ -204,11 +219,28 @@ impl Plan {
                     )
                 }
                 Component::Stepper(s) => format!(
-                    "stepper {{{}}} {}; horizon {}; key {}{}",
+                    "stepper {{{}}} {}{}; horizon {}; key {}{}{}",
                     names(&s.preds),
                     rules(&s.rules),
+                    if s.starts.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; starts {}", rules(&s.starts))
+                    },
                     s.horizon,
                     s.key.as_ref().map_or("none".to_owned(), key),
+                    s.sub_key.as_ref().map_or(String::new(), |sub| {
+                        let mut parts: Vec<String> = sub
+                            .iter()
+                            .map(|(p, is)| {
+                                let is: Vec<String> =
+                                    is.iter().map(|i| (i + 1).to_string()).collect();
+                                format!("{}/{}", name(p), is.join(","))
+                            })
+                            .collect();
+                        parts.sort();
+                        format!("; states by {}", parts.join(" "))
+                    }),
                     if s.uses_time { "; reads the time" } else { "" }
                 ),
             };
@@ -246,7 +278,7 @@ pub fn plan(program: &Program, analysis: &Analysis, lower: bool) -> Plan {
         }
         if temporal || uses_time {
             components.push(Component::Stepper(stepper(
-                program, analysis, scc, rules, uses_time,
+                program, analysis, scc, rules, uses_time, lower,
             )));
             continue;
         }
@@ -410,8 +442,19 @@ fn stepper(
     preds: Vec<PredId>,
     rules: Vec<usize>,
     uses_time: bool,
+    lower: bool,
 ) -> StepperPlan {
     let internal: HashSet<PredId> = preds.iter().copied().collect();
+    let (starts, rules): (Vec<usize>, Vec<usize>) = rules.into_iter().partition(|&r| {
+        let rule = &program.rules[r];
+        lower
+            && !rule.reads_time()
+            && !rule
+                .body
+                .iter()
+                .filter_map(Literal::atom)
+                .any(|a| internal.contains(&a.pred))
+    });
     let strata = analysis
         .strata
         .iter()
@@ -443,12 +486,17 @@ fn stepper(
     } else {
         find_key(program, &rules)
     };
+    let sub_key = key
+        .as_ref()
+        .and_then(|key| find_sub_key(program, &rules, key, &internal));
     StepperPlan {
         preds,
         rules,
+        starts,
         strata,
         reads,
         key,
+        sub_key,
         horizon,
         uses_time,
         reads_unit,
@@ -500,6 +548,108 @@ fn find_key(program: &Program, rules: &[usize]) -> Option<HashMap<PredId, usize>
         return Some(positions);
     }
     None
+}
+
+/// Per predicate, the refining positions of a key ([`StepperPlan::sub_key`]).
+type SubKey = HashMap<PredId, Vec<usize>>;
+
+/// The positions that refine `key` (see [`StepperPlan::sub_key`]): every variable at a
+/// fixed position of every predicate of `internal`, and of every predicate from outside
+/// either at a fixed position or absent (read at offset 0 only, the same predicates for
+/// every variable), other than the key's; `None` when there is none.
+fn find_sub_key(
+    program: &Program,
+    rules: &[usize],
+    key: &HashMap<PredId, usize>,
+    internal: &HashSet<PredId>,
+) -> Option<SubKey> {
+    let first = program.rules.get(*rules.first()?)?.head.pred;
+    // The positions found so far, and the partial predicates (the same for each).
+    let mut found: Option<(SubKey, HashSet<PredId>)> = None;
+    for start in 0..program.predicates[first].arity {
+        if key.get(&first) == Some(&start) {
+            continue;
+        }
+        let Some((positions, partial)) = sub_component(program, rules, internal, first, start)
+        else {
+            continue;
+        };
+        match &mut found {
+            None => {
+                let positions = positions.into_iter().map(|(p, i)| (p, vec![i])).collect();
+                found = Some((positions, partial));
+            }
+            Some((all, known)) if *known == partial => {
+                for (p, i) in positions {
+                    all.entry(p).or_default().push(i);
+                }
+            }
+            Some(_) => {}
+        }
+    }
+    found.map(|(positions, _)| positions)
+}
+
+/// One refining variable, the one at `start` of `first`'s heads: its position in every
+/// predicate that carries it, and the predicates from outside that do not.
+fn sub_component(
+    program: &Program,
+    rules: &[usize],
+    internal: &HashSet<PredId>,
+    first: PredId,
+    start: usize,
+) -> Option<(HashMap<PredId, usize>, HashSet<PredId>)> {
+    let mut positions: HashMap<PredId, usize> = HashMap::from([(first, start)]);
+    let mut partial: HashSet<PredId> = HashSet::new();
+    let mut settled: HashSet<usize> = HashSet::new();
+    while settled.len() < rules.len() {
+        let mut progress = false;
+        for &r in rules {
+            let rule = &program.rules[r];
+            let Some(&head_position) = positions.get(&rule.head.pred) else {
+                continue;
+            };
+            if !settled.insert(r) {
+                continue;
+            }
+            progress = true;
+            let Some(Term::Var(var)) = rule.head.args.get(head_position) else {
+                return None;
+            };
+            let mut carried = false;
+            for literal in &rule.body {
+                let Some(atom) = literal.atom() else {
+                    continue;
+                };
+                match atom.args.iter().position(|t| *t == Term::Var(*var)) {
+                    Some(position) => {
+                        if partial.contains(&atom.pred) {
+                            return None;
+                        }
+                        if *positions.entry(atom.pred).or_insert(position) != position {
+                            return None;
+                        }
+                        carried |= matches!(literal, Literal::Positive(_));
+                    }
+                    None => {
+                        let outside = !internal.contains(&atom.pred);
+                        if !outside || atom.offset > 0 || positions.contains_key(&atom.pred) {
+                            return None;
+                        }
+                        partial.insert(atom.pred);
+                    }
+                }
+            }
+            // A state's facts come from its own facts: a positive atom binds the variable.
+            if !carried {
+                return None;
+            }
+        }
+        if !progress {
+            return None;
+        }
+    }
+    Some((positions, partial))
 }
 
 /// The SCC `scc` with rules `rules` as a [`PersistPlan`], when it has the shape (either of

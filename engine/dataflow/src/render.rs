@@ -234,27 +234,10 @@ impl<'p, 's> Builder<'p, 's> {
     fn persist(&mut self, persist_plan: &PersistPlan) {
         let program = self.program;
         let pred = persist_plan.pred;
-        let scope = self.scope;
-        let this = &*self;
-        let starts = scope.region_named("Starts", |region| {
-            let read = |atom: &Atom| -> Coll<'_, u64> {
-                delayed(this.holding(atom.pred), atom.offset).enter_region(region)
-            };
-            let reader = Reader::new(&read);
-            let unit_in = this.unit.clone().enter_region(region);
-            let mut parts = Vec::new();
-            if let Some(own) = this.inputs[pred].clone() {
-                parts.push(own.enter_region(region));
-            }
-            // The copies are the operator's own (see `operators::persist`).
-            for &r in &persist_plan.starts {
-                parts.push(render_rule(&program.rules[r], &reader, unit_in.clone()));
-            }
-            if parts.is_empty() {
-                return empty(scope);
-            }
-            concat_all(parts).leave_region(scope)
-        });
+        // The copies are the operator's own (see `operators::persist`).
+        let starts = self
+            .starts(pred, &persist_plan.starts)
+            .unwrap_or_else(|| empty(self.scope));
         let mut sources = vec![records::map(starts, |row| (0, row))];
         // One input per predicate, tagged for each of its slots; the operator applies the
         // offsets.
@@ -291,6 +274,38 @@ impl<'p, 's> Builder<'p, 's> {
         self.tagged_output(&preds, out);
     }
 
+    /// What a temporal SCC's operator takes as given facts of `pred`: its input facts and
+    /// what those of `rules` with `pred`'s head derive (rules that read nothing of the SCC),
+    /// rendered as dataflow rules in a region of their own; `None` when there is nothing.
+    fn starts(&self, pred: PredId, rules: &[usize]) -> Option<Coll<'s, u64>> {
+        let program = self.program;
+        let rules: Vec<usize> = rules
+            .iter()
+            .copied()
+            .filter(|&r| program.rules[r].head.pred == pred)
+            .collect();
+        if rules.is_empty() {
+            return self.inputs[pred].clone();
+        }
+        let scope = self.scope;
+        let this = self;
+        Some(scope.region_named("Starts", |region| {
+            let read = |atom: &Atom| -> Coll<'_, u64> {
+                delayed(this.holding(atom.pred), atom.offset).enter_region(region)
+            };
+            let reader = Reader::new(&read);
+            let unit_in = this.unit.clone().enter_region(region);
+            let mut parts = Vec::new();
+            if let Some(own) = this.inputs[pred].clone() {
+                parts.push(own.enter_region(region));
+            }
+            for &r in &rules {
+                parts.push(render_rule(&program.rules[r], &reader, unit_in.clone()));
+            }
+            concat_all(parts).leave_region(scope)
+        }))
+    }
+
     /// A temporal SCC's tagged output: split out only the predicates that later
     /// components read; the rest is captured as it is.
     fn tagged_output(&mut self, preds: &[PredId], out: Facts<'s, u64>) {
@@ -314,7 +329,7 @@ impl<'p, 's> Builder<'p, 's> {
             sources.push(records::map(self.holding(q), move |row| (q as u32, row)));
         }
         for &p in &stepper_plan.preds {
-            if let Some(c) = self.inputs[p].clone() {
+            if let Some(c) = self.starts(p, &stepper_plan.starts) {
                 let channel = stepper::input_channel(p);
                 sources.push(records::map(c, move |row| (channel, row)));
             }
@@ -401,6 +416,13 @@ fn read_by_components(program: &Program, plan: &Plan) -> Vec<bool> {
             Component::Stepper(stepper_plan) => {
                 for &q in &stepper_plan.reads {
                     read[q] = true;
+                }
+                let starts = stepper_plan
+                    .starts
+                    .iter()
+                    .flat_map(|&r| &program.rules[r].body);
+                for atom in starts.filter_map(|l| l.atom()) {
+                    read[atom.pred] = true;
                 }
             }
         }

@@ -33,7 +33,7 @@ use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::generic::Operator;
 
 use super::Facts;
-use super::stepper::{Inputs, KeyTable, TimeStepped, Update, next_time, step_through};
+use super::stepper::{Inputs, KeyTable, TimeStepped, Update, diff, next_time, step_through};
 use crate::plan::PersistPlan;
 use stgflow_eval::eval::{Facts as FactStore, Rows, RulePlan, SmallRelation};
 use stgflow_lang::ir::{Literal, PredId, Program, Term};
@@ -547,24 +547,6 @@ fn kept(keeps: &[Keep], state: &KeyState, fact: &[Value]) -> bool {
                     .any(|(t, row, count)| t == *tag && count > 0 && probed(probes, fact, row)),
             })
     })
-}
-
-/// Pushes `now`'s changes against `before` for `pred`; whether there are any.
-fn diff(
-    pred: PredId,
-    before: &SmallRelation,
-    now: &SmallRelation,
-    t: u64,
-    out: &mut Vec<Update>,
-) -> bool {
-    let start = out.len();
-    for fact in now.iter().filter(|f| !before.contains_row(f)) {
-        out.push(((pred as u32, fact.clone()), t, 1));
-    }
-    for fact in before.iter().filter(|f| !now.contains_row(f)) {
-        out.push(((pred as u32, fact.clone()), t, -1));
-    }
-    out.len() > start
 }
 
 /// A key's facts at T as `term`'s rules read them: the predicate's new state, and each

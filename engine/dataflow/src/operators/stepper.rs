@@ -9,12 +9,26 @@
 //! and emits the differences against the previous time point.
 //!
 //! **Delta-driven.** State is kept per *key* (the value at the component's key position,
-//! see [`crate::plan`]); only keys whose input changed, or that changed within the last
-//! `horizon` time points, are evaluated. A key that has been unchanged for `horizon` time
-//! points is quiescent: its next time points would repeat the last one, so it is not
-//! touched until its input changes again, and only its last time point is kept. Keys with
-//! no facts at all are dropped. Rules that read the time as a value change every time
-//! point, so their keys stay active while they hold anything.
+//! see [`crate::plan`]). A key is evaluated at t only where something its rules read may
+//! differ from t − 1: its input changed at t, or some predicate changed at t − k that a
+//! rule reads k ≥ 1 points back (a *trigger*). The rules are the same at every time point,
+//! so where nothing they read differs, what they derive does not either: the key keeps
+//! what it held. A trigger is dropped where the rule cannot fire at t nor at t − 1: one of
+//! its positive atoms read k or more points back (already known) finds no fact matching
+//! its constants at either. So an EC deadline `fi` (`s_i(X, v', T) :- s_i(X, v, T-d),
+//! not s_t(X, v, T-d+1), …, not s_t(X, v, T-1)`) wakes a key d points after an
+//! initiation of v, not at each of the d points after every termination. A key's facts
+//! are kept as runs of equal time points over the horizon (the largest offset read);
+//! a key that holds nothing, has no input and nothing to wake it is dropped. Rules that
+//! read the time as a value change every time point, so their keys are evaluated at every
+//! point while they hold anything.
+//!
+//! **Refined keys.** Where every rule also carries other variables at fixed positions
+//! ([`crate::plan::StepperPlan::sub_key`]), a key's facts are split into states by those
+//! values too (`voted(V, M)`: a state per voter and motion, not per motion), so that an
+//! evaluation touches one voter's facts. Facts of predicates from outside that carry
+//! none of them (*partial*: `status_start(M, null)`, read at offset 0 only) go to every
+//! state of their key, and a new state starts with those held.
 //!
 //! **Rules without a positive atom** (`p(T) :- not p(T-1).`, `d(T) :- T >= 0.`) have no
 //! input to put their key on the work list: the component then reads the unit row, fed
@@ -37,7 +51,8 @@
 //! the frontier advances; it outputs at time t only once t is complete. Times that no key
 //! needs are skipped.
 
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
 use differential_dataflow::{AsCollection, Hashable};
 use hashbrown::HashMap;
@@ -50,7 +65,7 @@ use crate::plan::StepperPlan;
 use stgflow_eval::eval::{
     Facts as FactStore, Rows, RulePlan, SMALL_LIMIT, Scratch, SmallRelation, evaluate_stratum_with,
 };
-use stgflow_lang::ir::{PredId, Program};
+use stgflow_lang::ir::{Literal, PredId, Program, Term};
 use stgflow_lang::value::Row;
 use stgflow_lang::value::Value;
 
@@ -128,13 +143,13 @@ pub(super) fn step_through(
 
 /// Keys and their states: key → index into a vector of states (the only hash lookup),
 /// the indices of removed keys taken by new ones.
-pub(super) struct KeyTable<S> {
-    keys: HashMap<Value, usize>,
+pub(super) struct KeyTable<S, K = Value> {
+    keys: HashMap<K, usize>,
     pub(super) states: Vec<S>,
     free: Vec<usize>,
 }
 
-impl<S> Default for KeyTable<S> {
+impl<S, K> Default for KeyTable<S, K> {
     fn default() -> Self {
         KeyTable {
             keys: HashMap::new(),
@@ -144,9 +159,9 @@ impl<S> Default for KeyTable<S> {
     }
 }
 
-impl<S> KeyTable<S> {
+impl<S, K: std::hash::Hash + Eq> KeyTable<S, K> {
     /// The index of `key`'s state, made by `make` for a new key.
-    pub(super) fn index(&mut self, key: Value, make: impl FnOnce() -> S) -> usize {
+    pub(super) fn index(&mut self, key: K, make: impl FnOnce() -> S) -> usize {
         let (states, free) = (&mut self.states, &mut self.free);
         *self.keys.entry(key).or_insert_with(|| {
             let state = make();
@@ -164,7 +179,7 @@ impl<S> KeyTable<S> {
     }
 
     /// Forgets `key`, whose state is at `index`: a new key takes its place.
-    pub(super) fn remove(&mut self, key: &Value, index: usize) {
+    pub(super) fn remove(&mut self, key: &K, index: usize) {
         self.keys.remove(key);
         self.free.push(index);
     }
@@ -203,17 +218,19 @@ fn route(positions: Option<&[Option<usize>]>, tag: u32, row: &Row) -> u64 {
 }
 
 struct KeyState {
-    key: Value,
+    /// The key's value, then the values of the refining positions (`StepperPlan::sub_key`).
+    key: Row,
     /// The time point this key was last put on the work list for, plus one (0: never).
     listed: u64,
-    /// Whether its input changed at the time point being processed.
-    input_changed: bool,
-    /// The last time points of this key, oldest first; the last is the latest evaluated
-    /// (while active, the previous time point).
-    slots: VecDeque<Slot>,
-    last_change: u64,
-    /// Unchanged for `horizon` time points: `slots` holds one slot standing for all of them.
-    quiescent: bool,
+    /// Whether the key is in the table: a removed key's index may still be on the wake-up
+    /// list.
+    live: bool,
+    /// The key's facts over the time points its rules can still read, as runs of equal
+    /// time points, oldest first, each with its first time point; the last holds up to the
+    /// latest time point evaluated, and on until the key is evaluated again.
+    runs: VecDeque<(u64, Slot)>,
+    /// The latest time point a wake-up is set for.
+    wake_until: u64,
     inputs: Inputs,
 }
 
@@ -274,35 +291,156 @@ impl Inputs {
 /// A key's facts at one time point, by local predicate.
 type Slot = Vec<SmallRelation>;
 
+/// What a change of a local predicate at s makes necessary: evaluating its key at s +
+/// `offset`, where a rule reads it (see the module docs), unless one of `guards` (the
+/// rule's positive atoms read at least as far back) has no fact there.
+#[derive(Clone, Debug, PartialEq)]
+struct Trigger {
+    offset: u64,
+    guards: Vec<Guard>,
+}
+
+/// A positive atom of a rule: its local predicate, its offset and its constants.
+#[derive(Clone, Debug, PartialEq)]
+struct Guard {
+    local: usize,
+    offset: u64,
+    constants: Vec<(usize, Value)>,
+}
+
+impl Guard {
+    /// Whether the atom may find a fact when its rule is evaluated at `t` or at t − 1,
+    /// both read off `runs` (time points before the first run hold nothing).
+    fn may_match(&self, runs: &VecDeque<(u64, Slot)>, t: u64) -> bool {
+        let read = |time: u64| {
+            at(runs, time)
+                .and_then(|slot| slot.get(self.local))
+                .is_some_and(|relation| {
+                    relation
+                        .rows()
+                        .any(|row| self.constants.iter().all(|(i, c)| row.get(*i) == Some(c)))
+                })
+        };
+        let Some(now) = t.checked_sub(self.offset) else {
+            return false;
+        };
+        read(now) || now.checked_sub(1).is_some_and(read)
+    }
+}
+
+/// The slot `runs` hold at `time`: the last run starting at or before it.
+fn at(runs: &VecDeque<(u64, Slot)>, time: u64) -> Option<&Slot> {
+    runs.iter()
+        .rev()
+        .find(|(start, _)| *start <= time)
+        .map(|(_, slot)| slot)
+}
+
+/// Each local predicate's triggers: for every body atom read k ≥ 1 time points back, a
+/// trigger at k guarded by the rule's positive atoms read k or more points back.
+fn triggers(
+    program: &Program,
+    plan: &StepperPlan,
+    local_of: &[Option<usize>],
+    locals: usize,
+) -> Vec<Vec<Trigger>> {
+    let mut triggers: Vec<Vec<Trigger>> = vec![Vec::new(); locals];
+    for &r in &plan.rules {
+        let rule = &program.rules[r];
+        for atom in rule.body.iter().filter_map(Literal::atom) {
+            let Some(local) = local_of.get(atom.pred).copied().flatten() else {
+                continue;
+            };
+            if atom.offset == 0 {
+                continue;
+            }
+            let guards = rule
+                .body
+                .iter()
+                .filter_map(|literal| match literal {
+                    Literal::Positive(b) if b.offset >= atom.offset => Some(b),
+                    _ => None,
+                })
+                .filter_map(|b| {
+                    Some(Guard {
+                        local: local_of.get(b.pred).copied().flatten()?,
+                        offset: u64::from(b.offset),
+                        constants: b
+                            .args
+                            .iter()
+                            .enumerate()
+                            .filter_map(|(i, t)| match t {
+                                Term::Const(c) => Some((i, *c)),
+                                Term::Var(_) | Term::Wildcard => None,
+                            })
+                            .collect(),
+                    })
+                })
+                .collect();
+            let trigger = Trigger {
+                offset: u64::from(atom.offset),
+                guards,
+            };
+            if !triggers[local].contains(&trigger) {
+                triggers[local].push(trigger);
+            }
+        }
+    }
+    triggers
+}
+
 struct State {
     plans: Vec<RulePlan>,
     strata: Vec<(Vec<usize>, bool)>,
     local_of: Vec<Option<usize>>,
     locals: usize,
-    /// (predicate, local index) of the component's own predicates.
-    internal: Vec<(PredId, usize)>,
+    /// Per local index: the predicate, when it is one of the component's own (its changes
+    /// are the output).
+    internal: Vec<Option<PredId>>,
     /// The local index of the unit row, when the component reads it (a rule without a
-    /// positive atom): fed once at the first time point and never retracted, it keeps
-    /// the component's one key evaluated from there on, as its input.
+    /// positive atom): fed once at the first time point and never retracted, it has the
+    /// component's one key evaluated there.
     unit_local: Option<usize>,
+    triggers: Vec<Vec<Trigger>>,
     key_positions: Option<Vec<Option<usize>>>,
+    /// Per predicate, the refining positions (`StepperPlan::sub_key`) of one that carries
+    /// them; `None` for all without a refinement.
+    sub_positions: Option<Vec<Option<Vec<usize>>>>,
+    /// Per local index: whether it is a partial predicate's, whose facts every state of
+    /// their key reads (see [`Group`]).
+    partial_local: Vec<bool>,
+    /// Per key value with partial facts or refined states: those facts and states.
+    groups: HashMap<Value, Group>,
     horizon: u64,
     uses_time: bool,
     /// The keys' states (one hash lookup per input change).
-    table: KeyTable<KeyState>,
-    /// Keys to evaluate at the next time point even without input.
-    active: Vec<usize>,
+    table: KeyTable<KeyState, Row>,
+    /// Keys to evaluate at later time points even without input: (time point, index).
+    wakeups: BinaryHeap<Reverse<(u64, usize)>>,
     stash: Stash,
     last_processed: Option<u64>,
-    /// Emptied slots of quiescent keys, for the next key evaluated to fill.
+    /// Emptied slots, for the next runs to fill.
     spare_slots: Vec<Slot>,
     /// The keys to evaluate at the time point being processed.
     work: Vec<usize>,
+    /// The local indices that changed in the key being evaluated, and the time points
+    /// they wake it at.
+    changed: Vec<usize>,
+    wake_at: Vec<u64>,
     scratch: Scratch,
 }
 
 /// Most emptied slots kept for reuse.
 const MAX_SPARE_SLOTS: usize = 1024;
+
+/// With a refined key: a key value's partial facts (read at offset 0 only, so only what
+/// holds now matters) and the states that read them. A partial fact goes to every member's
+/// input; a new state starts with the facts held.
+#[derive(Default)]
+struct Group {
+    facts: Inputs,
+    members: Vec<usize>,
+}
 
 impl State {
     fn new(
@@ -321,11 +459,27 @@ impl State {
             locals += 1;
             locals - 1
         });
-        let internal = plan
-            .preds
-            .iter()
-            .filter_map(|&p| Some((p, local_of[p]?)))
-            .collect();
+        let sub_positions = plan.sub_key.as_ref().map(|sub| {
+            let mut positions = vec![None; n];
+            for (&p, is) in sub {
+                positions[p] = Some(is.clone());
+            }
+            positions
+        });
+        let mut partial_local = vec![false; locals];
+        if let Some(sub) = &sub_positions {
+            for &p in plan.preds.iter().chain(&plan.reads) {
+                if let (Some(local), None) = (local_of[p], &sub[p]) {
+                    partial_local[local] = true;
+                }
+            }
+        }
+        let mut internal = vec![None; locals];
+        for &p in &plan.preds {
+            if let Some(local) = local_of[p] {
+                internal[local] = Some(p);
+            }
+        }
         // Plans are indexed by position in `plan.rules`; strata refer to program rule ids.
         let index_of = |r: usize| plan.rules.iter().position(|&x| x == r);
         let plans = plan
@@ -355,19 +509,25 @@ impl State {
         State {
             plans,
             strata,
+            triggers: triggers(program, plan, &local_of, locals),
             local_of,
             locals,
             internal,
             unit_local,
             key_positions,
+            sub_positions,
+            partial_local,
+            groups: HashMap::new(),
             horizon: u64::from(plan.horizon),
             uses_time: plan.uses_time,
             table: KeyTable::default(),
-            active: Vec::new(),
+            wakeups: BinaryHeap::new(),
             stash: Stash::default(),
             last_processed: None,
             spare_slots: Vec::new(),
             work: Vec::new(),
+            changed: Vec::new(),
+            wake_at: Vec::new(),
             scratch: Scratch::default(),
         }
     }
@@ -383,7 +543,8 @@ impl State {
             .flatten()
     }
 
-    fn key_of(&self, tag: u32, row: &[Value]) -> Value {
+    /// The value at the key position of a fact tagged `tag`.
+    fn key_value(&self, tag: u32, row: &[Value]) -> Value {
         let pred = (tag & !INPUT_BIT) as usize;
         self.key_positions
             .as_ref()
@@ -391,16 +552,68 @@ impl State {
             .and_then(|i| row.get(i).copied())
             .unwrap_or(Value::Int(0))
     }
+
+    /// The refining positions of a fact tagged `tag`: `None` for a partial fact, with a
+    /// refined key (see [`Group`]).
+    fn refinement(&self, tag: u32) -> Option<Option<&[usize]>> {
+        let Some(sub) = &self.sub_positions else {
+            return Some(None);
+        };
+        if tag == super::UNIT_TAG {
+            return Some(None);
+        }
+        let pred = (tag & !INPUT_BIT) as usize;
+        sub.get(pred)?.as_deref().map(Some)
+    }
+
+    /// Whether `slot` holds nothing but partial facts.
+    fn holds_nothing(&self, slot: &Slot) -> bool {
+        slot.iter()
+            .enumerate()
+            .all(|(local, relation)| self.partial_local[local] || relation.is_empty())
+    }
+
+    /// Keeps `slot` for reuse, emptied.
+    fn recycle(&mut self, mut slot: Slot) {
+        if self.spare_slots.len() < MAX_SPARE_SLOTS && slot.len() == self.locals {
+            slot.iter_mut().for_each(SmallRelation::clear);
+            self.spare_slots.push(slot);
+        }
+    }
+
+    /// Drops the runs of the key at `index` that no time point from `from` on reads:
+    /// those before the one that holds at `from − horizon`.
+    fn drop_runs(&mut self, index: usize, from: u64) {
+        let oldest = from.saturating_sub(self.horizon);
+        loop {
+            let runs = &mut self.table.states[index].runs;
+            if runs.len() < 2 || runs[1].0 > oldest {
+                return;
+            }
+            if let Some((_, slot)) = runs.pop_front() {
+                self.recycle(slot);
+            }
+        }
+    }
+}
+
+/// Puts the key at `index` on the work list for `t`, once.
+fn list(state: &mut KeyState, index: usize, t: u64, work: &mut Vec<usize>) {
+    if state.listed != t + 1 {
+        state.listed = t + 1;
+        work.push(index);
+    }
 }
 
 impl TimeStepped for State {
     fn next_time(&self, limit: Option<u64>) -> Option<u64> {
-        next_time(
-            self.stash.first_time(),
-            !self.active.is_empty(),
-            self.last_processed,
-            limit,
-        )
+        // Once the input is closed there are no more time points to wake keys at.
+        let woken = limit.and(self.wakeups.peek().map(|Reverse((t, _))| *t));
+        let first = match (self.stash.first_time(), woken) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        next_time(first, false, self.last_processed, limit)
     }
 
     fn process(&mut self, t: u64, out: &mut Vec<Update>) {
@@ -411,38 +624,67 @@ impl TimeStepped for State {
             let Some(local) = self.local_of_tag(tag) else {
                 continue;
             };
-            let key = self.key_of(tag, &row);
-            let index = self.table.index(key, || KeyState {
-                key,
-                listed: 0,
-                input_changed: false,
-                slots: VecDeque::new(),
-                last_change: t,
-                quiescent: false,
-                inputs: Inputs::default(),
+            let value = self.key_value(tag, &row);
+            let Some(refinement) = self.refinement(tag) else {
+                // A partial fact: every state of its key reads it.
+                let group = self.groups.entry(value).or_default();
+                for &index in &group.members {
+                    let state = &mut self.table.states[index];
+                    state.inputs.add(local, row.clone(), diff);
+                    list(state, index, t, &mut work);
+                }
+                group.facts.add(local, row, diff);
+                if group.facts.is_empty() && group.members.is_empty() {
+                    self.groups.remove(&value);
+                }
+                continue;
+            };
+            let mut key = Row::new();
+            key.push(value);
+            key.extend(
+                refinement
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|&i| row.get(i).copied()),
+            );
+            let mut made = false;
+            let index = self.table.index(key.clone(), || {
+                made = true;
+                KeyState {
+                    key,
+                    listed: 0,
+                    live: true,
+                    runs: VecDeque::new(),
+                    wake_until: 0,
+                    inputs: Inputs::default(),
+                }
             });
             let state = &mut self.table.states[index];
-            if state.listed != t + 1 {
-                state.listed = t + 1;
-                work.push(index);
+            if made && self.sub_positions.is_some() {
+                // A new state of a refined key: it reads the partial facts held.
+                let group = self.groups.entry(value).or_default();
+                group.members.push(index);
+                for (l, fact, count) in group.facts.iter() {
+                    state.inputs.add(l, fact.clone(), count);
+                }
             }
-            state.input_changed = true;
+            list(state, index, t, &mut work);
             state.inputs.add(local, row, diff);
         }
         self.stash.give_back(changes);
-        for index in std::mem::take(&mut self.active) {
-            let state = &mut self.table.states[index];
-            if state.listed != t + 1 {
-                state.listed = t + 1;
-                work.push(index);
+        while let Some(&Reverse((at, index))) = self.wakeups.peek() {
+            if at > t {
+                break;
+            }
+            self.wakeups.pop();
+            if let Some(state) = self.table.states.get_mut(index) {
+                if state.live {
+                    list(state, index, t, &mut work);
+                }
             }
         }
         for &index in &work {
-            let input_changed =
-                std::mem::replace(&mut self.table.states[index].input_changed, false);
-            if self.evaluate(index, t, input_changed, out) {
-                self.active.push(index);
-            }
+            self.evaluate(index, t, out);
         }
         self.work = work;
         self.last_processed = Some(t);
@@ -450,45 +692,21 @@ impl TimeStepped for State {
 }
 
 impl State {
-    /// Evaluates the key at `index` at `t`; returns whether it stays active.
+    /// Evaluates the key at `index` at `t`: its facts there, their changes against t − 1
+    /// (the output), and the later time points those changes wake it at.
     ///
-    /// Over 100 lines: the steps of one key's time point (restore a quiet key, reuse a
-    /// slot, evaluate, diff, go quiet), in order, on one borrow of its state.
-    fn evaluate(
-        &mut self,
-        index: usize,
-        t: u64,
-        input_changed: bool,
-        out: &mut Vec<Update>,
-    ) -> bool {
-        let Some(state) = self.table.states.get_mut(index) else {
-            return false;
-        };
-        // The horizon's time points, and at least the previous one to diff against.
-        let keep = usize::try_from(self.horizon.max(1)).unwrap_or(usize::MAX);
-        if state.quiescent {
-            // Nothing changed since the key went quiet, so each of the last `keep` time
-            // points repeats its one kept slot.
-            if state.slots.len() < keep {
-                if let Some(last) = state.slots.back().cloned() {
-                    while state.slots.len() < keep {
-                        state.slots.push_front(last.clone());
-                    }
-                }
-            }
-            state.quiescent = false;
+    /// Over 100 lines: the steps of one key's time point (a new run, evaluate, diff,
+    /// wake-ups, drop what is no longer read, forget an empty key), in order.
+    fn evaluate(&mut self, index: usize, t: u64, out: &mut Vec<Update>) {
+        if !self.table.states.get(index).is_some_and(|s| s.live) {
+            return;
         }
-        // The last slot is t − 1; a key seen for the first time has none.
-        let had_previous = !state.slots.is_empty();
-        let mut recycled = None;
-        while state.slots.len() > keep {
-            recycled = state.slots.pop_front();
-        }
-        // Reuse a dropped slot's tables for the new time point.
-        let mut slot = recycled
-            .or_else(|| self.spare_slots.pop())
+        self.drop_runs(index, t);
+        let mut slot = self
+            .spare_slots
+            .pop()
             .unwrap_or_else(|| vec![SmallRelation::default(); self.locals]);
-        slot.iter_mut().for_each(SmallRelation::clear);
+        let state = &mut self.table.states[index];
         for (local, fact, count) in state.inputs.iter() {
             if count > 0 {
                 if let Some(relation) = slot.get_mut(local) {
@@ -496,10 +714,9 @@ impl State {
                 }
             }
         }
-        state.slots.push_back(slot);
+        state.runs.push_back((t, slot));
         let mut view = KeyView {
-            slots: &mut state.slots,
-            last_time: t,
+            runs: &mut state.runs,
             local_of: &self.local_of,
         };
         for (rules, recursive) in &self.strata {
@@ -512,56 +729,123 @@ impl State {
                 &mut self.scratch,
             );
         }
-        let len = state.slots.len();
+        // What changed against t − 1, which the run before holds (nothing for a new key).
+        self.changed.clear();
+        let len = state.runs.len();
         let empty = SmallRelation::default();
-        let mut changed = input_changed;
-        for &(pred, local) in &self.internal {
-            let now = &state.slots[len - 1][local];
-            let before = if had_previous && len >= 2 {
-                &state.slots[len - 2][local]
-            } else {
-                &empty
+        for local in 0..self.locals {
+            let now = &state.runs[len - 1].1[local];
+            let before = match len {
+                2.. => &state.runs[len - 2].1[local],
+                _ => &empty,
             };
-            for fact in now.iter().filter(|f| !before.contains_row(f)) {
-                out.push(((pred as u32, fact.clone()), t, 1));
-                changed = true;
+            let changed = match self.internal[local] {
+                Some(pred) => diff(pred, before, now, t, out),
+                None => {
+                    now.iter().count() != before.iter().count()
+                        || now.iter().any(|f| !before.contains_row(f))
+                }
+            };
+            if changed {
+                self.changed.push(local);
             }
-            for fact in before.iter().filter(|f| !now.contains_row(f)) {
-                out.push(((pred as u32, fact.clone()), t, -1));
-                changed = true;
-            }
         }
-        if changed {
-            state.last_change = t;
-        }
-        let holds_anything = state.slots[len - 1].iter().any(|r| !r.is_empty());
-        if (self.uses_time && holds_anything) || t - state.last_change < self.horizon {
-            return true;
-        }
-        // Quiescent: the last `horizon` time points are equal; keep one of them, or
-        // nothing when it is empty.
-        while state.slots.len() > 1 {
-            if let Some(mut slot) = state.slots.pop_front() {
-                if self.spare_slots.len() < MAX_SPARE_SLOTS && slot.len() == self.locals {
-                    slot.iter_mut().for_each(SmallRelation::clear);
-                    self.spare_slots.push(slot);
+        self.wake_at.clear();
+        for &local in &self.changed {
+            for trigger in &self.triggers[local] {
+                let at = t + trigger.offset;
+                if trigger.guards.iter().all(|g| g.may_match(&state.runs, at)) {
+                    self.wake_at.push(at);
                 }
             }
         }
-        state.quiescent = true;
-        if !holds_anything && state.inputs.is_empty() {
-            state.slots = VecDeque::new();
-            let key = state.key;
-            self.table.remove(&key, index);
+        let holds_anything = state.runs[len - 1]
+            .1
+            .iter()
+            .enumerate()
+            .any(|(local, r)| !self.partial_local[local] && !r.is_empty());
+        if self.uses_time && holds_anything {
+            // Rules that read the time as a value derive something new every time point.
+            self.wake_at.push(t + 1);
         }
-        false
+        let unchanged = self.changed.is_empty();
+        self.wake_at.sort_unstable();
+        self.wake_at.dedup();
+        for &at in &self.wake_at {
+            self.wakeups.push(Reverse((at, index)));
+            state.wake_until = state.wake_until.max(at);
+        }
+        if unchanged {
+            // t repeats t − 1: the run before holds on.
+            if let Some((_, slot)) = state.runs.pop_back() {
+                self.recycle(slot);
+            }
+        }
+        self.drop_runs(index, t + 1);
+        let state = &mut self.table.states[index];
+        let wake_until = state.wake_until;
+        if wake_until > t {
+            return;
+        }
+        if state.runs.len() > 1 {
+            // Nothing wakes the key before its older runs fall out of the horizon: wake it
+            // then, to drop them (and the key, once it holds nothing).
+            let at = state
+                .runs
+                .back()
+                .map_or(t, |(start, _)| start + self.horizon);
+            state.wake_until = at.max(t + 1);
+            self.wakeups.push(Reverse((state.wake_until, index)));
+            return;
+        }
+        let state = &self.table.states[index];
+        let empty = state.runs.iter().all(|(_, slot)| self.holds_nothing(slot));
+        let partial = &self.partial_local;
+        if !empty || !state.inputs.iter().all(|(local, _, _)| partial[local]) {
+            return;
+        }
+        let state = &mut self.table.states[index];
+        state.live = false;
+        let key = std::mem::take(&mut state.key);
+        let runs = std::mem::take(&mut state.runs);
+        state.inputs = Inputs::default();
+        self.table.remove(&key, index);
+        for (_, slot) in runs {
+            self.recycle(slot);
+        }
+        if let (Some(value), Some(_)) = (key.first(), &self.sub_positions) {
+            if let Some(group) = self.groups.get_mut(value) {
+                group.members.retain(|&i| i != index);
+                if group.members.is_empty() && group.facts.is_empty() {
+                    self.groups.remove(value);
+                }
+            }
+        }
     }
 }
 
-/// A key's time points as a fact store for [`evaluate_stratum`].
+/// Pushes `now`'s changes against `before` for `pred`; whether there are any.
+pub(super) fn diff(
+    pred: PredId,
+    before: &SmallRelation,
+    now: &SmallRelation,
+    t: u64,
+    out: &mut Vec<Update>,
+) -> bool {
+    let start = out.len();
+    for fact in now.iter().filter(|f| !before.contains_row(f)) {
+        out.push(((pred as u32, fact.clone()), t, 1));
+    }
+    for fact in before.iter().filter(|f| !now.contains_row(f)) {
+        out.push(((pred as u32, fact.clone()), t, -1));
+    }
+    out.len() > start
+}
+
+/// A key's time points as a fact store for [`evaluate_stratum`]: each time point's facts
+/// are its run's; facts derived go to the last run, the time point being evaluated.
 struct KeyView<'a> {
-    slots: &'a mut VecDeque<Slot>,
-    last_time: u64,
+    runs: &'a mut VecDeque<(u64, Slot)>,
     local_of: &'a [Option<usize>],
 }
 
@@ -570,18 +854,16 @@ impl FactStore for KeyView<'_> {
 
     fn relation(&self, pred: PredId, time: u64) -> Option<&SmallRelation> {
         let local = self.local_of.get(pred).copied().flatten()?;
-        let back = usize::try_from(self.last_time.checked_sub(time)?).ok()?;
-        let index = self.slots.len().checked_sub(1 + back)?;
-        self.slots.get(index)?.get(local)
+        at(self.runs, time)?.get(local)
     }
 
     fn insert(&mut self, pred: PredId, tuple: Row) -> bool {
         let Some(local) = self.local_of.get(pred).copied().flatten() else {
             return false;
         };
-        self.slots
+        self.runs
             .back_mut()
-            .and_then(|slot| slot.get_mut(local))
+            .and_then(|(_, slot)| slot.get_mut(local))
             .is_some_and(|relation| relation.insert(tuple))
     }
 }
@@ -630,6 +912,22 @@ mod tests {
     const LOOKBACK_3: &str = "p0(Z, T) :- p0(Z, T-1), e0(T-3), e1(T).\np0(Z, T) :- i(Z, T).\n";
     /// The time as a value: keys stay active while they hold anything.
     const TIME_AS_VALUE: &str = "stamped(E, S, T) :- event(E, T), S = T * 10, T >= 2.\n";
+    /// A deadline (Algorithm 3's `fi`): an initiation of value 0 initiates 1 three points
+    /// later unless 0 was terminated in between. The negations at T-2 and T-1 wake a key
+    /// only where `s_i(X, 0, _)` held three points before (the triggers' guards).
+    const DEADLINE: &str = "s_i(X, 1, T) :- s_i(X, 0, T-3), not s_t(X, 0, T-2), not s_t(X, 0, T-1).\n\
+                            s_i(X, 0, T) :- go(X, T), not s(X, 0, T).\n\
+                            s(X, V, T) :- s_i(X, V, T-1).\n\
+                            s(X, V, T) :- s(X, V, T-1), not s_t(X, V, T-1).\n\
+                            s_t(X, 0, T) :- s_i(X, 1, T).\n\
+                            s_t(X, 1, T) :- s_i(X, 0, T).\n\
+                            s_t(X, V, T) :- halt(X, V, T).\n";
+    /// Keyed by M, each state by (V, M): `reset(M)` and `open(M)` are partial, read by
+    /// every state of their M (one positive, one negated).
+    const REFINED: &str = "held(V, M, T) :- start(V, M, T-1).\n\
+                           held(V, M, T) :- held(V, M, T-1), not stop(V, M, T-1).\n\
+                           stop(V, M, T) :- reset(M, T), held(V, M, T).\n\
+                           stop(V, M, T) :- held(V, M, T), start(V, M, T), not open(M, T).\n";
 
     /// A compiled program that plans as one time-stepping component.
     struct Case {
@@ -842,6 +1140,34 @@ mod tests {
         }
 
         #[test]
+        fn deadline_keyed_matches_the_reference_30_time_points_1_worker(
+            (reads, own) in held_inputs(), batch in 1..4u64,
+        ) {
+            check(DEADLINE, 1, &reads, &own, batch);
+        }
+
+        #[test]
+        fn deadline_keyed_matches_the_reference_30_time_points_3_workers(
+            (reads, own) in held_inputs(), batch in 1..4u64,
+        ) {
+            check(DEADLINE, 3, &reads, &own, batch);
+        }
+
+        #[test]
+        fn refined_key_matches_the_reference_30_time_points_1_worker(
+            (reads, own) in held_inputs(), batch in 1..4u64,
+        ) {
+            check(REFINED, 1, &reads, &own, batch);
+        }
+
+        #[test]
+        fn refined_key_matches_the_reference_30_time_points_3_workers(
+            (reads, own) in held_inputs(), batch in 1..4u64,
+        ) {
+            check(REFINED, 3, &reads, &own, batch);
+        }
+
+        #[test]
         fn time_as_value_keyed_matches_the_reference_30_time_points_3_workers(
             (reads, own) in held_inputs(), batch in 1..4u64,
         ) {
@@ -863,5 +1189,59 @@ mod tests {
         assert_eq!((lookback.horizon, lookback.key.is_none()), (3, true));
         let time = case(TIME_AS_VALUE).plan;
         assert!(time.uses_time && time.key.is_some());
+        let deadline = case(DEADLINE).plan;
+        assert_eq!((deadline.horizon, deadline.preds.len()), (3, 3));
+        assert!(deadline.key.is_some() && deadline.sub_key.is_none());
+        let refined = case(REFINED);
+        let name = |p: PredId| refined.program.pred_name(p).to_owned();
+        let mut sub: Vec<(String, Vec<usize>)> = refined
+            .plan
+            .sub_key
+            .iter()
+            .flatten()
+            .map(|(&p, is)| (name(p), is.clone()))
+            .collect();
+        sub.sort();
+        let expected = [("held", 0), ("start", 0), ("stop", 0)];
+        let expected: Vec<(String, Vec<usize>)> = expected
+            .iter()
+            .map(|(p, i)| (p.to_string(), vec![*i]))
+            .collect();
+        assert_eq!(sub, expected, "reset and open are partial");
+    }
+
+    #[test]
+    fn triggers_are_guarded_by_positive_atoms_read_as_far_back() {
+        let deadline = case(DEADLINE);
+        let local = |name: &str| {
+            let p = deadline
+                .program
+                .pred_id(name)
+                .expect("a predicate of the program");
+            deadline
+                .plan
+                .preds
+                .iter()
+                .chain(&deadline.plan.reads)
+                .position(|&q| q == p)
+        };
+        let state = super::State::new(&deadline.program, &deadline.plan, None);
+        let s_t = local("s_t").expect("s_t is local");
+        let s_i = local("s_i").expect("s_i is local");
+        // s_t is read at T-2 and T-1 by the deadline rule, guarded by s_i(X, 0, T-3), and
+        // at T-1 by the keep rule, guarded by s(X, V, T-1).
+        let mut offsets: Vec<(u64, usize)> = state.triggers[s_t]
+            .iter()
+            .map(|t| (t.offset, t.guards.len()))
+            .collect();
+        offsets.sort_unstable();
+        assert_eq!(offsets, [(1, 1), (1, 1), (2, 1)]);
+        let guarded = state.triggers[s_t]
+            .iter()
+            .find(|t| t.offset == 2)
+            .expect("T-2");
+        assert_eq!(guarded.guards[0].local, s_i);
+        assert_eq!(guarded.guards[0].offset, 3);
+        assert_eq!(guarded.guards[0].constants, [(1, Value::Int(0))]);
     }
 }
