@@ -53,6 +53,42 @@ pub fn differences(expected: &BTreeSet<String>, actual: &BTreeSet<String>) -> Op
     Some(format!("--- missing {missing:?}\n--- extra {extra:?}"))
 }
 
+/// Holds `case` to the reference evaluator on the dataflow engine lowered with 1, 2 and 3
+/// workers and literal (`--no-lowering`) with 1 and 2: the first difference, with the
+/// program and the stream, or `Ok`.
+pub fn lowered_and_literal_equal_the_reference(case: &generate::Case) -> Result<(), String> {
+    let expected = run(
+        &case.program,
+        &case.stream,
+        Timeline::default(),
+        &Engine::Reference,
+    )?;
+    let engines = [
+        ("lowered, 1 worker", Engine::dataflow(1, true)),
+        ("lowered, 2 workers", Engine::dataflow(2, true)),
+        ("lowered, 3 workers", Engine::dataflow(3, true)),
+        ("literal, 1 worker", Engine::dataflow(1, false)),
+        ("literal, 2 workers", Engine::dataflow(2, false)),
+    ];
+    for (what, engine) in engines {
+        let actual = run(&case.program, &case.stream, Timeline::default(), &engine)?;
+        if let Some(differences) = differences(&expected, &actual) {
+            return Err(format!(
+                "seed {}, {what}\n--- program\n{}--- stream\n{}{differences}",
+                case.seed, case.program, case.stream
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The lowered dataflow plan of `program` (`check --dump plan`), a component per line.
+pub fn lowered_plan(program: &str) -> String {
+    let compiled = compile_str("plan.tdl", program);
+    let analysis = compiled.analysis.as_ref().expect("a valid program");
+    stgflow_engine::dataflow_plan(&compiled.program, analysis, true)
+}
+
 /// Runs `engine` on TD program and stream text, printing every predicate in `points`
 /// mode; returns the set of output lines.
 pub fn run(

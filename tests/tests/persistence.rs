@@ -7,43 +7,19 @@
 //! it, with 1, 2 and 3 workers.
 
 use proptest::prelude::*;
-use stgflow_io::drive::Timeline;
 use stgflow_tests::generate::persistence_case;
-use stgflow_tests::{Engine, differences, run};
+use stgflow_tests::{lowered_and_literal_equal_the_reference, lowered_plan};
 
 /// Whether the lowered plan of `program` runs `h` on the persistence operator.
 fn lowered(program: &str) -> bool {
-    let compiled = stgflow_engine::compile_str("p.tdl", program);
-    let analysis = compiled.analysis.as_ref().expect("a valid program");
-    stgflow_engine::dataflow_plan(&compiled.program, analysis, true)
+    lowered_plan(program)
         .lines()
         .any(|line| line.starts_with("persist h:"))
 }
 
 fn check(seed: u64) -> Result<bool, String> {
     let case = persistence_case(seed);
-    let expected = run(
-        &case.program,
-        &case.stream,
-        Timeline::default(),
-        &Engine::Reference,
-    )?;
-    let engines = [
-        ("lowered, 1 worker", Engine::dataflow(1, true)),
-        ("lowered, 2 workers", Engine::dataflow(2, true)),
-        ("lowered, 3 workers", Engine::dataflow(3, true)),
-        ("literal, 1 worker", Engine::dataflow(1, false)),
-        ("literal, 2 workers", Engine::dataflow(2, false)),
-    ];
-    for (what, engine) in engines {
-        let actual = run(&case.program, &case.stream, Timeline::default(), &engine)?;
-        if let Some(differences) = differences(&expected, &actual) {
-            return Err(format!(
-                "seed {seed}, {what}\n--- program\n{}--- stream\n{}{differences}",
-                case.program, case.stream
-            ));
-        }
-    }
+    lowered_and_literal_equal_the_reference(&case)?;
     Ok(lowered(&case.program))
 }
 

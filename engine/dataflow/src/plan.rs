@@ -39,8 +39,9 @@
 
 use hashbrown::{HashMap, HashSet};
 
-use stgflow_lang::ir::{Atom, Literal, PredId, Program, Rule, Term};
+use stgflow_lang::ir::{Atom, Literal, PredId, Program, Rule, Term, VarId};
 use stgflow_lang::stratify::{Analysis, edges, ordered_sccs};
+use stgflow_lang::value::Value;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Window {
@@ -509,45 +510,67 @@ fn stepper(
 /// facts it came from).
 fn find_key(program: &Program, rules: &[usize]) -> Option<HashMap<PredId, usize>> {
     let first = program.rules.get(*rules.first()?)?.head.pred;
-    'candidate: for start in 0..program.predicates[first].arity {
-        let mut positions: HashMap<PredId, usize> = HashMap::from([(first, start)]);
-        let mut settled: HashSet<usize> = HashSet::new();
-        while settled.len() < rules.len() {
-            let mut progress = false;
-            for &r in rules {
-                let rule = &program.rules[r];
-                let Some(&head_position) = positions.get(&rule.head.pred) else {
-                    continue;
-                };
-                if !settled.insert(r) {
-                    continue;
-                }
-                progress = true;
-                let Some(Term::Var(key)) = rule.head.args.get(head_position) else {
-                    continue 'candidate;
-                };
-                for atom in rule.body.iter().filter_map(Literal::atom) {
-                    let Some(position) = atom.args.iter().position(|t| *t == Term::Var(*key))
-                    else {
-                        continue 'candidate;
-                    };
-                    match positions.get(&atom.pred) {
-                        Some(&known) if known != position => continue 'candidate,
-                        Some(_) => {}
-                        None => {
-                            positions.insert(atom.pred, position);
-                        }
-                    }
-                }
+    (0..program.predicates[first].arity).find_map(|start| {
+        follow(program, rules, first, start, |rule, key, positions| {
+            rule.body.iter().filter_map(Literal::atom).all(|atom| {
+                atom.args
+                    .iter()
+                    .position(|t| *t == Term::Var(key))
+                    .is_some_and(|at| *positions.entry(atom.pred).or_insert(at) == at)
+            })
+        })
+    })
+}
+
+/// Follows the variable at position `start` of `first`'s heads through `rules`, from
+/// heads to bodies: each rule whose head predicate has a position, once, until every rule
+/// is reached. `visit(rule, var, positions)` reads the rule's body (recording where it
+/// finds the variable) and says whether the variable goes on. `None` where a head has no
+/// variable there, `visit` refuses, or a rule is never reached.
+fn follow(
+    program: &Program,
+    rules: &[usize],
+    first: PredId,
+    start: usize,
+    mut visit: impl FnMut(&Rule, VarId, &mut HashMap<PredId, usize>) -> bool,
+) -> Option<HashMap<PredId, usize>> {
+    let mut positions: HashMap<PredId, usize> = HashMap::from([(first, start)]);
+    let mut settled: HashSet<usize> = HashSet::new();
+    while settled.len() < rules.len() {
+        let mut progress = false;
+        for &r in rules {
+            let rule = &program.rules[r];
+            let Some(&head_position) = positions.get(&rule.head.pred) else {
+                continue;
+            };
+            if !settled.insert(r) {
+                continue;
             }
-            if !progress {
-                // Rules whose head never got a position: the key does not reach them.
-                continue 'candidate;
+            progress = true;
+            let Some(Term::Var(var)) = rule.head.args.get(head_position) else {
+                return None;
+            };
+            if !visit(rule, *var, &mut positions) {
+                return None;
             }
         }
-        return Some(positions);
+        if !progress {
+            // Rules whose head never got a position: the variable does not reach them.
+            return None;
+        }
     }
-    None
+    Some(positions)
+}
+
+/// The positions and values of the constants among `args`.
+pub fn constants(args: &[Term]) -> Vec<(usize, Value)> {
+    args.iter()
+        .enumerate()
+        .filter_map(|(i, t)| match t {
+            Term::Const(c) => Some((i, *c)),
+            Term::Var(_) | Term::Wildcard => None,
+        })
+        .collect()
 }
 
 /// Per predicate, the refining positions of a key ([`StepperPlan::sub_key`]).
@@ -599,56 +622,34 @@ fn sub_component(
     first: PredId,
     start: usize,
 ) -> Option<(HashMap<PredId, usize>, HashSet<PredId>)> {
-    let mut positions: HashMap<PredId, usize> = HashMap::from([(first, start)]);
     let mut partial: HashSet<PredId> = HashSet::new();
-    let mut settled: HashSet<usize> = HashSet::new();
-    while settled.len() < rules.len() {
-        let mut progress = false;
-        for &r in rules {
-            let rule = &program.rules[r];
-            let Some(&head_position) = positions.get(&rule.head.pred) else {
+    let positions = follow(program, rules, first, start, |rule, var, positions| {
+        let mut carried = false;
+        for literal in &rule.body {
+            let Some(atom) = literal.atom() else {
                 continue;
             };
-            if !settled.insert(r) {
-                continue;
-            }
-            progress = true;
-            let Some(Term::Var(var)) = rule.head.args.get(head_position) else {
-                return None;
-            };
-            let mut carried = false;
-            for literal in &rule.body {
-                let Some(atom) = literal.atom() else {
-                    continue;
-                };
-                match atom.args.iter().position(|t| *t == Term::Var(*var)) {
-                    Some(position) => {
-                        if partial.contains(&atom.pred) {
-                            return None;
-                        }
-                        if *positions.entry(atom.pred).or_insert(position) != position {
-                            return None;
-                        }
-                        carried |= matches!(literal, Literal::Positive(_));
+            match atom.args.iter().position(|t| *t == Term::Var(var)) {
+                Some(at) => {
+                    if partial.contains(&atom.pred)
+                        || *positions.entry(atom.pred).or_insert(at) != at
+                    {
+                        return false;
                     }
-                    None => {
-                        let outside = !internal.contains(&atom.pred);
-                        if !outside || atom.offset > 0 || positions.contains_key(&atom.pred) {
-                            return None;
-                        }
-                        partial.insert(atom.pred);
+                    carried |= matches!(literal, Literal::Positive(_));
+                }
+                None => {
+                    let outside = !internal.contains(&atom.pred);
+                    if !outside || atom.offset > 0 || positions.contains_key(&atom.pred) {
+                        return false;
                     }
+                    partial.insert(atom.pred);
                 }
             }
-            // A state's facts come from its own facts: a positive atom binds the variable.
-            if !carried {
-                return None;
-            }
         }
-        if !progress {
-            return None;
-        }
-    }
+        // A state's facts come from its own facts: a positive atom binds the variable.
+        carried
+    })?;
     Some((positions, partial))
 }
 

@@ -179,15 +179,7 @@ impl Copy {
     fn new(program: &Program, rule: usize) -> Option<Copy> {
         let rule = &program.rules[rule];
         let (atom, positions) = crate::plan::copy_of(rule)?;
-        let filter = atom
-            .args
-            .iter()
-            .enumerate()
-            .filter_map(|(i, t)| match t {
-                Term::Const(c) => Some((i, *c)),
-                Term::Var(_) | Term::Wildcard => None,
-            })
-            .collect();
+        let filter = crate::plan::constants(&atom.args);
         let project = positions
             .iter()
             .zip(&rule.head.args)

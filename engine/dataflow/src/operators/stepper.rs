@@ -65,7 +65,7 @@ use crate::plan::StepperPlan;
 use stgflow_eval::eval::{
     Facts as FactStore, Rows, RulePlan, SMALL_LIMIT, Scratch, SmallRelation, evaluate_stratum_with,
 };
-use stgflow_lang::ir::{Literal, PredId, Program, Term};
+use stgflow_lang::ir::{Literal, PredId, Program};
 use stgflow_lang::value::Row;
 use stgflow_lang::value::Value;
 
@@ -365,15 +365,7 @@ fn triggers(
                     Some(Guard {
                         local: local_of.get(b.pred).copied().flatten()?,
                         offset: u64::from(b.offset),
-                        constants: b
-                            .args
-                            .iter()
-                            .enumerate()
-                            .filter_map(|(i, t)| match t {
-                                Term::Const(c) => Some((i, *c)),
-                                Term::Var(_) | Term::Wildcard => None,
-                            })
-                            .collect(),
+                        constants: crate::plan::constants(&b.args),
                     })
                 })
                 .collect();
