@@ -168,6 +168,8 @@ pub struct Sink<W: Write> {
     /// One file per predicate (by id) when writing to files ([`Sink::to_files`]); empty
     /// when every line goes to `out`.
     files: Vec<Option<BufWriter<File>>>,
+    /// In RTEC's form ([`Sink::recognitions`]): the intervals so far, written at the end.
+    recognitions: Option<Vec<(PredId, Row, u64, u64)>>,
 }
 
 impl<W: Write> Sink<W> {
@@ -236,7 +238,17 @@ impl<W: Write> Sink<W> {
             snapshot: Vec::new(),
             encoding: Encoding::Td,
             files: Vec::new(),
+            recognitions: None,
         }
+    }
+
+    /// Writes intervals (in [`Mode::Intervals`]) as RTEC writes its recognitions, at the
+    /// end: one line per fact, its last argument the value, `recognitions(predictions,
+    /// F,[[Args…],Value],[(S,E),…]).` (a fact without arguments has the value `true`),
+    /// intervals in time order, lines in output order.
+    pub fn recognitions(mut self) -> Sink<W> {
+        self.recognitions = Some(Vec::new());
+        self
     }
 
     /// Ends the line of `pred` that starts at `start` in the line buffer: when writing to
@@ -498,6 +510,10 @@ impl<W: Write> Sink<W> {
         let at = self.line.len();
         let scale = self.time_scale;
         let (start, end) = (start.saturating_mul(scale), end.saturating_mul(scale));
+        if let Some(recognitions) = &mut self.recognitions {
+            recognitions.push((pred, Row::from(args), start, end));
+            return Ok(());
+        }
         match self.encoding {
             Encoding::Td => {
                 self.write_atom(pred, args);
@@ -540,7 +556,56 @@ impl<W: Write> Sink<W> {
                 self.out.write_all(&self.line)?;
             }
         }
+        if let Some(recognitions) = self.recognitions.take() {
+            self.write_recognitions(recognitions)?;
+        }
         self.flush()
+    }
+
+    /// The lines of [`Sink::recognitions`].
+    fn write_recognitions(&mut self, mut all: Vec<(PredId, Row, u64, u64)>) -> io::Result<()> {
+        all.sort_unstable_by(|a, b| (self.rank[a.0], &a.1, a.2).cmp(&(self.rank[b.0], &b.1, b.2)));
+        self.line.clear();
+        let mut i = 0;
+        while i < all.len() {
+            let (pred, args) = (all[i].0, &all[i].1);
+            let same = all[i..]
+                .iter()
+                .take_while(|(p, a, _, _)| *p == pred && a == args)
+                .count();
+            self.line.extend_from_slice(b"recognitions(predictions,");
+            self.line.extend_from_slice(self.names[pred].as_bytes());
+            self.line.extend_from_slice(b",[[");
+            let (objects, value) = match args.split_last() {
+                Some((value, objects)) => (objects, Some(*value)),
+                None => (&args[..], None),
+            };
+            for (k, object) in objects.iter().enumerate() {
+                if k > 0 {
+                    self.line.push(b',');
+                }
+                push_value(&mut self.line, *object);
+            }
+            self.line.extend_from_slice(b"],");
+            match value {
+                Some(value) => push_value(&mut self.line, value),
+                None => self.line.extend_from_slice(b"true"),
+            }
+            self.line.extend_from_slice(b"],[");
+            for (k, (_, _, start, end)) in all[i..i + same].iter().enumerate() {
+                if k > 0 {
+                    self.line.push(b',');
+                }
+                self.line.push(b'(');
+                push_u64(&mut self.line, *start);
+                self.line.push(b',');
+                push_u64(&mut self.line, *end);
+                self.line.push(b')');
+            }
+            self.line.extend_from_slice(b"]).\n");
+            i += same;
+        }
+        self.out.write_all(&self.line)
     }
 
     /// Flushes what was written so far (on errors, before exiting).
@@ -728,6 +793,41 @@ mod tests {
                 "+q(a) @120\n-q(a) @200\n",
                 "q(a) [120,200)\n"
             ]
+        );
+    }
+
+    #[test]
+    fn recognitions_are_rtecs_lines_one_per_fact_written_at_the_end() {
+        let text = "loc(X, V, T) :- go(X, V, T).\nalarm(T) :- ring(T).\n";
+        let compiled = compile_str("p.tdl", text);
+        let id = |name: &str| compiled.program.pred_id(name).unwrap_or_default();
+        let (loc, alarm) = (id("loc"), id("alarm"));
+        let pub_ = (
+            loc,
+            Row::from_slice(&[Value::sym("chris"), Value::sym("pub")]),
+        );
+        let work = (loc, Row::from_slice(&[Value::sym("chris"), Value::Int(7)]));
+        let ring = (alarm, Row::new());
+        let mut sink = Sink::new(Vec::new(), Mode::Intervals, &compiled.program).recognitions();
+        sink.time_scale = 10;
+        for (t, facts) in [
+            (1, vec![pub_.clone(), ring.clone()]),
+            (2, vec![work.clone()]),
+            (3, vec![pub_.clone(), work.clone()]),
+            (4, vec![pub_.clone()]),
+        ] {
+            sink.emit(t, facts).unwrap_or_default();
+        }
+        // Nothing before the end: RTEC writes its file once the window is done.
+        sink.flush().unwrap_or_default();
+        assert!(sink.out.is_empty());
+        sink.finish().unwrap_or_default();
+        let printed = String::from_utf8(sink.into_inner()).unwrap_or_default();
+        assert_eq!(
+            printed,
+            "recognitions(predictions,alarm,[[],true],[(10,20)]).\n\
+             recognitions(predictions,loc,[[chris],7],[(20,40)]).\n\
+             recognitions(predictions,loc,[[chris],pub],[(10,20),(30,50)]).\n"
         );
     }
 }

@@ -49,13 +49,18 @@ pub(crate) enum Command {
 #[derive(Debug, Args)]
 #[command(disable_help_flag = true)]
 pub(crate) struct RunArgs {
-    /// The TD program (`.tdl`), an Event Calculus description in RTEC's syntax (`.ec`),
-    /// or a plain LARS program in Laser's syntax (`.lars`). Facts written in it are input
-    /// too.
+    /// The TD program (`.tdl`), an Event Calculus description in RTEC's syntax (`.ec`,
+    /// `.prolog`, `.pl`), or a plain LARS program in Laser's syntax (`.lars`). Facts
+    /// written in it are input too.
     pub(crate) program: PathBuf,
     /// Input streams, merged by time; `-` reads stdin (each time point is printed as soon
-    /// as a later one arrives). With none, only the program's own facts are input.
+    /// as a later one arrives). With none, only the program's own facts are input. After
+    /// an event description, the files that come first and end in `.ec`, `.prolog` or
+    /// `.pl` are more of it (RTEC's background knowledge), not streams.
     pub(crate) streams: Vec<String>,
+    /// The event description's further files, taken from the front of `streams`.
+    #[arg(skip)]
+    pub(crate) background: Vec<PathBuf>,
     /// Which evaluator runs the program.
     #[arg(long, value_enum, default_value_t = EngineKind::Dataflow)]
     pub(crate) engine: EngineKind,
@@ -183,12 +188,17 @@ impl ToleranceArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct ExplainArgs {
-    /// The TD program (`.tdl`), Event Calculus description (`.ec`) or LARS program
-    /// (`.lars`).
+    /// The TD program (`.tdl`), Event Calculus description (`.ec`, `.prolog`, `.pl`) or
+    /// LARS program (`.lars`).
     pub(crate) program: PathBuf,
     /// The input streams, then the fact to explain with its time last: `trusted(a,4)`.
+    /// After an event description, its further files (RTEC's background knowledge) come
+    /// first, as for `run`.
     #[arg(required = true, num_args = 1.., value_name = "STREAM… FACT")]
     pub(crate) rest: Vec<String>,
+    /// The event description's further files, taken from the front of `rest`.
+    #[arg(skip)]
+    pub(crate) background: Vec<PathBuf>,
     /// Stream format (as for `run`).
     #[arg(long, value_parser = format_names())]
     pub(crate) format: Option<String>,
@@ -202,9 +212,12 @@ pub(crate) struct ExplainArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct CheckArgs {
-    /// The TD program (`.tdl`), Event Calculus description (`.ec`) or LARS program
-    /// (`.lars`).
+    /// The TD program (`.tdl`), Event Calculus description (`.ec`, `.prolog`, `.pl`) or
+    /// LARS program (`.lars`).
     pub(crate) program: PathBuf,
+    /// More files of the event description: RTEC's background knowledge.
+    #[arg(value_name = "MORE")]
+    pub(crate) background: Vec<PathBuf>,
     /// Print a stage: `ast` (as parsed), `td` (the TD program, a front end's translation,
     /// each rule with its origin), `ir` (the rule model), `strata` (incremental
     /// stratification, temporal SCCs, forgetting horizons), `plan` (the dataflow engine's
@@ -247,6 +260,10 @@ pub(crate) enum OutputMode {
     Intervals,
     /// `4: trusted(a) trusted(b)` — Laser's output: every time point, atoms sorted as text.
     Laser,
+    /// `recognitions(predictions,location,[[chris],pub],[(18,22)]).` — RTEC's recognised
+    /// intervals, one line per fluent-value pair, written at the end of the input (an
+    /// event description's fluents: the last argument is the value).
+    Rtec,
 }
 
 /// The stream formats every run knows: TD facts and CSV, Laser streams, RTEC records (of

@@ -9,7 +9,7 @@ use crate::{Context, Failure, plural};
 
 impl Context<'_> {
     pub(crate) fn check(&mut self, args: CheckArgs, stdout: &mut dyn Write) -> Result<(), Failure> {
-        let compiled = self.compile(&args.program)?;
+        let compiled = self.compile(&args.program, &args.background)?;
         let program = &compiled.program;
         let Some(analysis) = &compiled.analysis else {
             return Err(Failure::Reported);

@@ -16,7 +16,7 @@ impl Context<'_> {
         stdout: &mut dyn Write,
     ) -> Result<(), Failure> {
         use stgflow_eval::explain;
-        let compiled = self.compile(&args.program)?;
+        let compiled = self.compile(&args.program, &args.background)?;
         let program = &compiled.program;
         let Some(analysis) = &compiled.analysis else {
             return Err(Failure::Reported);

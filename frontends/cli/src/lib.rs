@@ -57,9 +57,15 @@ pub fn run(
         verbose: cli.verbosity.verbose,
     };
     let result = match cli.command {
-        Command::Run(args) => context.run(args, stdin, &mut stdout),
+        Command::Run(mut args) => {
+            args.background = take_background(&args.program, &mut args.streams);
+            context.run(args, stdin, &mut stdout)
+        }
         Command::Check(args) => context.check(args, &mut stdout),
-        Command::Explain(args) => context.explain(args, &mut stdout),
+        Command::Explain(mut args) => {
+            args.background = take_background(&args.program, &mut args.rest);
+            context.explain(args, &mut stdout)
+        }
     };
     match result {
         Ok(()) => 0,
@@ -92,27 +98,32 @@ pub(crate) struct Context<'a> {
 }
 
 impl Context<'_> {
-    pub(crate) fn compile(&mut self, path: &PathBuf) -> Result<Compiled, Failure> {
+    /// Compiles the program at `path`; `background` are more files of it (only an event
+    /// description has them: RTEC's background knowledge).
+    pub(crate) fn compile(
+        &mut self,
+        path: &std::path::Path,
+        background: &[PathBuf],
+    ) -> Result<Compiled, Failure> {
         let name = path.display().to_string();
-        let bytes = std::fs::read(path)
-            .map_err(|e| Failure::Message(format!("cannot read {name}: {e}")))?;
-        let text = String::from_utf8(bytes).map_err(|e| {
-            let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
-            let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
-            let line_start = valid.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-            let column = String::from_utf8_lossy(&valid[line_start..])
-                .chars()
-                .count()
-                + 1;
-            Failure::Message(format!(
-                "{name}:{line}:{column}: invalid UTF-8 (byte {}); programs must be UTF-8 text",
-                valid.len()
-            ))
-        })?;
+        let text = read_program(path)?;
         let compiled = if is_event_description(path) {
-            let ec = stgflow_ec::compile_str(&name, &text);
+            let mut files = vec![(name.clone(), text)];
+            for more in background {
+                files.push((more.display().to_string(), read_program(more)?));
+            }
+            let files: Vec<(&str, &str)> = files
+                .iter()
+                .map(|(n, t)| (n.as_str(), t.as_str()))
+                .collect();
+            let ec = stgflow_ec::compile_files(&files);
             self.formats.register(Arc::new(ec.records(true)));
             ec.compiled
+        } else if let Some(more) = background.first() {
+            return Err(Failure::Message(format!(
+                "{}: only an event description (`.ec`, `.prolog`, `.pl`) is given in several files; {name} is not one",
+                more.display()
+            )));
         } else if is_lars_program(path) {
             stgflow_lars::compile_str(&name, &text)
         } else {
@@ -142,10 +153,47 @@ fn is_lars_program(path: &std::path::Path) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("lars"))
 }
 
-/// Whether `path` is an Event Calculus description (`.ec`, RTEC syntax).
+/// Whether `path` is an Event Calculus description in RTEC's syntax (`.ec`, or RTEC's
+/// own `.prolog` and `.pl` files).
 fn is_event_description(path: &std::path::Path) -> bool {
-    path.extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("ec"))
+    path.extension().is_some_and(|e| {
+        ["ec", "prolog", "pl"]
+            .iter()
+            .any(|known| e.eq_ignore_ascii_case(known))
+    })
+}
+
+/// The leading entries of `rest` that are more files of the event description `program`
+/// (RTEC's background knowledge), taken out of `rest`; none for other programs.
+pub(crate) fn take_background(program: &std::path::Path, rest: &mut Vec<String>) -> Vec<PathBuf> {
+    if !is_event_description(program) {
+        return Vec::new();
+    }
+    let more = rest
+        .iter()
+        .take_while(|s| is_event_description(std::path::Path::new(s)))
+        .count();
+    rest.drain(..more).map(PathBuf::from).collect()
+}
+
+/// A program file's text; an error names where the file stops being UTF-8.
+fn read_program(path: &std::path::Path) -> Result<String, Failure> {
+    let name = path.display().to_string();
+    let bytes =
+        std::fs::read(path).map_err(|e| Failure::Message(format!("cannot read {name}: {e}")))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
+        let line_start = valid.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let column = String::from_utf8_lossy(&valid[line_start..])
+            .chars()
+            .count()
+            + 1;
+        Failure::Message(format!(
+            "{name}:{line}:{column}: invalid UTF-8 (byte {}); programs must be UTF-8 text",
+            valid.len()
+        ))
+    })
 }
 
 pub(crate) fn plural(n: usize) -> &'static str {

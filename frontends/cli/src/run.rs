@@ -60,6 +60,9 @@ impl Context<'_> {
             Some(files) if !matches!(engine, Engine::Dataflow(_)) => files
                 .sink(out, program, |_| true)
                 .map_err(|e| Failure::Message(format!("--output-dir: {e}")))?,
+            _ if args.mode == OutputMode::Rtec => {
+                Sink::new(out, Mode::Intervals, program).recognitions()
+            }
             _ => Sink::new(out, mode_of(args.mode), program),
         };
         sink.flush_each = live;
@@ -89,7 +92,7 @@ impl Context<'_> {
 
     /// Compiles the program, with `--output`'s predicates as its outputs if given.
     fn compile_with_outputs(&mut self, args: &RunArgs) -> Result<Compiled, Failure> {
-        let mut compiled = self.compile(&args.program)?;
+        let mut compiled = self.compile(&args.program, &args.background)?;
         if !args.output.is_empty() {
             let mut outputs = Vec::new();
             for name in &args.output {
@@ -186,7 +189,7 @@ fn mode_of(mode: OutputMode) -> Mode {
     match mode {
         OutputMode::Points => Mode::Points,
         OutputMode::Changes => Mode::Changes,
-        OutputMode::Intervals => Mode::Intervals,
+        OutputMode::Intervals | OutputMode::Rtec => Mode::Intervals,
         OutputMode::Laser => Mode::Snapshot(Arc::new(stgflow_lars::output::LaserOutput)),
     }
 }
@@ -196,6 +199,12 @@ fn output_files(dir: &std::path::Path, args: &RunArgs, live: bool) -> Result<Fil
     if args.mode == OutputMode::Laser {
         return Err(Failure::Message(
             "--output-dir: `--mode laser` writes each time point whole, not per predicate"
+                .to_owned(),
+        ));
+    }
+    if args.mode == OutputMode::Rtec {
+        return Err(Failure::Message(
+            "--output-dir: `--mode rtec` writes RTEC's one file of recognitions; use `--mode intervals` for a file per predicate"
                 .to_owned(),
         ));
     }

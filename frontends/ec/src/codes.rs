@@ -20,5 +20,6 @@ stgflow_lang::error_codes! {
         W504 => "EC: a head variable no condition binds",
         W505 => "EC: `p` without `fi`",
         W506 => "EC: an output event",
+        W507 => "EC: background knowledge (time-independent facts) not read by the translation",
     }
 }

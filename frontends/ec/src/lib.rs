@@ -50,9 +50,25 @@ pub struct EcProgram {
 
 /// Compiles an event description; `name` is how diagnostics refer to the file.
 pub fn compile_str(name: &str, text: &str) -> EcProgram {
+    compile_files(&[(name, text)])
+}
+
+/// Compiles an event description given in several files, `(name, text)` each: RTEC's
+/// rules and its background knowledge, read as one list of clauses in the order given.
+/// Diagnostics name the file each clause is in; the first file is the program's.
+pub fn compile_files(files: &[(&str, &str)]) -> EcProgram {
     let mut sources = Sources::new();
-    let file = sources.add(name, text);
-    let (clauses, mut diagnostics) = syntax::parse(file, text);
+    let mut clauses = Vec::new();
+    let mut diagnostics = stgflow_lang::diag::Diagnostics::default();
+    let mut first = None;
+    for &(name, text) in files {
+        let file = sources.add(name, text);
+        first.get_or_insert(file);
+        let (parsed, found) = syntax::parse(file, text);
+        clauses.extend(parsed);
+        diagnostics.extend(found);
+    }
+    let file = first.unwrap_or_else(|| sources.add("", ""));
     let (items, classified) = model::classify(&clauses);
     diagnostics.extend(classified);
     let translation = if diagnostics.has_errors() {

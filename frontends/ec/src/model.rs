@@ -175,15 +175,69 @@ pub enum Item {
 pub fn classify(clauses: &[Clause]) -> (Vec<Item>, Diagnostics) {
     let mut diagnostics = Diagnostics::default();
     let mut items = Vec::new();
+    // Background facts by predicate: the first one's span and how many.
+    let mut background: Vec<(String, usize, Span, usize)> = Vec::new();
     for clause in clauses {
+        if let Some((name, arity)) = background_fact(clause) {
+            match background
+                .iter_mut()
+                .find(|(n, a, _, _)| *n == name.text && *a == arity)
+            {
+                Some((_, _, _, count)) => *count += 1,
+                None => background.push((name.text.clone(), arity, name.span, 1)),
+            }
+            continue;
+        }
         match item(clause, &mut diagnostics) {
             Ok(Some(item)) => items.push(item),
             Ok(None) => {}
             Err(diagnostic) => diagnostics.push(diagnostic),
         }
     }
+    for (name, arity, span, count) in background {
+        let facts = if count == 1 { "fact" } else { "facts" };
+        diagnostics.push(
+            Diagnostic::warning(
+                Code::W507,
+                format!("background knowledge `{name}/{arity}` ({count} {facts}) is not read"),
+            )
+            .with_label(span, "a time-independent fact")
+            .with_note("RTEC reads such facts in its grounding declarations, which the translation does not need (W503); as a condition of a rule they are not supported yet (E506)"),
+        );
+    }
     (items, diagnostics)
 }
+
+/// A ground fact whose head is no ECDE clause or RTEC declaration (`person(chris).`,
+/// `vehicle(75, bus).` in RTEC's background files): its name and arity.
+fn background_fact(clause: &Clause) -> Option<(&Name, usize)> {
+    let (name, args) = clause.head.functor()?;
+    let known = HEADS.contains(&name.text.as_str())
+        || IGNORED.contains(&name.text.as_str())
+        || DECLARATIONS.contains(&name.text.as_str());
+    let ground = args.iter().all(|a| {
+        matches!(
+            a,
+            Term::Atom(_) | Term::Int(..) | Term::Float(..) | Term::Str(..)
+        )
+    });
+    // A name close to a clause head is a misspelt clause (E503 says which), not knowledge.
+    let misspelt = closest(&name.text, HEADS.iter().copied()).is_some();
+    (clause.body.is_empty() && !known && !misspelt && ground).then_some((name, args.len()))
+}
+
+/// RTEC's declarations of entities that the translation reads.
+const DECLARATIONS: [&str; 9] = [
+    "event",
+    "inputEntity",
+    "outputEntity",
+    "points",
+    "buildFromPoints",
+    "collectIntervals",
+    "simpleFluent",
+    "sDFluent",
+    "happensAt",
+];
 
 type Read<T> = Result<T, Diagnostic>;
 
