@@ -26,9 +26,10 @@
 %   RTEC's data never has.)
 % * RTEC's optimisation check in driving_quality=medium (`\+ PunctualI=[], !` and the
 %   `holdsFor(…, [])` fallback) is dropped: it does not change the intervals.
-% Left out: the output event `punctuality_change(Id, Type, Value)` (a `happensAt` head,
-% i.e. a derived event; the front end derives fluents only). It happens exactly where
-% punctuality=punctual or =non_punctual ends, which `--mode changes` shows.
+% Left out: the derived event `punctuality_change(Id, Type, Value)` (a `happensAt` rule,
+% which the front end reads, but RTEC prints no events and no rule here reads it). It
+% happens exactly where punctuality=punctual or =non_punctual ends, which `--mode changes`
+% shows.
 
 % ---- input entities --------------------------------------------------------------------
 event(stop_enter(_, _, _, _)).                   inputEntity(stop_enter(_, _, _, _)).

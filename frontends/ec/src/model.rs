@@ -169,6 +169,17 @@ pub enum Item {
     Postponed(FluentTerm, Span),
     Initially(FluentTerm, Span),
     Declare(DeclKind, Entity, Span),
+    /// A derived event: `happensAt(E, T) :- conds`.
+    Happens(EventRule),
+}
+
+/// `happensAt(E, T) :- conds`: the event E happens at T where the conditions hold.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EventRule {
+    pub head: EventTerm,
+    pub time: ast::Expr,
+    pub body: Vec<Cond>,
+    pub span: Span,
 }
 
 /// Reads clauses as ECDE items; every clause that does not fit is reported.
@@ -241,7 +252,7 @@ const DECLARATIONS: [&str; 9] = [
 
 type Read<T> = Result<T, Diagnostic>;
 
-const HEADS: [&str; 8] = [
+const HEADS: [&str; 11] = [
     "initiatedAt",
     "terminatedAt",
     "holdsAt",
@@ -250,6 +261,9 @@ const HEADS: [&str; 8] = [
     "p",
     "initially",
     "outputEntity",
+    "happensAt",
+    "initiates",
+    "terminates",
 ];
 
 /// RTEC declarations that the translation does not need.
@@ -290,6 +304,50 @@ fn item(clause: &Clause, diagnostics: &mut Diagnostics) -> Read<Option<Item>> {
                 _ => Item::HoldsAt(rule),
             }
         }
+        // RTEC's backward-compatible form: `initiates(E, F=V, T) :- conds` is
+        // `initiatedAt(F=V, T) :- happensAt(E, T), conds`.
+        ("initiates" | "terminates", [event, fluent, time], _) => {
+            let happens = Term::Compound(
+                Name {
+                    text: "happensAt".to_owned(),
+                    span: name.span,
+                },
+                vec![event.clone(), time.clone()],
+                event.span(),
+            );
+            let mut body = vec![cond(&happens)?];
+            for term in &clause.body {
+                body.push(cond(term)?);
+            }
+            let rule = TimeRule {
+                head: fluent_term(fluent)?,
+                time: expr(time)?,
+                body,
+                span,
+            };
+            match name.text.as_str() {
+                "initiates" => Item::Initiated(rule),
+                _ => Item::Terminated(rule),
+            }
+        }
+        ("happensAt", [event, time], false) => {
+            if let Term::Compound(kind, _, _) = event {
+                if kind.text == "start" || kind.text == "end" {
+                    return Err(Diagnostic::error(
+                        Code::E504,
+                        format!("`{}(…)` cannot be derived by a rule", kind.text),
+                    )
+                    .with_label(event.span(), "the start or end of a fluent's interval")
+                    .with_note("it happens where the fluent starts or stops holding; define the fluent instead"));
+                }
+            }
+            Item::Happens(EventRule {
+                head: event_term(event)?,
+                time: expr(time)?,
+                body: clause.body.iter().map(cond).collect::<Read<Vec<Cond>>>()?,
+                span,
+            })
+        }
         ("holdsFor", [fluent, Term::List(items, _)], true) if items.is_empty() => {
             diagnostics.push(
                 Diagnostic::warning(Code::W502, "`holdsFor(…, [])` adds nothing and is ignored")
@@ -298,16 +356,48 @@ fn item(clause: &Clause, diagnostics: &mut Diagnostics) -> Read<Option<Item>> {
             );
             return Ok(None);
         }
-        ("holdsFor", [fluent, Term::Var(list)], false) => Item::HoldsFor(IntervalRule {
-            head: fluent_term(fluent)?,
-            list: list.clone(),
-            body: clause
-                .body
-                .iter()
-                .map(interval_cond)
-                .collect::<Read<Vec<IntervalCond>>>()?,
-            span,
-        }),
+        ("holdsFor", [fluent, Term::Var(list)], false) => {
+            // RTEC's optimisation checks (`\+ I=[], !`) are left out where they change
+            // nothing: where an empty I makes the result empty.
+            let mut checked = Vec::new();
+            let mut cut = None;
+            let mut body = Vec::new();
+            for term in &clause.body {
+                match term {
+                    Term::Atom(name) if name.text == "!" => cut = Some(name.span),
+
+                    Term::Not(inner, _) => match &**inner {
+                        Term::Binary(BinOp::Eq, lhs, rhs, _) if matches!(&**rhs, Term::List(items, _) if items.is_empty()) =>
+                        {
+                            let Term::Var(name) = &**lhs else {
+                                return Err(optimisation_check(term));
+                            };
+                            checked.push((name.clone(), term.span()));
+                        }
+                        _ => return Err(optimisation_check(term)),
+                    },
+                    other => body.push(interval_cond(other)?),
+                }
+            }
+            if let (Some(at), true) = (cut, checked.is_empty()) {
+                return Err(cut_error(at));
+            }
+            let needed = needed_lists(&body, list);
+            if let Some((name, at)) = checked.iter().find(|(n, _)| !needed.contains(&n.text)) {
+                return Err(Diagnostic::error(
+                    Code::E507,
+                    format!("`\\+ {}=[]` is not an optimisation check here", name.text),
+                )
+                .with_label(*at, "an empty list here does not make the result empty")
+                .with_note("it is left out only where the list feeds `intersect_all` or is the base of `relative_complement_all` on the way to the result; elsewhere it depends on the whole window, which a stream cannot wait for"));
+            }
+            Item::HoldsFor(IntervalRule {
+                head: fluent_term(fluent)?,
+                list: list.clone(),
+                body,
+                span,
+            })
+        }
         ("holdsFor", [_, other], false) => {
             return Err(Diagnostic::error(
                 Code::E504,
@@ -378,7 +468,7 @@ fn item(clause: &Clause, diagnostics: &mut Diagnostics) -> Read<Option<Item>> {
                 format!("`{other}/{}` is not an ECDE clause", args.len()),
             )
             .with_label(name.span, "unknown clause head")
-            .with_note("clauses are initiatedAt, terminatedAt, holdsAt, holdsFor rules, fi/p/initially facts and RTEC declarations");
+            .with_note("clauses are initiatedAt, terminatedAt, holdsAt, holdsFor and happensAt rules, initiates/terminates, fi/p/initially facts and RTEC declarations");
             if let Some(close) = closest(other, HEADS.iter().copied()) {
                 diagnostic = diagnostic.with_help(format!("did you mean `{close}`?"));
             }
@@ -391,6 +481,8 @@ fn item(clause: &Clause, diagnostics: &mut Diagnostics) -> Read<Option<Item>> {
 fn shape_error(name: &Name, arity: usize, fact: bool, span: Span) -> Diagnostic {
     let expected = match name.text.as_str() {
         "initiatedAt" | "terminatedAt" => "a rule `NAME(F=V, T) :- happensAt(E, T), …`",
+        "initiates" | "terminates" => "`NAME(E, F=V, T)`, a fact or a rule",
+        "happensAt" => "a rule `happensAt(E, T) :- happensAt(E1, T), …`",
         "holdsAt" => "a rule `holdsAt(F=V, T) :- holdsAt(F1=V1, T), …`",
         "holdsFor" => "a rule `holdsFor(F=V, I) :- holdsFor(F1=V1, I1), …, union_all([I1, …], I)`",
         "fi" => "a fact `fi(F=V, F=V2, D).`",
@@ -527,6 +619,11 @@ fn builtin(term: &Term) -> Option<Read<ast::Builtin>> {
 }
 
 fn cond(term: &Term) -> Read<Cond> {
+    if let Term::Atom(name) = term {
+        if name.text == "!" {
+            return Err(cut_error(name.span));
+        }
+    }
     let (negated, inner, span) = match term {
         Term::Not(inner, span) => (true, &**inner, *span),
         Term::Compound(name, args, span) if name.text == "not" && args.len() == 1 => {
@@ -672,6 +769,34 @@ fn interval_cond(term: &Term) -> Read<IntervalCond> {
             Err(diagnostic)
         }
     }
+}
+
+/// The lists of a holdsFor rule whose emptiness makes its result `out` empty: `out`, the
+/// inputs of an `intersect_all` and the base of a `relative_complement_all` that make one
+/// of them, and the one input of a `union_all` of one.
+fn needed_lists(body: &[IntervalCond], out: &Name) -> Vec<String> {
+    let mut needed = vec![out.text.clone()];
+    for cond in body.iter().rev() {
+        let (inputs, made): (Vec<&Name>, &Name) = match cond {
+            IntervalCond::Intersect { inputs, out } => (inputs.iter().collect(), out),
+            IntervalCond::RelativeComplement { base, out, .. } => (vec![base], out),
+            IntervalCond::Union { inputs, out } if inputs.len() == 1 => {
+                (inputs.iter().collect(), out)
+            }
+            _ => continue,
+        };
+        if needed.contains(&made.text) {
+            needed.extend(inputs.iter().map(|n| n.text.clone()));
+        }
+    }
+    needed
+}
+
+/// The cut anywhere but after RTEC's optimisation checks.
+fn cut_error(at: Span) -> Diagnostic {
+    Diagnostic::error(Code::E501, "the cut `!` is not supported here")
+        .with_label(at, "not part of ECDE")
+        .with_note("a cut is read only in RTEC's optimisation checks of holdsFor rules (`\\+ I=[], !`), where it changes nothing")
 }
 
 fn optimisation_check(term: &Term) -> Diagnostic {

@@ -182,6 +182,10 @@ impl Names {
                 }
             }
             Item::Declare(kind, entity, span) => self.declare(*kind, entity, *span),
+            Item::Happens(rule) => {
+                self.event(&rule.head);
+                self.conds(&rule.body);
+            }
         }
     }
 
@@ -628,6 +632,21 @@ impl Generator<'_> {
             }
             Item::Initially(fluent, span) => self.initially(fluent, *span),
             Item::Declare(..) => {}
+            Item::Happens(rule) => {
+                let head = atom(
+                    rule.head.name.text.clone(),
+                    rule.head.args.iter().map(arg_expr).collect(),
+                    rule.time.clone(),
+                    rule.head.span,
+                );
+                let body = self.body(&rule.body);
+                self.emit(
+                    head,
+                    body,
+                    rule.span,
+                    "EC derived event (happensAt rule)".to_owned(),
+                );
+            }
         }
     }
 

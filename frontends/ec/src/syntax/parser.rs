@@ -230,11 +230,11 @@ impl Parser {
                 let (items, close) = self.sequence(Tok::RBracket, "`,` or `]`", depth)?;
                 Ok(Term::List(items, token.span.to(close)))
             }
-            Tok::Op("!") => Err(Diagnostic::error(Code::E501, "the cut `!` is not supported")
-                .with_label(token.span, "not part of ECDE")
-                .with_help(
-                    "RTEC's optional optimisation checks (`\\+ I=[], !`) are not needed; drop them",
-                )),
+            // The cut: the model accepts it in RTEC's optimisation checks only.
+            Tok::Op("!") => Ok(Term::Atom(Name {
+                text: "!".to_owned(),
+                span: token.span,
+            })),
             tok => {
                 self.pos -= usize::from(tok != Tok::Eof);
                 Err(self.expected("a term"))
@@ -302,9 +302,17 @@ mod tests {
 
     #[test]
     fn recovers_and_reports_every_error() {
-        let (clauses, diagnostics) = parse(0, "p(X Y).\nok(a).\nq :- a ; b.\nr :- !.\n");
+        let (clauses, diagnostics) = parse(0, "p(X Y).\nok(a).\nq :- a ; b.\nr(X :- a.\n");
         assert_eq!(clauses.len(), 1);
         assert_eq!(diagnostics.0.len(), 3);
+    }
+
+    #[test]
+    fn the_cut_is_a_term_for_the_model_to_judge() {
+        let (clauses, diagnostics) = parse(0, "r :- a, !, b.\n");
+        assert!(!diagnostics.has_errors());
+        let body: Vec<String> = clauses[0].body.iter().map(|t| t.to_string()).collect();
+        assert_eq!(body, ["a", "!", "b"]);
     }
 
     #[test]
