@@ -65,18 +65,18 @@ pub(crate) struct RunArgs {
     #[arg(long, value_enum, default_value_t = EngineKind::Dataflow)]
     pub(crate) engine: EngineKind,
     /// Worker threads per process (dataflow engine).
-    #[arg(short = 'w', long, default_value_t = 1, value_name = "N")]
+    #[arg(short = 'w', long, default_value_t = 1, value_name = "N", value_parser = at_least_one)]
     pub(crate) workers: usize,
     /// Number of processes in a timely cluster (dataflow engine); start one per process
     /// with the same arguments and its own `-p`.
-    #[arg(short = 'n', long, default_value_t = 1, value_name = "N")]
+    #[arg(short = 'n', long, default_value_t = 1, value_name = "N", value_parser = at_least_one)]
     pub(crate) processes: usize,
     /// This process's index in the cluster, from 0; process 0 reads the input and
     /// prints the output.
     #[arg(short = 'p', long, default_value_t = 0, value_name = "I")]
     pub(crate) process: usize,
     /// File with one `host:port` per line, one line per process (default: 127.0.0.1
-    /// from port 2101 up).
+    /// from port 2101 up). A bare `-h` (last, or before another flag) shows this help.
     #[arg(short = 'h', long, value_name = "FILE")]
     pub(crate) hostfile: Option<PathBuf>,
     /// Seconds a cluster process waits for the others to connect before giving up.
@@ -292,4 +292,13 @@ pub(crate) enum Dump {
     Ir,
     Strata,
     Plan,
+}
+
+/// A count of at least one (`-w`, `-n`): zero workers or processes run nothing.
+fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".to_owned()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
 }

@@ -9,6 +9,7 @@ use crate::{Context, Failure, plural};
 
 impl Context<'_> {
     pub(crate) fn check(&mut self, args: CheckArgs, stdout: &mut dyn Write) -> Result<(), Failure> {
+        let started = std::time::Instant::now();
         let compiled = self.compile(&args.program, &args.background)?;
         let program = &compiled.program;
         let Some(analysis) = &compiled.analysis else {
@@ -37,7 +38,10 @@ impl Context<'_> {
                 )),
             }
         }
-        if args.dump.is_empty() {
+        if self.verbose {
+            self.summarise(&compiled, analysis, &args, started);
+        }
+        if args.dump.is_empty() && !self.quiet {
             text = format!(
                 "ok: {} rule{}, {} predicate{}, {} strat{}, history of {} time point{}\n",
                 program.rules.len(),
@@ -57,6 +61,54 @@ impl Context<'_> {
         stdout
             .write_all(text.as_bytes())
             .map_err(|e| Failure::Message(format!("cannot write the output: {e}")))
+    }
+
+    /// `check -v`: what the program became, on stderr: its rules and predicates, its
+    /// strata and recursion through time, and the dataflow engine's components by kind.
+    fn summarise(
+        &mut self,
+        compiled: &stgflow_lang::Compiled,
+        analysis: &stgflow_lang::stratify::Analysis,
+        args: &CheckArgs,
+        started: std::time::Instant,
+    ) {
+        let program = &compiled.program;
+        let derived = program.derived();
+        let inputs = derived.iter().filter(|d| !**d).count();
+        let plan = stgflow_engine::dataflow_plan(program, analysis, !args.no_lowering);
+        let mut kinds: Vec<(&str, usize)> = Vec::new();
+        for line in plan.lines().filter(|l| !l.starts_with('%')) {
+            let kind = match line.split_whitespace().next().unwrap_or_default() {
+                "gated" => "gated window",
+                other => other,
+            };
+            match kinds.iter_mut().find(|(k, _)| *k == kind) {
+                Some((_, n)) => *n += 1,
+                None => kinds.push((kind, 1)),
+            }
+        }
+        let components: Vec<String> = kinds.iter().map(|(k, n)| format!("{n} {k}")).collect();
+        let _ = writeln!(
+            self.stderr,
+            "check: {}: {} rule{}, {} predicate{} ({inputs} input only), {} strat{}, {} temporal SCC{}, history of {} time point{}; dataflow plan: {}; {:.1} ms",
+            args.program.display(),
+            program.rules.len(),
+            plural(program.rules.len()),
+            program.predicates.len(),
+            plural(program.predicates.len()),
+            analysis.strata.len(),
+            if analysis.strata.len() == 1 {
+                "um"
+            } else {
+                "a"
+            },
+            analysis.temporal_sccs.len(),
+            plural(analysis.temporal_sccs.len()),
+            analysis.max_horizon,
+            plural(analysis.max_horizon as usize),
+            components.join(", "),
+            started.elapsed().as_secs_f64() * 1e3,
+        );
     }
 }
 

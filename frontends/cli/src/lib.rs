@@ -32,7 +32,7 @@ pub fn run(
     mut stderr: impl Write,
     color: bool,
 ) -> i32 {
-    let cli = match Cli::try_parse_from(args) {
+    let cli = match Cli::try_parse_from(bare_h_asks_for_help(args)) {
         Ok(cli) => cli,
         Err(error) => {
             let code = if error.use_stderr() { 2 } else { 0 };
@@ -151,6 +151,24 @@ impl Context<'_> {
 fn is_lars_program(path: &std::path::Path) -> bool {
     path.extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("lars"))
+}
+
+/// `-h` is timely's `--hostfile FILE` on `run`; given bare (last, or before another
+/// flag) it asks for help there too, as it does everywhere else, instead of failing for
+/// the file it lacks.
+fn bare_h_asks_for_help(
+    args: impl IntoIterator<Item = impl Into<OsString> + Clone>,
+) -> Vec<OsString> {
+    let mut args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    for i in 0..args.len() {
+        let next_is_a_value = args
+            .get(i + 1)
+            .is_some_and(|next| !next.to_string_lossy().starts_with('-'));
+        if args[i] == "-h" && !next_is_a_value {
+            args[i] = OsString::from("--help");
+        }
+    }
+    args
 }
 
 /// Whether `path` is an Event Calculus description in RTEC's syntax (`.ec`, or RTEC's

@@ -31,6 +31,14 @@ impl Context<'_> {
                 "--dump-stg, --stats and --stg-skip-empty need --engine stg".to_owned(),
             ));
         }
+        if args.engine != EngineKind::Dataflow
+            && (args.workers > 1 || args.processes > 1 || args.hostfile.is_some())
+        {
+            return Err(Failure::Message(
+                "-w, -n and -h are the dataflow engine's; --engine reference and --engine stg run on one thread".to_owned(),
+            ));
+        }
+        timeline_is_not_empty(args.from, args.until)?;
         let compiled = self.compile_with_outputs(&args)?;
         let program = &compiled.program;
         let Some(analysis) = &compiled.analysis else {
@@ -182,6 +190,17 @@ fn open_file<'p>(
     Ok(Box::new(
         like.with_input(BufReader::with_capacity(1 << 16, file)),
     ))
+}
+
+/// `--from T --until U` with T after U: a timeline without a time point is a mistake,
+/// not a run that prints nothing.
+pub(crate) fn timeline_is_not_empty(from: Option<u64>, until: Option<u64>) -> Result<(), Failure> {
+    match (from, until) {
+        (Some(from), Some(until)) if from > until => Err(Failure::Message(format!(
+            "--from {from} is after --until {until}: the timeline has no time point"
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// The sink's mode for `--mode`.

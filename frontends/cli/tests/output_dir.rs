@@ -206,6 +206,8 @@ fn csv_and_json_lines_say_the_same_as_td() {
         for engine in ["reference", "dataflow"] {
             let out = dir.join(format!("{format}-{mode}-{engine}"));
             let out_arg = out.to_string_lossy().into_owned();
+            // Two workers on the dataflow engine; the reference runs on one thread.
+            let workers = if engine == "dataflow" { "2" } else { "1" };
             let args = [
                 program.as_str(),
                 stream.as_str(),
@@ -214,7 +216,7 @@ fn csv_and_json_lines_say_the_same_as_td() {
                 "--engine",
                 engine,
                 "-w",
-                "2",
+                workers,
                 "--output-dir",
                 &out_arg,
                 "--output-format",
