@@ -42,21 +42,7 @@ impl Context<'_> {
             self.summarise(&compiled, analysis, &args, started);
         }
         if args.dump.is_empty() && !self.quiet {
-            text = format!(
-                "ok: {} rule{}, {} predicate{}, {} strat{}, history of {} time point{}\n",
-                program.rules.len(),
-                plural(program.rules.len()),
-                program.predicates.len(),
-                plural(program.predicates.len()),
-                analysis.strata.len(),
-                if analysis.strata.len() == 1 {
-                    "um"
-                } else {
-                    "a"
-                },
-                analysis.max_horizon,
-                plural(analysis.max_horizon as usize),
-            );
+            text = format!("ok: {}\n", shape(program, analysis));
         }
         stdout
             .write_all(text.as_bytes())
@@ -90,22 +76,12 @@ impl Context<'_> {
         let components: Vec<String> = kinds.iter().map(|(k, n)| format!("{n} {k}")).collect();
         let _ = writeln!(
             self.stderr,
-            "check: {}: {} rule{}, {} predicate{} ({inputs} input only), {} strat{}, {} temporal SCC{}, history of {} time point{}; dataflow plan: {}; {:.1} ms",
+            "check: {}: {}; {inputs} input-only predicate{}, {} temporal SCC{}; dataflow plan: {}; {:.1} ms",
             args.program.display(),
-            program.rules.len(),
-            plural(program.rules.len()),
-            program.predicates.len(),
-            plural(program.predicates.len()),
-            analysis.strata.len(),
-            if analysis.strata.len() == 1 {
-                "um"
-            } else {
-                "a"
-            },
+            shape(program, analysis),
+            plural(inputs),
             analysis.temporal_sccs.len(),
             plural(analysis.temporal_sccs.len()),
-            analysis.max_horizon,
-            plural(analysis.max_horizon as usize),
             components.join(", "),
             started.elapsed().as_secs_f64() * 1e3,
         );
@@ -205,4 +181,26 @@ fn dump_td(compiled: &Compiled) -> String {
         text.push_str(&format!("{item}  % {note}\n"));
     }
     text
+}
+
+/// "3 rules, 4 predicates, 2 strata, history of 2 time points".
+fn shape(
+    program: &stgflow_lang::ir::Program,
+    analysis: &stgflow_lang::stratify::Analysis,
+) -> String {
+    format!(
+        "{} rule{}, {} predicate{}, {} strat{}, history of {} time point{}",
+        program.rules.len(),
+        plural(program.rules.len()),
+        program.predicates.len(),
+        plural(program.predicates.len()),
+        analysis.strata.len(),
+        if analysis.strata.len() == 1 {
+            "um"
+        } else {
+            "a"
+        },
+        analysis.max_horizon,
+        plural(analysis.max_horizon as usize),
+    )
 }

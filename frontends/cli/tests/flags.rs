@@ -107,7 +107,7 @@ fn check_verbose_summarises_and_quiet_prints_nothing() {
     assert!(output.status.success());
     let stderr = text(&output.stderr);
     assert!(
-        stderr.contains("3 rules, 4 predicates (2 input only), 2 strata, 1 temporal SCC")
+        stderr.contains("3 rules, 4 predicates, 2 strata, history of 2 time points; 2 input-only predicates, 1 temporal SCC")
             && stderr.contains("dataflow plan: 1 persist, 1 window"),
         "{stderr}"
     );
