@@ -315,7 +315,10 @@ impl<R: BufRead> FactReader<R> {
                     String::from_utf8_lossy(&buffer).trim_end_matches(['\n', '\r']),
                     e.valid_up_to(),
                     "invalid UTF-8 in the input".to_owned(),
-                    None,
+                    Some(
+                        "streams are UTF-8 text; a compressed file is read decompressed when its name ends in `.gz` or `.zst`"
+                            .to_owned(),
+                    ),
                 )),
             };
             self.buffer = buffer;

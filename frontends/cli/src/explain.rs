@@ -1,6 +1,5 @@
 //! `stgflow explain`: why a fact holds (its derivation, down to input facts), or why not.
 
-use std::fs::File;
 use std::io::{BufReader, Write};
 
 use stgflow_io::drive::{FactSource, ProgramFacts, RunError, Timeline};
@@ -31,8 +30,7 @@ impl Context<'_> {
         let mut sources: Vec<Box<dyn FactSource + '_>> = vec![Box::new(ProgramFacts::new(program))];
         for stream in streams {
             let format = self.stream_format(args.format.as_deref(), stream);
-            let file = File::open(stream)
-                .map_err(|e| Failure::Message(format!("cannot open {stream}: {e}")))?;
+            let (file, _) = crate::run::open_input(stream)?;
             sources.push(Box::new(FactReader::new(
                 BufReader::new(file),
                 stream.clone(),

@@ -151,12 +151,52 @@ impl Context<'_> {
         Ok((sources, live))
     }
 
-    /// A stream's format: `--format`, else by the file name's ending.
+    /// A stream's format: `--format`, else by the file name's ending (before `.gz` or
+    /// `.zst`).
     pub(crate) fn stream_format(&self, given: Option<&str>, stream: &str) -> Arc<dyn Format> {
         given
             .and_then(|name| self.formats.named(name))
-            .unwrap_or_else(|| self.formats.for_path(stream))
+            .unwrap_or_else(|| self.formats.for_path(Compression::of(stream).1))
     }
+}
+
+/// How a stream file is compressed, by its name's ending.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Compression {
+    None,
+    Gzip,
+    Zstd,
+}
+
+impl Compression {
+    /// The compression of `stream`, and its name without the compression's ending.
+    fn of(stream: &str) -> (Compression, &str) {
+        let lower = stream.to_ascii_lowercase();
+        for (ending, compression) in [(".gz", Compression::Gzip), (".zst", Compression::Zstd)] {
+            if lower.ends_with(ending) {
+                return (compression, &stream[..stream.len() - ending.len()]);
+            }
+        }
+        (Compression::None, stream)
+    }
+}
+
+/// The file `stream`, read decompressed when its name ends in `.gz` (gzip, several members
+/// in turn) or `.zst` (zstandard); and whether it is a regular file (not a pipe, which may
+/// be a live stream).
+pub(crate) fn open_input(stream: &str) -> Result<(Box<dyn io::Read + Send>, bool), Failure> {
+    let file =
+        File::open(stream).map_err(|e| Failure::Message(format!("cannot open {stream}: {e}")))?;
+    let regular = file.metadata().is_ok_and(|m| m.is_file());
+    let reader: Box<dyn io::Read + Send> = match Compression::of(stream).0 {
+        Compression::None => Box::new(file),
+        Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(BufReader::new(file))),
+        Compression::Zstd => Box::new(
+            ruzstd::decoding::StreamingDecoder::new(BufReader::new(file))
+                .map_err(|e| Failure::Message(format!("{stream}: not a zstandard file: {e}")))?,
+        ),
+    };
+    Ok((reader, regular))
 }
 
 /// A reader of the file `stream` as `like` reads: in blocks on parsing threads when it is
@@ -167,8 +207,7 @@ fn open_file<'p>(
     like: FactReader<io::Empty>,
     args: &RunArgs,
 ) -> Result<Box<dyn FactSource + 'p>, Failure> {
-    let file =
-        File::open(stream).map_err(|e| Failure::Message(format!("cannot open {stream}: {e}")))?;
+    let (file, regular) = open_input(stream)?;
     let parallelism = Parallelism {
         threads: args.parse_threads.unwrap_or_else(|| {
             Parallelism::default()
@@ -177,7 +216,6 @@ fn open_file<'p>(
         }),
         ..Parallelism::default()
     };
-    let regular = file.metadata().is_ok_and(|m| m.is_file());
     let tolerance = args.tolerance.tolerance();
     if regular
         && parallelism.threads > 0

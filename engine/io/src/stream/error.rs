@@ -45,7 +45,21 @@ impl StreamError {
         let mut diagnostic = {
             let column = self.column.saturating_sub(1);
             let skip = column.saturating_sub(EXCERPT - 50);
-            let shown: String = self.text.chars().skip(skip).take(EXCERPT).collect();
+            // Control characters (binary input) are never written to the terminal: each
+            // shows as U+FFFD, one character for one, so the column stays where it was.
+            let shown: String = self
+                .text
+                .chars()
+                .skip(skip)
+                .take(EXCERPT)
+                .map(|c| {
+                    if c.is_control() && c != '\t' {
+                        '\u{FFFD}'
+                    } else {
+                        c
+                    }
+                })
+                .collect();
             let file = sources.add_excerpt(&self.file, (self.line, skip + 1), shown.as_str());
             // The byte of the column in the excerpt; past its end, its last character.
             let at = shown
