@@ -170,6 +170,12 @@ pub struct Sink<W: Write> {
     files: Vec<Option<BufWriter<File>>>,
     /// In RTEC's form ([`Sink::recognitions`]): the intervals so far, written at the end.
     recognitions: Option<Vec<(PredId, Row, u64, u64)>>,
+    /// The first time point printed (`--print-from`): what holds before it is evaluated
+    /// but not written; at it, `changes` starts with every fact that holds, and intervals
+    /// start no earlier.
+    pub print_from: Option<u64>,
+    /// Whether a time point at or after `print_from` has been written.
+    printing: bool,
 }
 
 impl<W: Write> Sink<W> {
@@ -239,7 +245,14 @@ impl<W: Write> Sink<W> {
             encoding: Encoding::Td,
             files: Vec::new(),
             recognitions: None,
+            print_from: None,
+            printing: false,
         }
+    }
+
+    /// Whether time point `t` is printed (see [`Sink::print_from`]).
+    fn printed(&self, t: u64) -> bool {
+        self.print_from.is_none_or(|from| t >= from)
     }
 
     /// Writes intervals (in [`Mode::Intervals`]) as RTEC writes its recognitions, at the
@@ -393,6 +406,10 @@ impl<W: Write> Sink<W> {
     /// [`Sink::emit_changes`] for changes already in output order.
     fn write_changes(&mut self, t: u64, changes: Vec<((PredId, Row), isize)>) -> io::Result<()> {
         self.line.clear();
+        let printed = self.printed(t);
+        // The first time point printed after `print_from`: `changes` starts with what holds.
+        let first = printed && !self.printing && self.print_from.is_some();
+        let lines = printed && !first;
         let mut closed: Vec<((PredId, Row), u64)> = Vec::new();
         for (fact, diff) in changes {
             if diff > 0 {
@@ -401,7 +418,7 @@ impl<W: Write> Sink<W> {
                     started = true;
                     t
                 });
-                if !started || !matches!(self.mode, Mode::Changes) {
+                if !started || !matches!(self.mode, Mode::Changes) || !lines {
                     continue;
                 }
                 self.fact_line(fact.0, &fact.1, t, 1)?;
@@ -410,11 +427,26 @@ impl<W: Write> Sink<W> {
                     continue;
                 };
                 match self.mode {
-                    Mode::Changes => self.fact_line(fact.0, &fact.1, t, -1)?,
-                    Mode::Intervals => closed.push((fact, start)),
-                    Mode::Points | Mode::Snapshot(_) => {}
+                    Mode::Changes if lines => self.fact_line(fact.0, &fact.1, t, -1)?,
+                    Mode::Intervals if printed => closed.push((fact, start)),
+                    Mode::Points | Mode::Snapshot(_) | Mode::Changes | Mode::Intervals => {}
                 }
             }
+        }
+        if first && matches!(self.mode, Mode::Changes) {
+            let holding = std::mem::take(&mut self.holding);
+            let mut facts: Vec<&(PredId, Row)> = holding.keys().collect();
+            facts.sort_unstable_by(|a, b| self.order(a, b));
+            let written = facts
+                .into_iter()
+                .try_for_each(|(pred, args)| self.fact_line(*pred, args, t, 1));
+            self.holding = holding;
+            written?;
+        }
+        self.printing |= printed;
+        if !printed {
+            self.last_time = Some(t);
+            return Ok(());
         }
         match self.mode {
             Mode::Points => {
@@ -456,7 +488,9 @@ impl<W: Write> Sink<W> {
         t: u64,
         changes: impl Iterator<Item = (PredId, &'a [Value], isize)>,
     ) -> io::Result<()> {
-        if !matches!(self.mode, Mode::Changes) || !self.files.is_empty() {
+        // Until `print_from` has been reached the facts are kept, to start from what holds.
+        let keep = self.print_from.is_some() && !self.printing;
+        if !matches!(self.mode, Mode::Changes) || !self.files.is_empty() || keep {
             let owned = changes
                 .map(|(pred, args, diff)| ((pred, Row::from(args)), diff))
                 .collect();
@@ -508,6 +542,10 @@ impl<W: Write> Sink<W> {
         end: u64,
     ) -> io::Result<()> {
         let at = self.line.len();
+        let start = self.print_from.map_or(start, |from| start.max(from));
+        if end <= start {
+            return Ok(());
+        }
         let scale = self.time_scale;
         let (start, end) = (start.saturating_mul(scale), end.saturating_mul(scale));
         if let Some(recognitions) = &mut self.recognitions {

@@ -140,6 +140,11 @@ pub(crate) struct RunArgs {
     /// Last time point of the timeline (default: the last time in the input).
     #[arg(long, value_name = "T", value_parser = clap::value_parser!(u64).range(..=stgflow_io::stream::MAX_TIME))]
     pub(crate) until: Option<u64>,
+    /// Evaluate from the start of the timeline, print from T on: what holds before T is
+    /// computed (recursion through time, windows) but not written; `changes` starts at T
+    /// with every fact that holds there, and intervals start no earlier than T.
+    #[arg(long, value_name = "T")]
+    pub(crate) print_from: Option<u64>,
     #[command(flatten)]
     pub(crate) tolerance: ToleranceArgs,
     /// Write the streaming trigger graph as Graphviz DOT (`--engine stg`): every node

@@ -15,7 +15,7 @@ impl Context<'_> {
         stdout: &mut dyn Write,
     ) -> Result<(), Failure> {
         use stgflow_eval::explain;
-        crate::run::timeline_is_not_empty(args.from, args.until)?;
+        crate::run::timeline_is_not_empty("--from", args.from, args.until)?;
         let compiled = self.compile(&args.program, &args.background)?;
         let program = &compiled.program;
         let Some(analysis) = &compiled.analysis else {

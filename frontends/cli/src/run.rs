@@ -38,7 +38,16 @@ impl Context<'_> {
                 "-w, -n and -h are the dataflow engine's; --engine reference and --engine stg run on one thread".to_owned(),
             ));
         }
-        timeline_is_not_empty(args.from, args.until)?;
+        timeline_is_not_empty("--from", args.from, args.until)?;
+        timeline_is_not_empty("--print-from", args.print_from, args.until)?;
+        if args.print_from.is_some()
+            && args.output_dir.is_some()
+            && args.engine == EngineKind::Dataflow
+        {
+            return Err(Failure::Message(
+                "--print-from with --output-dir: the dataflow engine's workers write the files and do not hold back what comes before it yet; use --engine reference, or print to stdout".to_owned(),
+            ));
+        }
         let compiled = self.compile_with_outputs(&args)?;
         let program = &compiled.program;
         let Some(analysis) = &compiled.analysis else {
@@ -75,6 +84,7 @@ impl Context<'_> {
         };
         sink.flush_each = live;
         sink.time_scale = args.tick;
+        sink.print_from = args.print_from.map(|t| t / args.tick);
         let result = stgflow_engine::run(
             program,
             analysis,
@@ -230,12 +240,16 @@ fn open_file<'p>(
     ))
 }
 
-/// `--from T --until U` with T after U: a timeline without a time point is a mistake,
-/// not a run that prints nothing.
-pub(crate) fn timeline_is_not_empty(from: Option<u64>, until: Option<u64>) -> Result<(), Failure> {
+/// `--from T --until U` (or `--print-from T`) with T after U: a timeline without a time
+/// point to print is a mistake, not a run that prints nothing.
+pub(crate) fn timeline_is_not_empty(
+    flag: &str,
+    from: Option<u64>,
+    until: Option<u64>,
+) -> Result<(), Failure> {
     match (from, until) {
         (Some(from), Some(until)) if from > until => Err(Failure::Message(format!(
-            "--from {from} is after --until {until}: the timeline has no time point"
+            "{flag} {from} is after --until {until}: the timeline has no time point to print"
         ))),
         _ => Ok(()),
     }

@@ -89,6 +89,34 @@ fn an_empty_timeline_is_an_error_not_an_empty_run() {
 }
 
 #[test]
+fn print_from_after_until_or_beside_the_workers_files_is_refused() {
+    let output = run(&["run", PROGRAM, STREAM, "--print-from", "9", "--until", "5"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        text(&output.stderr).contains("--print-from 9 is after --until 5"),
+        "{}",
+        text(&output.stderr)
+    );
+    let dir = common::tempdir();
+    let out = dir.join("out").to_string_lossy().into_owned();
+    let output = run(&[
+        "run",
+        PROGRAM,
+        STREAM,
+        "--print-from",
+        "4",
+        "--output-dir",
+        &out,
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        text(&output.stderr).contains("--print-from with --output-dir"),
+        "{}",
+        text(&output.stderr)
+    );
+}
+
+#[test]
 fn workers_on_a_single_threaded_engine_are_refused() {
     for engine in ["stg", "reference"] {
         let output = run(&["run", PROGRAM, STREAM, "--engine", engine, "-w", "4"]);
@@ -115,4 +143,87 @@ fn check_verbose_summarises_and_quiet_prints_nothing() {
     assert!(output.status.success());
     assert_eq!(text(&output.stdout), "");
     assert_eq!(text(&output.stderr), "");
+}
+
+/// `(time, line)` of each `fact(args,T).` line of `points` output.
+fn points(text: &str) -> Vec<(u64, String)> {
+    text.lines()
+        .map(|line| {
+            let (fact, time) = line
+                .trim_end_matches(").")
+                .rsplit_once(',')
+                .unwrap_or_else(|| panic!("not a point: {line}"));
+            (
+                time.parse().unwrap_or_else(|e| panic!("{e}: {line}")),
+                format!("{fact})"),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn print_from_evaluates_everything_and_prints_from_t_on() {
+    let full = text(&run(&["run", PROGRAM, STREAM, "--mode", "points"]).stdout);
+    let full = points(&full);
+    let intervals = text(&run(&["run", PROGRAM, STREAM, "--mode", "intervals"]).stdout);
+    for from in [0u64, 3, 4, 7, 15, 40] {
+        let from_text = from.to_string();
+        for engine in [&["-w", "1"][..], &["-w", "2"], &["--engine", "reference"]] {
+            let with = |mode: &str| {
+                let mut args = vec!["run", PROGRAM, STREAM, "--mode", mode, "--print-from"];
+                args.push(&from_text);
+                args.extend(engine);
+                let output = run(&args);
+                assert!(
+                    output.status.success(),
+                    "{args:?}: {}",
+                    text(&output.stderr)
+                );
+                text(&output.stdout)
+            };
+            // points: the full run's lines from `from` on.
+            let shown = points(&with("points"));
+            let expected: Vec<(u64, String)> =
+                full.iter().filter(|(t, _)| *t >= from).cloned().collect();
+            assert_eq!(shown, expected, "points from {from} {engine:?}");
+            // changes: what those points say, starting from nothing before `from`.
+            let mut lines = Vec::new();
+            let mut before: Vec<&String> = Vec::new();
+            let last = full.iter().map(|(t, _)| *t).max().unwrap_or(0);
+            for t in from..=last + 1 {
+                let now: Vec<&String> = expected
+                    .iter()
+                    .filter(|(u, _)| *u == t)
+                    .map(|(_, f)| f)
+                    .collect();
+                for fact in now.iter().filter(|f| !before.contains(f)) {
+                    lines.push(format!("+{fact} @{t}"));
+                }
+                for fact in before.iter().filter(|f| !now.contains(f)) {
+                    lines.push(format!("-{fact} @{t}"));
+                }
+                before = now;
+            }
+            let mut shown: Vec<String> = with("changes").lines().map(str::to_owned).collect();
+            shown.sort();
+            lines.sort();
+            // The run ends at the last time point: the stops after it are not printed.
+            lines.retain(|l| !l.ends_with(&format!("@{}", last + 1)));
+            assert_eq!(shown, lines, "changes from {from} {engine:?}");
+            // intervals: the full run's, cut at `from`.
+            let mut cut: Vec<String> = intervals
+                .lines()
+                .filter_map(|line| {
+                    let (fact, span) = line.split_once(" [")?;
+                    let (s, e) = span.trim_end_matches(')').split_once(',')?;
+                    let (s, e): (u64, u64) = (s.parse().ok()?, e.parse().ok()?);
+                    (e > from).then(|| format!("{fact} [{},{e})", s.max(from)))
+                })
+                .collect();
+            cut.sort();
+            let mut shown: Vec<String> = with("intervals").lines().map(str::to_owned).collect();
+            shown.sort();
+            assert_eq!(shown, cut, "intervals from {from} {engine:?}");
+        }
+    }
 }
