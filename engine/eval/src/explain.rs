@@ -107,6 +107,9 @@ pub struct Materialised<'p> {
     input: HashMap<(PredId, u64), Relation>,
     pub first: Option<u64>,
     pub last: Option<u64>,
+    /// Input time units per time point (`--tick`): the times the reasons name are
+    /// multiplied by it, as `run` prints them.
+    pub time_scale: u64,
 }
 
 struct Collector<'a, 'p> {
@@ -170,6 +173,7 @@ pub fn materialise<'p>(
             input: HashMap::new(),
             first: None,
             last: None,
+            time_scale: 1,
         },
         current: 0,
     };
@@ -489,10 +493,10 @@ impl Materialised<'_> {
         match &rule.body[position] {
             Literal::Positive(atom) => format!(
                 "`{}` does not hold",
-                atom_text(program, atom, &env, fact.time)
+                atom_text(program, atom, &env, fact.time, self.time_scale)
             ),
             Literal::Negative(atom) => {
-                let shown = atom_text(program, atom, &env, fact.time);
+                let shown = atom_text(program, atom, &env, fact.time, self.time_scale);
                 match self.blocking(atom, fact.time, &env) {
                     Some(tuple) => format!(
                         "`not {shown}` fails: `{}` holds",
@@ -500,7 +504,7 @@ impl Materialised<'_> {
                             program,
                             atom.pred,
                             &tuple,
-                            fact.time - u64::from(atom.offset)
+                            (fact.time - u64::from(atom.offset)) * self.time_scale
                         )
                     ),
                     None => format!("`not {shown}` fails"),
@@ -588,8 +592,9 @@ pub fn fact_text(program: &Program, pred: PredId, args: &[Value], time: u64) -> 
     format!("{}({})", program.pred_name(pred), parts.join(", "))
 }
 
-/// An atom instantiated under `env` at `t` (unbound variables keep their names).
-fn atom_text(program: &Program, atom: &Atom, env: &Env, t: u64) -> String {
+/// An atom instantiated under `env` at `t` (unbound variables keep their names), its
+/// time in units of `scale` per time point.
+fn atom_text(program: &Program, atom: &Atom, env: &Env, t: u64, scale: u64) -> String {
     let mut parts: Vec<String> = atom
         .args
         .iter()
@@ -600,8 +605,8 @@ fn atom_text(program: &Program, atom: &Atom, env: &Env, t: u64) -> String {
         })
         .collect();
     parts.push(match t.checked_sub(u64::from(atom.offset)) {
-        Some(time) => time.to_string(),
-        None => format!("{t}-{}", atom.offset),
+        Some(time) => (time * scale).to_string(),
+        None => format!("{}-{}", t * scale, u64::from(atom.offset) * scale),
     });
     format!("{}({})", program.pred_name(atom.pred), parts.join(", "))
 }
@@ -647,6 +652,12 @@ fn source_text(sources: &Sources, span: stgflow_lang::diag::Span) -> String {
 
 /// Renders an answer as an indented tree.
 pub fn render(program: &Program, sources: &Sources, answer: &Answer) -> String {
+    render_scaled(program, sources, answer, 1)
+}
+
+/// [`render`] with times in units of `scale` per time point (`--tick`), as `run` prints
+/// them.
+pub fn render_scaled(program: &Program, sources: &Sources, answer: &Answer, scale: u64) -> String {
     let mut text = String::new();
     match answer {
         Answer::Holds(derivation) => {
@@ -657,18 +668,23 @@ pub fn render(program: &Program, sources: &Sources, answer: &Answer) -> String {
                     program,
                     derivation.fact().pred,
                     &derivation.fact().args,
-                    derivation.fact().time
+                    derivation.fact().time * scale
                 )
             );
             let mut shown = BTreeSet::new();
-            render_derivation(program, sources, derivation, "", &mut shown, &mut text);
+            let at = Scaled {
+                program,
+                sources,
+                scale,
+            };
+            at.derivation(derivation, "", &mut shown, &mut text);
         }
         Answer::DoesNotHold(fact, reason) => {
-            let shown = fact_text(program, fact.pred, &fact.args, fact.time);
+            let shown = fact_text(program, fact.pred, &fact.args, fact.time * scale);
             let _ = writeln!(text, "{shown} does not hold");
             match reason {
                 NotHolding::OutsideTimeline => {
-                    let _ = writeln!(text, "  time point {} is not on the timeline", fact.time);
+                    let _ = writeln!(text, "  time {} is not on the timeline", fact.time * scale);
                 }
                 NotHolding::NotInInput => {
                     let _ = writeln!(
@@ -686,7 +702,7 @@ pub fn render(program: &Program, sources: &Sources, answer: &Answer) -> String {
                         for line in rule_text(program, sources, *rule) {
                             let _ = writeln!(text, "  {line}");
                         }
-                        let _ = writeln!(text, "    at {}: {why}", fact.time);
+                        let _ = writeln!(text, "    at {}: {why}", fact.time * scale);
                     }
                 }
             }
@@ -695,64 +711,75 @@ pub fn render(program: &Program, sources: &Sources, answer: &Answer) -> String {
     text
 }
 
-fn render_derivation(
-    program: &Program,
-    sources: &Sources,
-    derivation: &Derivation,
-    prefix: &str,
-    shown: &mut BTreeSet<GroundFact>,
-    text: &mut String,
-) {
-    let Derivation::Rule { rule, body, fact } = derivation else {
-        let _ = writeln!(text, "{prefix}input");
-        return;
-    };
-    for (i, line) in rule_text(program, sources, *rule).iter().enumerate() {
-        let by = if i == 0 { "by " } else { "" };
-        let _ = writeln!(text, "{prefix}{by}{line}");
+/// What renders a derivation: the program, its sources and the time scale.
+struct Scaled<'a> {
+    program: &'a Program,
+    sources: &'a Sources,
+    scale: u64,
+}
+
+impl Scaled<'_> {
+    fn fact(&self, f: &GroundFact) -> String {
+        fact_text(self.program, f.pred, &f.args, f.time * self.scale)
     }
-    shown.insert(fact.clone());
-    for (i, step) in body.iter().enumerate() {
-        let last = i + 1 == body.len();
-        let (branch, indent) = if last {
-            ("└─ ", "   ")
-        } else {
-            ("├─ ", "│  ")
+
+    fn derivation(
+        &self,
+        derivation: &Derivation,
+        prefix: &str,
+        shown: &mut BTreeSet<GroundFact>,
+        text: &mut String,
+    ) {
+        let Derivation::Rule { rule, body, fact } = derivation else {
+            let _ = writeln!(text, "{prefix}input");
+            return;
         };
-        let child = format!("{prefix}{indent}");
-        match step {
-            Step::Holds(Derivation::Input(f)) => {
-                let _ = writeln!(
-                    text,
-                    "{prefix}{branch}{}  (input)",
-                    fact_text(program, f.pred, &f.args, f.time)
-                );
-            }
-            Step::Holds(inner) => {
-                let f = inner.fact();
-                let label = fact_text(program, f.pred, &f.args, f.time);
-                if shown.contains(f) {
-                    let _ = writeln!(text, "{prefix}{branch}{label}  (derived above)");
-                } else {
-                    let _ = writeln!(text, "{prefix}{branch}{label}");
-                    render_derivation(program, sources, inner, &child, shown, text);
+        for (i, line) in rule_text(self.program, self.sources, *rule)
+            .iter()
+            .enumerate()
+        {
+            let by = if i == 0 { "by " } else { "" };
+            let _ = writeln!(text, "{prefix}{by}{line}");
+        }
+        shown.insert(fact.clone());
+        for (i, step) in body.iter().enumerate() {
+            let last = i + 1 == body.len();
+            let (branch, indent) = if last {
+                ("└─ ", "   ")
+            } else {
+                ("├─ ", "│  ")
+            };
+            let child = format!("{prefix}{indent}");
+            match step {
+                Step::Holds(Derivation::Input(f)) => {
+                    let _ = writeln!(text, "{prefix}{branch}{}  (input)", self.fact(f));
                 }
-            }
-            Step::Absent { pred, args, time } => {
-                let parts: Vec<String> = args
-                    .iter()
-                    .map(|a| a.map_or_else(|| "_".to_owned(), |v| v.to_string()))
-                    .chain(std::iter::once(time.to_string()))
-                    .collect();
-                let _ = writeln!(
-                    text,
-                    "{prefix}{branch}not {}({})  (absent)",
-                    program.pred_name(*pred),
-                    parts.join(", ")
-                );
-            }
-            Step::Builtin(shown_builtin) => {
-                let _ = writeln!(text, "{prefix}{branch}{shown_builtin}");
+                Step::Holds(inner) => {
+                    let f = inner.fact();
+                    let label = self.fact(f);
+                    if shown.contains(f) {
+                        let _ = writeln!(text, "{prefix}{branch}{label}  (derived above)");
+                    } else {
+                        let _ = writeln!(text, "{prefix}{branch}{label}");
+                        self.derivation(inner, &child, shown, text);
+                    }
+                }
+                Step::Absent { pred, args, time } => {
+                    let parts: Vec<String> = args
+                        .iter()
+                        .map(|a| a.map_or_else(|| "_".to_owned(), |v| v.to_string()))
+                        .chain(std::iter::once((time * self.scale).to_string()))
+                        .collect();
+                    let _ = writeln!(
+                        text,
+                        "{prefix}{branch}not {}({})  (absent)",
+                        self.program.pred_name(*pred),
+                        parts.join(", ")
+                    );
+                }
+                Step::Builtin(shown_builtin) => {
+                    let _ = writeln!(text, "{prefix}{branch}{shown_builtin}");
+                }
             }
         }
     }

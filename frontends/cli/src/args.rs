@@ -213,6 +213,10 @@ pub(crate) struct ExplainArgs {
     /// Last time point of the timeline.
     #[arg(long, value_name = "T")]
     pub(crate) until: Option<u64>,
+    /// Input time units per time point, as for `run` (RTEC's clock tick): the fact's time
+    /// and every time shown are in input units.
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) tick: u64,
 }
 
 #[derive(Debug, Args)]

@@ -24,25 +24,31 @@ impl Context<'_> {
         let Some((fact_text, streams)) = args.rest.split_last() else {
             return Err(Failure::Message("explain: which fact?".to_owned()));
         };
-        let fact =
+        let mut fact =
             explain::parse_fact(program, fact_text).map_err(|e| Failure::Message(e.to_string()))?;
+        if fact.time % args.tick != 0 {
+            return Err(Failure::Message(format!(
+                "{fact_text}: time {} is not a multiple of --tick {}",
+                fact.time, args.tick
+            )));
+        }
+        fact.time /= args.tick;
         let schema = Schema::new(program);
         let mut sources: Vec<Box<dyn FactSource + '_>> = vec![Box::new(ProgramFacts::new(program))];
         for stream in streams {
             let format = self.stream_format(args.format.as_deref(), stream);
             let (file, _) = crate::run::open_input(stream)?;
-            sources.push(Box::new(FactReader::new(
-                BufReader::new(file),
-                stream.clone(),
-                format,
-                schema.clone(),
-            )));
+            sources.push(Box::new(
+                FactReader::new(BufReader::new(file), stream.clone(), format, schema.clone())
+                    .with_tick(args.tick),
+            ));
         }
         let timeline = Timeline {
-            from: args.from,
-            until: args.until,
+            from: args.from.map(|t| t / args.tick),
+            until: args.until.map(|t| t / args.tick),
         };
-        let materialised = match explain::materialise(program, analysis, &mut sources, timeline) {
+        let mut materialised = match explain::materialise(program, analysis, &mut sources, timeline)
+        {
             Ok(materialised) => materialised,
             Err(RunError::Stream(e)) => {
                 let _ = writeln!(self.stderr, "{e}");
@@ -50,8 +56,9 @@ impl Context<'_> {
             }
             Err(e) => return Err(Failure::Message(e.to_string())),
         };
+        materialised.time_scale = args.tick;
         let answer = materialised.explain(&fact);
-        let text = explain::render(program, &compiled.sources, &answer);
+        let text = explain::render_scaled(program, &compiled.sources, &answer, args.tick);
         stdout
             .write_all(text.as_bytes())
             .map_err(|e| Failure::Message(format!("cannot write the output: {e}")))

@@ -227,3 +227,70 @@ fn print_from_evaluates_everything_and_prints_from_t_on() {
         }
     }
 }
+
+#[test]
+fn explain_takes_tick_and_shows_input_times() {
+    let dir = common::tempdir();
+    let rules = dir.join("switch.ec");
+    std::fs::write(
+        &rules,
+        "initiatedAt(on(X)=true, T) :- happensAt(press(X), T).\n\
+         terminatedAt(on(X)=true, T) :- happensAt(release(X), T).\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let stream = dir.join("switch.csv");
+    std::fs::write(&stream, "press|20|20|a\nrelease|70|70|a\n").unwrap_or_else(|e| panic!("{e}"));
+    let (rules, stream) = (
+        rules.to_string_lossy().into_owned(),
+        stream.to_string_lossy().into_owned(),
+    );
+    let intervals = text(
+        &run(&[
+            "run",
+            "-q",
+            &rules,
+            &stream,
+            "--tick",
+            "10",
+            "--mode",
+            "intervals",
+        ])
+        .stdout,
+    );
+    assert_eq!(intervals, "on(a,true) [30,80)\n");
+    let output = run(&[
+        "explain",
+        "-q",
+        &rules,
+        &stream,
+        "on(a,true,50)",
+        "--tick",
+        "10",
+    ]);
+    let shown = text(&output.stdout);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(shown.starts_with("on(a, true, 50) holds"), "{shown}");
+    for step in [
+        "on(a, true, 40)",
+        "on(a, true, 30)",
+        "on_i(a, true, 20)",
+        "press(a, 20)  (input)",
+    ] {
+        assert!(shown.contains(step), "{step} in {shown}");
+    }
+    let output = run(&[
+        "explain",
+        "-q",
+        &rules,
+        &stream,
+        "on(a,true,55)",
+        "--tick",
+        "10",
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        text(&output.stderr).contains("not a multiple of --tick 10"),
+        "{}",
+        text(&output.stderr)
+    );
+}
