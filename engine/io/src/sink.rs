@@ -434,14 +434,7 @@ impl<W: Write> Sink<W> {
             }
         }
         if first && matches!(self.mode, Mode::Changes) {
-            let holding = std::mem::take(&mut self.holding);
-            let mut facts: Vec<&(PredId, Row)> = holding.keys().collect();
-            facts.sort_unstable_by(|a, b| self.order(a, b));
-            let written = facts
-                .into_iter()
-                .try_for_each(|(pred, args)| self.fact_line(*pred, args, t, 1));
-            self.holding = holding;
-            written?;
+            self.write_holding(t, 1)?;
         }
         self.printing |= printed;
         if !printed {
@@ -449,17 +442,7 @@ impl<W: Write> Sink<W> {
             return Ok(());
         }
         match self.mode {
-            Mode::Points => {
-                // Out of `self` while its lines are written (each borrows `self`).
-                let holding = std::mem::take(&mut self.holding);
-                let mut facts: Vec<&(PredId, Row)> = holding.keys().collect();
-                facts.sort_unstable_by(|a, b| self.order(a, b));
-                let written = facts
-                    .into_iter()
-                    .try_for_each(|(pred, args)| self.fact_line(*pred, args, t, 0));
-                self.holding = holding;
-                written?;
-            }
+            Mode::Points => self.write_holding(t, 0)?,
             Mode::Intervals => {
                 closed.sort_unstable_by(|a, b| a.1.cmp(&b.1).then_with(|| self.order(&a.0, &b.0)));
                 for ((pred, args), start) in &closed {
@@ -475,6 +458,20 @@ impl<W: Write> Sink<W> {
             self.flush()?;
         }
         Ok(())
+    }
+
+    /// A line for every fact that holds, in output order, at `t` with change `diff` (0: a
+    /// point).
+    fn write_holding(&mut self, t: u64, diff: isize) -> io::Result<()> {
+        // Out of `self` while its lines are written (each borrows `self`).
+        let holding = std::mem::take(&mut self.holding);
+        let mut facts: Vec<&(PredId, Row)> = holding.keys().collect();
+        facts.sort_unstable_by(|a, b| self.order(a, b));
+        let written = facts
+            .into_iter()
+            .try_for_each(|(pred, args)| self.fact_line(*pred, args, t, diff));
+        self.holding = holding;
+        written
     }
 
     /// Records what changed at `t`, given **consolidated and in output order**: each fact

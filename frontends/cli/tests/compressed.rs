@@ -8,7 +8,7 @@ mod common;
 use std::io::Write;
 use std::path::Path;
 
-use common::{root, stgflow, tempdir};
+use common::{root, stdout_of, stgflow, tempdir};
 
 fn gzip(data: &[u8]) -> Vec<u8> {
     let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
@@ -18,20 +18,6 @@ fn gzip(data: &[u8]) -> Vec<u8> {
 
 fn zstd(data: &[u8]) -> Vec<u8> {
     ruzstd::encoding::compress_to_vec(data, ruzstd::encoding::CompressionLevel::Fastest)
-}
-
-/// `stgflow ARGS`: its stdout, failing on an error.
-fn stdout_of(args: &[&str]) -> String {
-    let output = stgflow()
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert!(
-        output.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
 fn path(p: &Path) -> String {

@@ -24,17 +24,9 @@ fn predicate_of(line: &str) -> &str {
 
 /// Runs `stgflow run ARGS` from the repository root; returns stdout, failing on an error.
 fn run(args: &[&str]) -> String {
-    let output = stgflow()
-        .args(["run"])
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert!(
-        output.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap_or_else(|e| panic!("{e}"))
+    let mut all = vec!["run"];
+    all.extend(args);
+    common::stdout_of(&all)
 }
 
 /// Every file of `dir`, by name, with its text.

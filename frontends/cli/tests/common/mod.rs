@@ -44,6 +44,20 @@ pub fn stgflow() -> Command {
     command
 }
 
+/// `stgflow ARGS` from the repository root: its stdout, failing the test on an error.
+pub fn stdout_of(args: &[&str]) -> String {
+    let output = stgflow()
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        output.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap_or_else(|e| panic!("{e}"))
+}
+
 pub fn sorted(text: &str) -> Vec<String> {
     let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
     lines.sort();
