@@ -652,12 +652,18 @@ fn source_text(sources: &Sources, span: stgflow_lang::diag::Span) -> String {
 
 /// Renders an answer as an indented tree.
 pub fn render(program: &Program, sources: &Sources, answer: &Answer) -> String {
-    render_scaled(program, sources, answer, 1)
+    render_scaled(program, sources, answer, 1, None)
 }
 
 /// [`render`] with times in units of `scale` per time point (`--tick`), as `run` prints
-/// them.
-pub fn render_scaled(program: &Program, sources: &Sources, answer: &Answer, scale: u64) -> String {
+/// them, and the tree drawn `depth` levels deep at most (`--depth`).
+pub fn render_scaled(
+    program: &Program,
+    sources: &Sources,
+    answer: &Answer,
+    scale: u64,
+    depth: Option<usize>,
+) -> String {
     let mut text = String::new();
     match answer {
         Answer::Holds(derivation) => {
@@ -676,6 +682,7 @@ pub fn render_scaled(program: &Program, sources: &Sources, answer: &Answer, scal
                 program,
                 sources,
                 scale,
+                depth,
             };
             at.derivation(derivation, "", &mut shown, &mut text);
         }
@@ -711,11 +718,42 @@ pub fn render_scaled(program: &Program, sources: &Sources, answer: &Answer, scal
     text
 }
 
-/// What renders a derivation: the program, its sources and the time scale.
+/// What renders a derivation: the program, its sources, the time scale, and how deep
+/// the tree is drawn.
 struct Scaled<'a> {
     program: &'a Program,
     sources: &'a Sources,
     scale: u64,
+    depth: Option<usize>,
+}
+
+/// Below a derivation of a fact by a rule, how many time points in a row the same fact
+/// holds by the same rule (a fact kept by inertia), and the derivation where that ends.
+fn chain(derivation: &Derivation) -> (usize, &Derivation) {
+    let Derivation::Rule { rule, fact, .. } = derivation else {
+        return (0, derivation);
+    };
+    let mut steps = 0;
+    let mut at = derivation;
+    while let Derivation::Rule { body, .. } = at {
+        let mut held = body.iter().filter_map(|step| match step {
+            Step::Holds(inner) => Some(inner),
+            _ => None,
+        });
+        let (Some(inner), None) = (held.next(), held.next()) else {
+            break;
+        };
+        match inner {
+            Derivation::Rule {
+                rule: r, fact: f, ..
+            } if r == rule && f.pred == fact.pred && f.args == fact.args => {
+                steps += 1;
+                at = inner;
+            }
+            _ => break,
+        }
+    }
+    (steps, at)
 }
 
 impl Scaled<'_> {
@@ -742,6 +780,47 @@ impl Scaled<'_> {
             let _ = writeln!(text, "{prefix}{by}{line}");
         }
         shown.insert(fact.clone());
+        let level = prefix.chars().count() / 3;
+        if self.depth.is_some_and(|depth| level >= depth) {
+            let _ = writeln!(text, "{prefix}└─ …  (deeper than --depth)");
+            return;
+        }
+        // A fact kept by the same rule over many time points (inertia): one line for the
+        // run, then the derivation where it starts.
+        let (steps, start) = chain(derivation);
+        if steps >= 3 {
+            let start_fact = start.fact();
+            let _ = writeln!(
+                text,
+                "{prefix}├─ {} … {}: by the same rule at each of these {} time points, each from the time point before, every negated condition absent",
+                self.fact(&GroundFact {
+                    time: fact.time - 1,
+                    ..fact.clone()
+                }),
+                self.fact(&GroundFact {
+                    time: start_fact.time + 1,
+                    ..fact.clone()
+                }),
+                steps - 1
+            );
+            let _ = writeln!(text, "{prefix}└─ {}", self.fact(start_fact));
+            shown.insert(start_fact.clone());
+            let child = format!("{prefix}   ");
+            // The start's own derivation: the same rule, from what held before it.
+            self.derivation(start, &child, shown, text);
+            return;
+        }
+        self.steps(body, prefix, shown, text);
+    }
+
+    /// The conditions of a derivation, as branches under `prefix`.
+    fn steps(
+        &self,
+        body: &[Step],
+        prefix: &str,
+        shown: &mut BTreeSet<GroundFact>,
+        text: &mut String,
+    ) {
         for (i, step) in body.iter().enumerate() {
             let last = i + 1 == body.len();
             let (branch, indent) = if last {

@@ -213,6 +213,9 @@ pub(crate) struct ExplainArgs {
     /// Last time point of the timeline.
     #[arg(long, value_name = "T")]
     pub(crate) until: Option<u64>,
+    /// Draw the derivation at most N levels deep (deeper conditions show as `…`).
+    #[arg(long, value_name = "N")]
+    pub(crate) depth: Option<usize>,
     /// Input time units per time point, as for `run` (RTEC's clock tick): the fact's time
     /// and every time shown are in input units.
     #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]

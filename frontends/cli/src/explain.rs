@@ -58,7 +58,8 @@ impl Context<'_> {
         };
         materialised.time_scale = args.tick;
         let answer = materialised.explain(&fact);
-        let text = explain::render_scaled(program, &compiled.sources, &answer, args.tick);
+        let text =
+            explain::render_scaled(program, &compiled.sources, &answer, args.tick, args.depth);
         stdout
             .write_all(text.as_bytes())
             .map_err(|e| Failure::Message(format!("cannot write the output: {e}")))

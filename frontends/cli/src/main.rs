@@ -18,9 +18,27 @@ fn main() {
     // the whole run would deadlock them.
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
-    let code = stgflow_cli::run(std::env::args_os(), stdin, stdout, stderr, color);
+    // The command runs on a thread with a deep stack: `explain` follows a fact back
+    // through every time point it held (a derivation per time point of an inertia chain,
+    // recursively), and a fact held over 30,000 points overflowed the main thread's 8 MB.
+    // The stack is reserved, not touched: it costs no memory until used.
+    let command = move || stgflow_cli::run(std::env::args_os(), stdin, stdout, stderr, color);
+    let code = match std::thread::Builder::new()
+        .name("stgflow".to_owned())
+        .stack_size(STACK)
+        .spawn(command)
+    {
+        Ok(handle) => handle.join().unwrap_or(101),
+        Err(e) => {
+            eprintln!("stgflow: cannot start the command's thread: {e}");
+            1
+        }
+    };
     std::process::exit(code);
 }
+
+/// The command thread's stack (see `main`).
+const STACK: usize = 1 << 30;
 
 /// How long a run has, after a signal, to stop cleanly.
 const GRACE: std::time::Duration = std::time::Duration::from_secs(10);

@@ -294,3 +294,59 @@ fn explain_takes_tick_and_shows_input_times() {
         text(&output.stderr)
     );
 }
+
+#[test]
+fn explain_summarises_a_long_inertia_chain_and_draws_to_depth() {
+    let dir = common::tempdir();
+    let program = dir.join("inertia.tdl");
+    std::fs::write(
+        &program,
+        "holds(F, T) :- init(F, T-1).\n\
+         holds(F, T) :- holds(F, T-1), not term(F, T-1).\n\
+         term(F, T) :- stop(F, T).\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let stream = dir.join("inertia.facts");
+    std::fs::write(&stream, "init(f,1).\n").unwrap_or_else(|e| panic!("{e}"));
+    let (program, stream) = (
+        program.to_string_lossy().into_owned(),
+        stream.to_string_lossy().into_owned(),
+    );
+    // 20,000 time points of inertia: one line for the run, no stack overflow.
+    let output = run(&[
+        "explain",
+        "-q",
+        &program,
+        &stream,
+        "holds(f,20000)",
+        "--until",
+        "20000",
+    ]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let shown = text(&output.stdout);
+    assert!(shown.lines().count() < 12, "{shown}");
+    assert!(
+        shown.contains(
+            "holds(f, 19999) … holds(f, 4): by the same rule at each of these 19996 time points"
+        ),
+        "{shown}"
+    );
+    assert!(shown.contains("init(f, 1)  (input)"), "{shown}");
+    let output = run(&[
+        "explain",
+        "-q",
+        &program,
+        &stream,
+        "holds(f,5)",
+        "--until",
+        "5",
+        "--depth",
+        "1",
+    ]);
+    let shown = text(&output.stdout);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(
+        shown.contains("deeper than --depth") && !shown.contains("(input)"),
+        "{shown}"
+    );
+}
