@@ -11,12 +11,7 @@ use stgflow_tests::{Engine, differences, run, run_printing};
 
 fn check(seed: u64, workers: &[usize]) -> Result<(), String> {
     let case = case(seed);
-    let expected = run(
-        &case.program,
-        &case.stream,
-        Timeline::default(),
-        &Engine::Reference,
-    )?;
+    let expected = stgflow_tests::reference_of(&case)?;
     // The input diffed on the calling thread, and on the workers after an exchange.
     let engines = workers.iter().flat_map(|&w| {
         [

@@ -12,7 +12,7 @@
 use proptest::prelude::*;
 use stgflow_io::drive::Timeline;
 use stgflow_tests::generate::case;
-use stgflow_tests::{Engine, differences, run};
+use stgflow_tests::{differences, run};
 
 /// Nodes per time point for the graph as written in these tests.
 const BUDGET: usize = 2_000;
@@ -32,12 +32,7 @@ fn check(seed: u64) -> Result<Verdict, String> {
             case.program, case.stream
         )
     };
-    let expected = run(
-        &case.program,
-        &case.stream,
-        Timeline::default(),
-        &Engine::Reference,
-    )?;
+    let expected = stgflow_tests::reference_of(&case)?;
     let mut verdict = Verdict::Equal;
     for skip_empty_nodes in [false, true] {
         let engine = stgflow_tests::stg(
