@@ -151,10 +151,15 @@ pub(crate) struct RunArgs {
     /// built, with its rule, time and forget time, p-edges and n-edges.
     #[arg(long, value_name = "FILE.dot")]
     pub(crate) dump_stg: Option<PathBuf>,
-    /// Print the streaming trigger graph's counters on stderr (`--engine stg`): nodes
-    /// built, removed by MIN DATALOG, forgotten.
+    /// Print a run report on stderr: time points, input facts read and skipped, output
+    /// lines, wall and CPU time, peak RSS, input rate; with `--engine stg` also the
+    /// streaming trigger graph's counters (nodes built, removed by MIN DATALOG,
+    /// forgotten).
     #[arg(long)]
     pub(crate) stats: bool,
+    /// Write the run report as one JSON object to FILE (for scripts).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) stats_json: Option<PathBuf>,
     /// With `--engine stg`: use no empty node as an edge source (not in the paper; the
     /// same facts from a graph that grows with the facts, not exponentially with the
     /// stream).

@@ -21,6 +21,7 @@ impl Context<'_> {
         args: &RunArgs,
         program: &Program,
         started: Instant,
+        lines: u64,
     ) -> Result<(), Failure> {
         match result {
             Ok(outcome) => {
@@ -32,6 +33,17 @@ impl Context<'_> {
                 }
                 if self.verbose {
                     self.report_summary(&outcome.summary, started);
+                }
+                if args.stats || args.stats_json.is_some() {
+                    let report = RunReport::new(&outcome.summary, started, lines);
+                    if args.stats {
+                        let _ = self.stderr.write_all(report.text().as_bytes());
+                    }
+                    if let Some(path) = &args.stats_json {
+                        std::fs::write(path, report.json()).map_err(|e| {
+                            Failure::Message(format!("cannot write {}: {e}", path.display()))
+                        })?;
+                    }
                 }
                 Ok(())
             }
@@ -148,5 +160,143 @@ impl Context<'_> {
                 skipped.first_late.as_deref().unwrap_or("?"),
             );
         }
+    }
+}
+
+/// A writer that counts the lines written through it (`--stats`' output lines), when
+/// `lines` is given: without `--stats` the output is not read again.
+pub(crate) struct Lines<W> {
+    pub(crate) inner: W,
+    pub(crate) lines: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+}
+
+impl<W: io::Write> io::Write for Lines<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let written = self.inner.write(buf)?;
+        if let Some(lines) = &self.lines {
+            let counted = buf[..written].iter().filter(|&&b| b == b'\n').count();
+            lines.fetch_add(counted as u64, std::sync::atomic::Ordering::Relaxed);
+        }
+        Ok(written)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// `--stats` and `--stats-json`: what a run did, and what it cost.
+struct RunReport {
+    time_points: u64,
+    first: Option<u64>,
+    last: Option<u64>,
+    input_facts: u64,
+    unknown: u64,
+    wrong_arity: u64,
+    late: u64,
+    outside: u64,
+    output_lines: u64,
+    wall: f64,
+    user: f64,
+    system: f64,
+    peak_rss_kib: u64,
+}
+
+impl RunReport {
+    fn new(summary: &RunSummary, started: Instant, output_lines: u64) -> RunReport {
+        // RUSAGE_SELF: every thread of this process (the workers included).
+        let (user, system, peak_rss_kib) =
+            match nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_SELF) {
+                Ok(usage) => {
+                    let seconds =
+                        |t: nix::sys::time::TimeVal| t.tv_sec() as f64 + t.tv_usec() as f64 / 1e6;
+                    (
+                        seconds(usage.user_time()),
+                        seconds(usage.system_time()),
+                        u64::try_from(usage.max_rss()).unwrap_or(0),
+                    )
+                }
+                Err(_) => (0.0, 0.0, 0),
+            };
+        RunReport {
+            time_points: summary.time_points,
+            first: summary.first,
+            last: summary.last,
+            input_facts: summary.input_facts,
+            unknown: summary.skipped.unknown,
+            wrong_arity: summary
+                .skipped
+                .wrong_arity
+                .values()
+                .map(|(_, n, _)| n)
+                .sum(),
+            late: summary.skipped.late,
+            outside: summary.dropped,
+            output_lines,
+            wall: started.elapsed().as_secs_f64(),
+            user,
+            system,
+            peak_rss_kib,
+        }
+    }
+
+    fn rate(&self) -> f64 {
+        if self.wall > 0.0 {
+            self.input_facts as f64 / self.wall
+        } else {
+            0.0
+        }
+    }
+
+    fn text(&self) -> String {
+        let span = match (self.first, self.last) {
+            (Some(first), Some(last)) => format!(" [{first}, {last}]"),
+            _ => String::new(),
+        };
+        format!(
+            "stgflow: run report\n\
+             \x20 time points   {}{span}\n\
+             \x20 input facts   {} read; skipped: {} of unknown predicates, {} of the wrong arity, {} late; {} outside the timeline\n\
+             \x20 output        {} lines\n\
+             \x20 wall time     {:.3} s\n\
+             \x20 CPU time      {:.3} s (user {:.3} s, system {:.3} s)\n\
+             \x20 peak RSS      {:.1} MB\n\
+             \x20 input rate    {:.0} facts/s\n",
+            self.time_points,
+            self.input_facts,
+            self.unknown,
+            self.wrong_arity,
+            self.late,
+            self.outside,
+            self.output_lines,
+            self.wall,
+            self.user + self.system,
+            self.user,
+            self.system,
+            self.peak_rss_kib as f64 / 1024.0,
+            self.rate(),
+        )
+    }
+
+    fn json(&self) -> String {
+        let optional = |t: Option<u64>| t.map_or("null".to_owned(), |t| t.to_string());
+        format!(
+            "{{\"time_points\":{},\"first\":{},\"last\":{},\"input_facts\":{},\"skipped\":{{\"unknown\":{},\"wrong_arity\":{},\"late\":{}}},\"outside_timeline\":{},\"output_lines\":{},\"wall_s\":{:.6},\"cpu_s\":{:.6},\"user_s\":{:.6},\"system_s\":{:.6},\"peak_rss_kib\":{},\"input_facts_per_s\":{:.1}}}\n",
+            self.time_points,
+            optional(self.first),
+            optional(self.last),
+            self.input_facts,
+            self.unknown,
+            self.wrong_arity,
+            self.late,
+            self.outside,
+            self.output_lines,
+            self.wall,
+            self.user + self.system,
+            self.user,
+            self.system,
+            self.peak_rss_kib,
+            self.rate(),
+        )
     }
 }

@@ -24,11 +24,9 @@ impl Context<'_> {
         stdout: &mut dyn Write,
     ) -> Result<(), Failure> {
         let started = Instant::now();
-        if args.engine != EngineKind::Stg
-            && (args.dump_stg.is_some() || args.stats || args.stg_skip_empty)
-        {
+        if args.engine != EngineKind::Stg && (args.dump_stg.is_some() || args.stg_skip_empty) {
             return Err(Failure::Message(
-                "--dump-stg, --stats and --stg-skip-empty need --engine stg".to_owned(),
+                "--dump-stg and --stg-skip-empty need --engine stg".to_owned(),
             ));
         }
         if args.engine != EngineKind::Dataflow
@@ -71,7 +69,12 @@ impl Context<'_> {
         // From here a signal stops the run cleanly (see `stgflow_io::interrupt`).
         let listening = stgflow_io::interrupt::listen();
         let engine = engine_of(&args, live, files.clone());
-        let out = io::BufWriter::with_capacity(1 << 16, stdout);
+        let lines = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let counted = crate::report::Lines {
+            inner: stdout,
+            lines: (args.stats || args.stats_json.is_some()).then(|| lines.clone()),
+        };
+        let out = io::BufWriter::with_capacity(1 << 16, counted);
         let mut sink = match files {
             // The dataflow engine's workers write the files; the others write them here.
             Some(files) if !matches!(engine, Engine::Dataflow(_)) => files
@@ -105,7 +108,8 @@ impl Context<'_> {
         if let Some(bar) = bar {
             bar.finish_and_clear();
         }
-        self.report(result, &args, program, started)
+        let lines = lines.load(std::sync::atomic::Ordering::Relaxed);
+        self.report(result, &args, program, started, lines)
     }
 
     /// Compiles the program, with `--output`'s predicates as its outputs if given.

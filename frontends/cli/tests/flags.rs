@@ -350,3 +350,60 @@ fn explain_summarises_a_long_inertia_chain_and_draws_to_depth() {
         "{shown}"
     );
 }
+
+#[test]
+fn stats_report_any_engine_and_json_for_scripts() {
+    let dir = common::tempdir();
+    for engine in [
+        &["-w", "1"][..],
+        &["-w", "2"],
+        &["--engine", "reference"],
+        &["--engine", "stg"],
+    ] {
+        let json = dir.join("stats.json");
+        let json_arg = json.to_string_lossy().into_owned();
+        let mut args = vec![
+            "run",
+            PROGRAM,
+            STREAM,
+            "--mode",
+            "changes",
+            "--stats",
+            "--stats-json",
+            &json_arg,
+        ];
+        args.extend(engine);
+        let output = run(&args);
+        let stderr = text(&output.stderr);
+        assert!(output.status.success(), "{engine:?}: {stderr}");
+        let printed = text(&output.stdout).lines().count();
+        assert!(printed > 0);
+        for line in [
+            "stgflow: run report",
+            "time points   15 [1, 15]",
+            "input facts   13 read; skipped: 0 of unknown predicates",
+            &format!("output        {printed} lines"),
+            "peak RSS",
+        ] {
+            assert!(stderr.contains(line), "{engine:?}: {line} in {stderr}");
+        }
+        assert_eq!(
+            stderr.contains("nodes built"),
+            engine == ["--engine", "stg"],
+            "{stderr}"
+        );
+        let json = std::fs::read_to_string(&json).unwrap_or_else(|e| panic!("{e}"));
+        for field in [
+            "\"time_points\":15,".to_owned(),
+            "\"input_facts\":13,".to_owned(),
+            format!("\"output_lines\":{printed},"),
+            "\"peak_rss_kib\":".to_owned(),
+        ] {
+            assert!(json.contains(&field), "{field} in {json}");
+        }
+        assert!(
+            json.starts_with('{') && json.trim_end().ends_with('}'),
+            "{json}"
+        );
+    }
+}
