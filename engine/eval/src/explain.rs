@@ -36,8 +36,8 @@ use stgflow_lang::value::Value;
 pub enum ExplainError {
     #[error("cannot read the fact `{0}`: write it as `pred(arg, …, time)` with the time last")]
     Syntax(String),
-    #[error("the program has no predicate `{0}`")]
-    UnknownPredicate(String),
+    #[error("the program has no predicate `{0}`{1}")]
+    UnknownPredicate(String, String),
     #[error("`{name}` has {expected} argument(s) with the time, not {found}")]
     Arity {
         name: String,
@@ -56,6 +56,13 @@ pub struct GroundFact {
     pub time: u64,
 }
 
+/// `; did you mean `p`?` for the predicate of `program` nearest to `name`, or nothing.
+pub fn did_you_mean(program: &Program, name: &str) -> String {
+    let names = program.predicates.iter().map(|p| p.name.as_str());
+    stgflow_lang::diag::closest(name, names)
+        .map_or(String::new(), |close| format!("; did you mean `{close}`?"))
+}
+
 /// Parses `trusted(a, 4)` (time last) against `program`'s predicates.
 pub fn parse_fact(program: &Program, text: &str) -> Result<GroundFact, ExplainError> {
     let syntax = || ExplainError::Syntax(text.to_owned());
@@ -68,9 +75,9 @@ pub fn parse_fact(program: &Program, text: &str) -> Result<GroundFact, ExplainEr
         .pop()
         .and_then(|t| t.parse().ok())
         .ok_or_else(syntax)?;
-    let pred = program
-        .pred_id(name)
-        .ok_or_else(|| ExplainError::UnknownPredicate(name.to_owned()))?;
+    let pred = program.pred_id(name).ok_or_else(|| {
+        ExplainError::UnknownPredicate(name.to_owned(), did_you_mean(program, name))
+    })?;
     let arity = program.predicates[pred].arity;
     if parts.len() == 1 && parts[0].is_empty() && arity == 0 {
         parts.clear();

@@ -120,8 +120,9 @@ impl Context<'_> {
             for name in &args.output {
                 let Some(pred) = compiled.program.pred_id(name.trim()) else {
                     return Err(Failure::Message(format!(
-                        "--output: the program has no predicate `{}`",
-                        name.trim()
+                        "--output: the program has no predicate `{}`{}",
+                        name.trim(),
+                        stgflow_eval::explain::did_you_mean(&compiled.program, name.trim())
                     )));
                 };
                 outputs.push(pred);

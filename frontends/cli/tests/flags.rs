@@ -407,3 +407,21 @@ fn stats_report_any_engine_and_json_for_scripts() {
         );
     }
 }
+
+#[test]
+fn a_misspelt_predicate_gets_a_did_you_mean() {
+    let output = run(&["run", PROGRAM, STREAM, "--output", "trustd"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        text(&output.stderr).contains("no predicate `trustd`; did you mean `trusted`?"),
+        "{}",
+        text(&output.stderr)
+    );
+    let output = run(&["explain", PROGRAM, STREAM, "trustd(d1,4)"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        text(&output.stderr).contains("no predicate `trustd`; did you mean `trusted`?"),
+        "{}",
+        text(&output.stderr)
+    );
+}
