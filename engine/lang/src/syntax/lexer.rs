@@ -71,6 +71,8 @@ pub struct Token {
     pub span: Span,
     /// Whether a line break separates this token from the previous one.
     pub line_break_before: bool,
+    /// Whether the token starts its line (column 1), where a new clause usually begins.
+    pub line_start: bool,
 }
 
 /// Splits `text` into tokens (always ending with [`TokenKind::Eof`]) and reports malformed
@@ -122,10 +124,12 @@ impl Lexer<'_> {
             .text
             .get(previous_end..start)
             .is_some_and(|gap| gap.contains('\n'));
+        let line_start = start == 0 || self.text[..start].ends_with('\n');
         self.tokens.push(Token {
             kind,
             span,
             line_break_before,
+            line_start,
         });
     }
 

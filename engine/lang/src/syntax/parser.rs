@@ -16,11 +16,12 @@ pub fn parse(file: FileId, text: &str) -> (Program, Diagnostics) {
     };
     let mut items = Vec::new();
     while !parser.at(&TokenKind::Eof) {
+        let start = parser.pos;
         match parser.item() {
             Ok(item) => items.push(item),
             Err(diagnostic) => {
                 parser.diagnostics.push(diagnostic);
-                parser.recover();
+                parser.recover(start);
             }
         }
     }
@@ -63,9 +64,18 @@ impl Parser {
         token
     }
 
-    /// Skips to just after the next `.` outside parentheses, or to the end.
-    fn recover(&mut self) {
+    /// Skips to just after the next `.`, or to the end — or to a name or directive at the
+    /// start of a line past the failed item's first token: the next clause, when the
+    /// failed one lacks its `.` (else that clause was lost too, and a warning about what
+    /// it mentioned was wrong).
+    fn recover(&mut self, item_start: usize) {
         loop {
+            let token = self.peek();
+            let next_clause = token.line_start
+                && matches!(token.kind, TokenKind::Ident(_) | TokenKind::Directive(_));
+            if next_clause && self.pos > item_start {
+                return;
+            }
             match self.bump().kind {
                 TokenKind::Dot | TokenKind::Eof => return,
                 _ => {}
@@ -82,6 +92,9 @@ impl Parser {
         .with_label(token.span, format!("expected {what} here"));
         if token.kind == TokenKind::Eof {
             diagnostic = diagnostic.with_help("every rule and fact ends with `.`");
+        } else if what.contains("`.`") && token.line_start {
+            diagnostic = diagnostic
+                .with_help("a rule or fact ends with `.`; did you forget it on the line above?");
         }
         diagnostic
     }
