@@ -387,6 +387,16 @@ fn delayed(c: Coll<'_, u64>, offset: u32) -> Coll<'_, u64> {
 /// their own unless printed).
 fn read_by_components(program: &Program, plan: &Plan) -> Vec<bool> {
     let mut read = vec![false; program.predicates.len()];
+    // Every predicate the bodies of `rules` read.
+    let bodies = |rules: &[usize], read: &mut Vec<bool>| {
+        for atom in rules
+            .iter()
+            .flat_map(|&r| &program.rules[r].body)
+            .filter_map(|l| l.atom())
+        {
+            read[atom.pred] = true;
+        }
+    };
     for component in &plan.components {
         match component {
             Component::Window { source, .. } => read[*source] = true,
@@ -394,35 +404,17 @@ fn read_by_components(program: &Program, plan: &Plan) -> Vec<bool> {
                 read[*source] = true;
                 read[*gate] = true;
             }
-            Component::Dataflow { rules, .. } => {
-                for literal in rules.iter().flat_map(|&r| &program.rules[r].body) {
-                    if let Some(atom) = literal.atom() {
-                        read[atom.pred] = true;
-                    }
-                }
-            }
+            Component::Dataflow { rules, .. } => bodies(rules, &mut read),
             Component::Persist(persist_plan) => {
-                let starts = persist_plan
-                    .starts
-                    .iter()
-                    .flat_map(|&r| &program.rules[r].body);
-                for atom in starts.filter_map(|l| l.atom()) {
-                    read[atom.pred] = true;
-                }
+                bodies(&persist_plan.starts, &mut read);
                 for &(q, _) in &persist_plan.slots {
                     read[q] = true;
                 }
             }
             Component::Stepper(stepper_plan) => {
+                bodies(&stepper_plan.starts, &mut read);
                 for &q in &stepper_plan.reads {
                     read[q] = true;
-                }
-                let starts = stepper_plan
-                    .starts
-                    .iter()
-                    .flat_map(|&r| &program.rules[r].body);
-                for atom in starts.filter_map(|l| l.atom()) {
-                    read[atom.pred] = true;
                 }
             }
         }

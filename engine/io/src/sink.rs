@@ -174,8 +174,6 @@ pub struct Sink<W: Write> {
     /// but not written; at it, `changes` starts with every fact that holds, and intervals
     /// start no earlier.
     pub print_from: Option<u64>,
-    /// Whether a time point at or after `print_from` has been written.
-    printing: bool,
 }
 
 impl<W: Write> Sink<W> {
@@ -246,13 +244,17 @@ impl<W: Write> Sink<W> {
             files: Vec::new(),
             recognitions: None,
             print_from: None,
-            printing: false,
         }
     }
 
     /// Whether time point `t` is printed (see [`Sink::print_from`]).
     fn printed(&self, t: u64) -> bool {
         self.print_from.is_none_or(|from| t >= from)
+    }
+
+    /// Whether a time point already written was printed: past `print_from`'s first one.
+    fn printing(&self) -> bool {
+        self.last_time.is_some_and(|last| self.printed(last))
     }
 
     /// Writes intervals (in [`Mode::Intervals`]) as RTEC writes its recognitions, at the
@@ -408,7 +410,7 @@ impl<W: Write> Sink<W> {
         self.line.clear();
         let printed = self.printed(t);
         // The first time point printed after `print_from`: `changes` starts with what holds.
-        let first = printed && !self.printing && self.print_from.is_some();
+        let first = printed && !self.printing() && self.print_from.is_some();
         let lines = printed && !first;
         let mut closed: Vec<((PredId, Row), u64)> = Vec::new();
         for (fact, diff) in changes {
@@ -436,7 +438,6 @@ impl<W: Write> Sink<W> {
         if first && matches!(self.mode, Mode::Changes) {
             self.write_holding(t, 1)?;
         }
-        self.printing |= printed;
         if !printed {
             self.last_time = Some(t);
             return Ok(());
@@ -486,7 +487,7 @@ impl<W: Write> Sink<W> {
         changes: impl Iterator<Item = (PredId, &'a [Value], isize)>,
     ) -> io::Result<()> {
         // Until `print_from` has been reached the facts are kept, to start from what holds.
-        let keep = self.print_from.is_some() && !self.printing;
+        let keep = self.print_from.is_some() && !self.printing();
         if !matches!(self.mode, Mode::Changes) || !self.files.is_empty() || keep {
             let owned = changes
                 .map(|(pred, args, diff)| ((pred, Row::from(args)), diff))

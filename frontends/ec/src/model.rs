@@ -238,7 +238,7 @@ fn background_fact(clause: &Clause) -> Option<(&Name, usize)> {
 }
 
 /// RTEC's declarations of entities that the translation reads.
-const DECLARATIONS: [&str; 9] = [
+const DECLARATIONS: [&str; 8] = [
     "event",
     "inputEntity",
     "outputEntity",
@@ -247,7 +247,6 @@ const DECLARATIONS: [&str; 9] = [
     "collectIntervals",
     "simpleFluent",
     "sDFluent",
-    "happensAt",
 ];
 
 type Read<T> = Result<T, Diagnostic>;
@@ -431,12 +430,7 @@ fn item(clause: &Clause, diagnostics: &mut Diagnostics) -> Read<Option<Item>> {
         }
         ("p", [fluent], true) => Item::Postponed(fluent_term(fluent)?, span),
         ("initially", [fluent], true) => Item::Initially(fluent_term(fluent)?, span),
-        (
-            "event" | "inputEntity" | "outputEntity" | "points" | "buildFromPoints"
-            | "collectIntervals" | "simpleFluent" | "sDFluent",
-            [entity],
-            true,
-        ) => {
+        (declaration, [entity], true) if DECLARATIONS.contains(&declaration) => {
             let kind = match name.text.as_str() {
                 "event" => DeclKind::Event,
                 "inputEntity" => DeclKind::Input,

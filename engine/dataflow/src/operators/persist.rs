@@ -393,7 +393,7 @@ impl TimeStepped for State {
         let mut changes = self.stash.take(t);
         for ((tag, row), diff) in changes.drain(..) {
             let key = key_of(&self.key_positions, tag, &row);
-            let index = self.table.index(key, || KeyState {
+            let index = self.table.index(key, |&key| KeyState {
                 key,
                 listed: 0,
                 held: SmallRelation::default(),

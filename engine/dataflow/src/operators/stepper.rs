@@ -160,11 +160,11 @@ impl<S, K> Default for KeyTable<S, K> {
 }
 
 impl<S, K: std::hash::Hash + Eq> KeyTable<S, K> {
-    /// The index of `key`'s state, made by `make` for a new key.
-    pub(super) fn index(&mut self, key: K, make: impl FnOnce() -> S) -> usize {
+    /// The index of `key`'s state, made by `make` (given the key) for a new key.
+    pub(super) fn index(&mut self, key: K, make: impl FnOnce(&K) -> S) -> usize {
         let (states, free) = (&mut self.states, &mut self.free);
-        *self.keys.entry(key).or_insert_with(|| {
-            let state = make();
+        *self.keys.entry(key).or_insert_with_key(|key| {
+            let state = make(key);
             match free.pop() {
                 Some(index) => {
                     states[index] = state;
@@ -640,10 +640,10 @@ impl TimeStepped for State {
                     .filter_map(|&i| row.get(i).copied()),
             );
             let mut made = false;
-            let index = self.table.index(key.clone(), || {
+            let index = self.table.index(key, |key| {
                 made = true;
                 KeyState {
-                    key,
+                    key: key.clone(),
                     listed: 0,
                     live: true,
                     runs: VecDeque::new(),
