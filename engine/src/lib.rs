@@ -102,6 +102,15 @@ pub fn dataflow_plan(program: &Program, analysis: &Analysis, lower: bool) -> Str
     stgflow_dataflow::plan::plan(program, analysis, lower).dump(program)
 }
 
+/// How many components of each kind the dataflow engine's plan has (`check -v`).
+pub fn dataflow_plan_kinds(
+    program: &Program,
+    analysis: &Analysis,
+    lower: bool,
+) -> Vec<(&'static str, usize)> {
+    stgflow_dataflow::plan::plan(program, analysis, lower).kinds()
+}
+
 /// What a run did besides its output.
 #[derive(Debug, Default)]
 pub struct Outcome {

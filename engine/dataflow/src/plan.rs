@@ -137,7 +137,33 @@ pub struct Plan {
     pub components: Vec<Component>,
 }
 
+impl Component {
+    /// The kind's name, as `Plan::dump` starts its line.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Component::Window { .. } => "window",
+            Component::GatedWindow { .. } => "gated window",
+            Component::Dataflow { .. } => "dataflow",
+            Component::Persist(_) => "persist",
+            Component::Stepper(_) => "stepper",
+        }
+    }
+}
+
 impl Plan {
+    /// How many components of each kind, in order of first appearance.
+    pub fn kinds(&self) -> Vec<(&'static str, usize)> {
+        let mut kinds: Vec<(&'static str, usize)> = Vec::new();
+        for component in &self.components {
+            let kind = component.kind();
+            match kinds.iter_mut().find(|(k, _)| *k == kind) {
+                Some((_, n)) => *n += 1,
+                None => kinds.push((kind, 1)),
+            }
+        }
+        kinds
+    }
+
     /// The plan as text, one component per line in evaluation order, rules by their
     /// index (`check --dump plan`).
     pub fn dump(&self, program: &Program) -> String {

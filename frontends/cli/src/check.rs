@@ -61,18 +61,7 @@ impl Context<'_> {
         let program = &compiled.program;
         let derived = program.derived();
         let inputs = derived.iter().filter(|d| !**d).count();
-        let plan = stgflow_engine::dataflow_plan(program, analysis, !args.no_lowering);
-        let mut kinds: Vec<(&str, usize)> = Vec::new();
-        for line in plan.lines().filter(|l| !l.starts_with('%')) {
-            let kind = match line.split_whitespace().next().unwrap_or_default() {
-                "gated" => "gated window",
-                other => other,
-            };
-            match kinds.iter_mut().find(|(k, _)| *k == kind) {
-                Some((_, n)) => *n += 1,
-                None => kinds.push((kind, 1)),
-            }
-        }
+        let kinds = stgflow_engine::dataflow_plan_kinds(program, analysis, !args.no_lowering);
         let components: Vec<String> = kinds.iter().map(|(k, n)| format!("{n} {k}")).collect();
         let _ = writeln!(
             self.stderr,
