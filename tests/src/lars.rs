@@ -20,7 +20,7 @@ use stgflow_io::drive::Timeline;
 use stgflow_io::stream::{FactReader, Schema};
 use stgflow_lang::syntax::ast::CmpOp;
 use stgflow_lang::value::Value;
-use stgflow_lars::ast::{Atom, Extended, Literal, Modality, Program, Rule, Term};
+use stgflow_lars::ast::{Atom, Extended, Literal, Modality, Program, Rule, Term, Time};
 use stgflow_lars::stream::LaserStream;
 
 use crate::Engine;
@@ -46,6 +46,13 @@ struct Derived {
 
 /// Generates a valid (safe, globally stratified) plain LARS program and a stream.
 pub fn case(seed: u64) -> Case {
+    case_for(seed, true)
+}
+
+/// [`case`], with modalities over the whole stream (`diamond(a)`, `box(a)`, `@(T, a)` and
+/// `@(3, a)` outside a window) only where `whole_stream` is set: they are recursion
+/// through time, under which Algorithm 4's graph grows with the stream.
+pub fn case_for(seed: u64, whole_stream: bool) -> Case {
     let mut rng = Rng::new(seed);
     let derived: Vec<Derived> = (0..1 + rng.below(4))
         .map(|i| Derived {
@@ -56,7 +63,12 @@ pub fn case(seed: u64) -> Case {
     let mut program = String::new();
     for (i, head) in derived.iter().enumerate() {
         for _ in 0..1 + rng.below(2) {
-            program.push_str(&rule(&mut rng, &derived, i, head));
+            let text = if rng.chance(15) {
+                head_at_rule(&mut rng, &derived, i, head)
+            } else {
+                rule(&mut rng, &derived, i, head, whole_stream)
+            };
+            program.push_str(&text);
             program.push('\n');
         }
     }
@@ -92,7 +104,13 @@ fn candidates(
 
 /// One random LARS rule. Over 100 lines: its literals' kinds in the order they are
 /// written, each a few lines.
-fn rule(rng: &mut Rng, derived: &[Derived], i: usize, head: &Derived) -> String {
+fn rule(
+    rng: &mut Rng,
+    derived: &[Derived],
+    i: usize,
+    head: &Derived,
+    whole_stream: bool,
+) -> String {
     let with_math = rng.chance(25);
     let mut bound: Vec<String> = Vec::new();
     let mut grounded: Vec<&str> = Vec::new();
@@ -111,11 +129,32 @@ fn rule(rng: &mut Rng, derived: &[Derived], i: usize, head: &Derived) -> String 
         let atom = atom_text(pred, &args);
         bound.extend(args.iter().filter(|a| VARS.contains(&a.as_str())).cloned());
         let d = rng.below(4);
-        body.push(match rng.below(6) {
+        let choice = rng.below(12);
+        let choice = if !whole_stream && matches!(choice, 5..=7 | 9) {
+            10
+        } else {
+            choice
+        };
+        body.push(match choice {
             0 => atom,
             1 => format!("time_win({d},0,1,diamond({atom}))"),
             2 => format!("time_win({d},0,1,box({atom}))"),
             3 if !grounded.is_empty() => format!("@({},{atom})", rng.pick(&grounded)),
+            // A window over a bare atom, modalities over the whole stream, `@` at a
+            // time point written as a number.
+            4 => format!("time_win({d},0,1,{atom})"),
+            5 => format!("diamond({atom})"),
+            6 => format!("box({atom})"),
+            7 => format!("@({},{atom})", rng.below(5)),
+            8 => format!("time_win({d},0,1,@({},{atom}))", rng.below(5)),
+            9 => {
+                // `@(T, a)` outside a window grounds T over the whole stream.
+                let t = *rng.pick(&TIME_VARS);
+                if !grounded.contains(&t) {
+                    grounded.push(t);
+                }
+                format!("@({t},{atom})")
+            }
             _ => {
                 let t = *rng.pick(&TIME_VARS);
                 if !grounded.contains(&t) {
@@ -140,10 +179,18 @@ fn rule(rng: &mut Rng, derived: &[Derived], i: usize, head: &Derived) -> String 
             .collect();
         let atom = atom_text(pred, &args);
         let d = rng.below(4);
-        let inner = match rng.below(5) {
-            0 => atom,
+        let choice = rng.below(8);
+        let choice = if !whole_stream && matches!(choice, 3 | 4) {
+            0
+        } else {
+            choice
+        };
+        let inner = match choice {
+            0 => atom.clone(),
             1 => format!("time_win({d},0,1,diamond({atom}))"),
             2 => format!("time_win({d},0,1,box({atom}))"),
+            3 => format!("diamond({atom})"),
+            4 => format!("box({atom})"),
             _ if !grounded.is_empty() => {
                 let t = rng.pick(&grounded);
                 if rng.chance(50) {
@@ -152,9 +199,14 @@ fn rule(rng: &mut Rng, derived: &[Derived], i: usize, head: &Derived) -> String 
                     format!("time_win({d},0,1,@({t},{atom}))")
                 }
             }
-            _ => atom,
+            _ => atom.clone(),
         };
-        body.push(format!("not({inner})"));
+        // `not` inside a modality, or around the literal.
+        body.push(match rng.below(4) {
+            0 => format!("time_win({d},0,1,diamond(not({atom})))"),
+            1 => format!("time_win({d},0,1,box(not({atom})))"),
+            _ => format!("not({inner})"),
+        });
     }
     let values: Vec<String> = bound
         .iter()
@@ -204,6 +256,68 @@ fn rule(rng: &mut Rng, derived: &[Derived], i: usize, head: &Derived) -> String 
         "{} :- {}",
         atom_text(&head.name, &head_args),
         shuffled.join(" and ")
+    )
+}
+
+/// A rule with `@` in its head: every atom read at the head's time U (`@(U, h) :-
+/// time_win(d,0,1,@(U,a)) and @(U,b) and not(@(U,c))`), or the head at U + k, k at least
+/// the window's size, with atoms read at the evaluation time too.
+fn head_at_rule(rng: &mut Rng, derived: &[Derived], i: usize, head: &Derived) -> String {
+    let d = rng.below(4);
+    let mut body = Vec::new();
+    let mut bound: Vec<String> = Vec::new();
+    let atom = |rng: &mut Rng, negative: bool, bound: &mut Vec<String>| {
+        let (pred, arity) = *rng.pick(&candidates(derived, i, negative, true));
+        let args: Vec<String> = (0..arity)
+            .map(|_| match (negative, bound.is_empty()) {
+                (true, false) if rng.chance(80) => rng.pick(bound).clone(),
+                (false, _) if rng.chance(80) => rng.pick(&VARS).to_string(),
+                _ => rng.pick(&CONSTANTS).to_string(),
+            })
+            .collect();
+        if !negative {
+            bound.extend(args.iter().filter(|a| VARS.contains(&a.as_str())).cloned());
+        }
+        atom_text(pred, &args)
+    };
+    let first = atom(rng, false, &mut bound);
+    body.push(format!("time_win({d},0,1,@(U,{first}))"));
+    let later = rng.chance(50);
+    if rng.chance(50) {
+        let more = atom(rng, false, &mut bound);
+        body.push(if later && rng.chance(50) {
+            format!("time_win({d},0,1,diamond({more}))")
+        } else if later {
+            more
+        } else {
+            format!("@(U,{more})")
+        });
+    }
+    if rng.chance(40) {
+        let negated = atom(rng, true, &mut bound);
+        body.push(format!("not(@(U,{negated}))"));
+    }
+    let time = if later {
+        let k = d + rng.below(3);
+        body.push(format!("MATH(+,T1,U,{k})"));
+        "T1"
+    } else {
+        "U"
+    };
+    let values: Vec<String> = bound.iter().cloned().chain(["U".to_owned()]).collect();
+    let head_args: Vec<String> = (0..head.arity)
+        .map(|_| {
+            if rng.chance(85) {
+                rng.pick(&values).clone()
+            } else {
+                rng.pick(&CONSTANTS).to_string()
+            }
+        })
+        .collect();
+    format!(
+        "@({time},{}) :- {}",
+        atom_text(&head.name, &head_args),
+        body.join(" and ")
     )
 }
 
@@ -317,52 +431,55 @@ impl Interpretation {
 
     /// Extensions of `binding` under which the extended atom holds at `t`.
     fn extended(&self, t: u64, e: &Extended, binding: &Binding) -> Vec<Binding> {
-        match e {
-            Extended::Atom(atom) => self.matches(t, atom, binding),
-            Extended::At { time, atom, .. } => match binding.times.get(&time.name) {
-                Some(&at) if at <= t && at >= self.start => self.matches(at, atom, binding),
-                _ => Vec::new(),
-            },
+        let (size, modality, atom) = match e {
+            Extended::Atom(atom) => return self.matches(t, atom, binding),
             Extended::Window {
                 size,
                 modality,
                 atom,
                 ..
-            } => {
-                let window = self.window(t, *size);
-                match modality {
-                    Modality::Diamond => {
-                        let mut out = Vec::new();
-                        for at in window {
-                            out.extend(self.matches(at, atom, binding));
-                        }
-                        out
-                    }
-                    Modality::Box => self
-                        .matches(t, atom, binding)
-                        .into_iter()
-                        .filter(|b| {
-                            window
-                                .clone()
-                                .all(|at| ground(atom, b).is_some_and(|fact| self.holds(at, &fact)))
-                        })
-                        .collect(),
-                    Modality::At(time) => match binding.times.get(&time.name) {
-                        Some(&at) if window.contains(&at) => self.matches(at, atom, binding),
-                        Some(_) => Vec::new(),
-                        None => {
-                            let mut out = Vec::new();
-                            for at in window {
-                                for mut b in self.matches(at, atom, binding) {
-                                    b.times.insert(time.name.clone(), at);
-                                    out.push(b);
-                                }
-                            }
-                            out
-                        }
-                    },
+            } => (size, modality, atom),
+        };
+        // `None`: the whole stream so far.
+        let window = match size {
+            Some(d) => self.window(t, *d),
+            None => self.start..=t,
+        };
+        match modality {
+            Modality::Diamond => {
+                let mut out = Vec::new();
+                for at in window {
+                    out.extend(self.matches(at, atom, binding));
                 }
+                out
             }
+            Modality::Box => self
+                .matches(t, atom, binding)
+                .into_iter()
+                .filter(|b| {
+                    window
+                        .clone()
+                        .all(|at| ground(atom, b).is_some_and(|fact| self.holds(at, &fact)))
+                })
+                .collect(),
+            Modality::At(Time::Const(at, _)) if window.contains(at) => {
+                self.matches(*at, atom, binding)
+            }
+            Modality::At(Time::Const(..)) => Vec::new(),
+            Modality::At(Time::Var(time)) => match binding.times.get(&time.name) {
+                Some(&at) if window.contains(&at) => self.matches(at, atom, binding),
+                Some(_) => Vec::new(),
+                None => {
+                    let mut out = Vec::new();
+                    for at in window {
+                        for mut b in self.matches(at, atom, binding) {
+                            b.times.insert(time.name.clone(), at);
+                            out.push(b);
+                        }
+                    }
+                    out
+                }
+            },
         }
     }
 }
@@ -378,13 +495,8 @@ fn vars_of(literal: &Literal) -> Vec<&str> {
     match literal {
         Literal::Positive(e) | Literal::Negative(e, _) => {
             terms.extend(e.atom().args.iter());
-            match e {
-                Extended::At { time, .. }
-                | Extended::Window {
-                    modality: Modality::At(time),
-                    ..
-                } => out.push(time.name.as_str()),
-                _ => {}
+            if let Some(time) = e.time_var() {
+                out.push(time.name.as_str());
             }
         }
         Literal::Compare { lhs, rhs, .. } => terms.extend([lhs, rhs]),
@@ -399,11 +511,10 @@ fn vars_of(literal: &Literal) -> Vec<&str> {
     out
 }
 
-/// Whether `literal` can be evaluated under `binding`: positive atoms and windows always
-/// (they bind), `@(T, a)` once T is bound, the rest once their variables are.
+/// Whether `literal` can be evaluated under `binding`: positive atoms, windows and `@`
+/// always (they bind), the rest once their variables are.
 fn ready(literal: &Literal, binding: &Binding) -> bool {
     match literal {
-        Literal::Positive(Extended::At { time, .. }) => binding.is_bound(&time.name),
         Literal::Positive(_) => true,
         _ => vars_of(literal).iter().all(|v| binding.is_bound(v)),
     }
@@ -563,37 +674,57 @@ pub fn interpret(program: &Program, stream: &str) -> Result<BTreeSet<String>, St
         .map(|r| r.head.predicate.name.as_str())
         .collect();
     let strata = strata(program);
-    let mut out = BTreeSet::new();
+    // What the rules derived, per time point: only these are printed (as Laser prints), not
+    // the stream's atoms of a head's predicate. A head `@(T1, h)` may derive for a later
+    // time point, which then starts with it.
+    let mut derived: BTreeMap<u64, HashSet<Fact>> = BTreeMap::new();
     for t in start..=end {
-        interpretation
-            .facts
-            .insert(t, input.get(&t).cloned().unwrap_or_default());
+        let mut now = input.get(&t).cloned().unwrap_or_default();
+        now.extend(derived.get(&t).into_iter().flatten().cloned());
+        interpretation.facts.insert(t, now);
         for rules in &strata {
             loop {
                 let mut new = Vec::new();
                 for rule in rules {
                     for binding in body(&interpretation, t, rule) {
                         let fact = ground(&rule.head, &binding).ok_or("unbound head variable")?;
-                        if !interpretation.holds(t, &fact) {
-                            new.push(fact);
+                        let at = match &rule.head_time {
+                            None => t,
+                            Some(Time::Const(at, _)) => *at,
+                            Some(Time::Var(var)) => {
+                                let value = binding.value(&Term::Var(var.clone()));
+                                match value {
+                                    Some(Value::Int(at)) => {
+                                        u64::try_from(at).map_err(|_| "a head time before 0")?
+                                    }
+                                    _ => return Err("a head time that is not an integer".into()),
+                                }
+                            }
+                        };
+                        if derived.entry(at).or_default().insert(fact.clone()) && at <= t {
+                            new.push((at, fact));
                         }
                     }
                 }
                 if new.is_empty() {
                     break;
                 }
-                interpretation.facts.entry(t).or_default().extend(new);
+                for (at, fact) in new {
+                    interpretation.facts.entry(at).or_default().insert(fact);
+                }
             }
         }
-        for (name, args) in interpretation.facts.get(&t).into_iter().flatten() {
-            if heads.contains(name.as_str()) {
-                let mut line = format!("{name}(");
-                for value in args {
-                    let _ = write!(line, "{value},");
-                }
-                let _ = write!(line, "{t}).");
-                out.insert(line);
+    }
+    let mut out = BTreeSet::new();
+    for (t, facts) in derived.range(start..=end) {
+        for (name, args) in facts {
+            debug_assert!(heads.contains(name.as_str()));
+            let mut line = format!("{name}(");
+            for value in args {
+                let _ = write!(line, "{value},");
             }
+            let _ = write!(line, "{t}).");
+            out.insert(line);
         }
     }
     Ok(out)

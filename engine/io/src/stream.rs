@@ -135,15 +135,26 @@ pub struct Schema {
 
 impl Schema {
     pub fn new(program: &Program) -> Schema {
+        let mut preds: HashMap<String, (PredId, usize)> = program
+            .predicates
+            .iter()
+            .enumerate()
+            .map(|(id, p)| (p.name.clone(), (id, p.arity)))
+            .collect();
+        let mut names: Vec<String> = program.predicates.iter().map(|p| p.name.clone()).collect();
+        for (name, target) in &program.input_names {
+            preds.remove(name);
+            if let Some(&id) = target.as_ref() {
+                if let Some(p) = program.predicates.get(id) {
+                    preds.insert(name.clone(), (id, p.arity));
+                    names[id].clone_from(name);
+                }
+            }
+        }
         Schema {
-            preds: program
-                .predicates
-                .iter()
-                .enumerate()
-                .map(|(id, p)| (p.name.clone(), (id, p.arity)))
-                .collect(),
+            preds,
             last: None,
-            names: program.predicates.iter().map(|p| p.name.clone()).collect(),
+            names,
         }
     }
 

@@ -174,6 +174,11 @@ pub struct Program {
     pub outputs: Option<Vec<PredId>>,
     /// Span of each `#output` name, for the unknown-predicate warning.
     pub output_spans: Vec<Span>,
+    /// Names that a stream's facts are read under other than the predicates' own: facts
+    /// of the name go to the predicate given, or are not read (`None`). A front end's way
+    /// to keep input apart from what rules derive (LARS: the stream's atoms of a rule
+    /// head's predicate are read by the rules, but only derived atoms are printed).
+    pub input_names: Vec<(String, Option<PredId>)>,
 }
 
 impl Program {

@@ -19,6 +19,8 @@ pub struct Rule {
     /// 1-based number of the rule in the file (comment and blank lines not counted).
     pub number: usize,
     pub head: Atom,
+    /// `@(T, h)` in the head: h holds at T rather than at the evaluation time.
+    pub head_time: Option<Time>,
     pub body: Vec<Literal>,
     /// The whole rule, head to last literal.
     pub span: Span,
@@ -60,27 +62,50 @@ pub struct Atom {
     pub span: Span,
 }
 
-/// The modality inside `time_win(n,0,1, …)`.
+/// The time of an `@`: a time variable, or a time point written as a number.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Time {
+    Var(Ident),
+    Const(u64, Span),
+}
+
+impl Time {
+    pub fn var(&self) -> Option<&Ident> {
+        match self {
+            Time::Var(ident) => Some(ident),
+            Time::Const(..) => None,
+        }
+    }
+
+    pub fn span(&self) -> Span {
+        match self {
+            Time::Var(ident) => ident.span,
+            Time::Const(_, span) => *span,
+        }
+    }
+}
+
+/// The modality of a window, or of an operator written without one.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Modality {
     /// `diamond(a)`: a holds somewhere in the window.
     Diamond,
     /// `box(a)`: a holds at every time point of the window.
     Box,
-    /// `@(T, a)`: a holds at the time point T of the window (binds T).
-    At(Ident),
+    /// `@(T, a)`: a holds at the time point T of the window (a variable T is bound).
+    At(Time),
 }
 
 /// An extended atom (Definition 9 of the STG paper).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Extended {
-    /// `a`: a holds now.
+    /// `a`: a holds now (also `time_win(n,0,1, a)`: a window does not change what holds
+    /// now).
     Atom(Atom),
-    /// `@(T, a)`: a holds at T (T bound by a window elsewhere in the rule).
-    At { time: Ident, atom: Atom, span: Span },
-    /// `time_win(size,0,1, modality(a))`.
+    /// `time_win(size,0,1, modality(a))`, or `modality(a)` outside a window (`size` is
+    /// `None`): the window of the whole stream so far, from the timeline's start.
     Window {
-        size: u32,
+        size: Option<u32>,
         modality: Modality,
         atom: Atom,
         span: Span,
@@ -90,17 +115,31 @@ pub enum Extended {
 impl Extended {
     pub fn atom(&self) -> &Atom {
         match self {
-            Extended::Atom(atom) | Extended::At { atom, .. } | Extended::Window { atom, .. } => {
-                atom
-            }
+            Extended::Atom(atom) | Extended::Window { atom, .. } => atom,
         }
     }
 
     pub fn span(&self) -> Span {
         match self {
             Extended::Atom(atom) => atom.span,
-            Extended::At { span, .. } | Extended::Window { span, .. } => *span,
+            Extended::Window { span, .. } => *span,
         }
+    }
+
+    /// The time of an `@`, windowed or not.
+    pub fn time(&self) -> Option<&Time> {
+        match self {
+            Extended::Window {
+                modality: Modality::At(time),
+                ..
+            } => Some(time),
+            _ => None,
+        }
+    }
+
+    /// The time variable of an `@`, windowed or not.
+    pub fn time_var(&self) -> Option<&Ident> {
+        self.time().and_then(Time::var)
     }
 }
 
@@ -156,7 +195,14 @@ impl fmt::Display for Term {
 
 impl fmt::Display for Atom {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.predicate.name)?;
+        let name = &self.predicate.name;
+        let plain = name.bytes().next().is_some_and(|b| b.is_ascii_lowercase())
+            && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+        if plain {
+            f.write_str(name)?;
+        } else {
+            write!(f, "'{name}'")?;
+        }
         if self.args.is_empty() {
             return Ok(());
         }
@@ -171,22 +217,38 @@ impl fmt::Display for Atom {
     }
 }
 
-impl fmt::Display for Extended {
+impl fmt::Display for Time {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Extended::Atom(atom) => write!(f, "{atom}"),
-            Extended::At { time, atom, .. } => write!(f, "@({},{atom})", time.name),
+            Time::Var(ident) => f.write_str(&ident.name),
+            Time::Const(t, _) => write!(f, "{t}"),
+        }
+    }
+}
+
+impl fmt::Display for Extended {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (size, modality, atom) = match self {
+            Extended::Atom(atom) => return write!(f, "{atom}"),
             Extended::Window {
                 size,
                 modality,
                 atom,
                 ..
-            } => match modality {
-                Modality::Diamond => write!(f, "time_win({size},0,1,diamond({atom}))"),
-                Modality::Box => write!(f, "time_win({size},0,1,box({atom}))"),
-                Modality::At(time) => write!(f, "time_win({size},0,1,@({},{atom}))", time.name),
-            },
+            } => (size, modality, atom),
+        };
+        if let Some(size) = size {
+            write!(f, "time_win({size},0,1,")?;
         }
+        match modality {
+            Modality::Diamond => write!(f, "diamond({atom})")?,
+            Modality::Box => write!(f, "box({atom})")?,
+            Modality::At(time) => write!(f, "@({time},{atom})")?,
+        }
+        if size.is_some() {
+            f.write_str(")")?;
+        }
+        Ok(())
     }
 }
 
@@ -209,7 +271,10 @@ impl fmt::Display for Literal {
 
 impl fmt::Display for Rule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} :- ", self.head)?;
+        match &self.head_time {
+            Some(time) => write!(f, "@({time},{}) :- ", self.head)?,
+            None => write!(f, "{} :- ", self.head)?,
+        }
         for (i, literal) in self.body.iter().enumerate() {
             if i > 0 {
                 f.write_str(" and ")?;

@@ -9,24 +9,33 @@
 //! The stages, each a module:
 //!
 //! * [`syntax`] — the line-based parser (never panics; E201 syntax errors, E202
-//!   constructs outside plain LARS: tuple windows, `@` in a head, nested operators).
+//!   constructs not supported: tuple windows, nested modalities).
 //! * [`check`] — LARS-level checks: arities (E206) and global stratification (E205, the
 //!   cycle through `not` named with the user's rules).
 //! * [`translate`] — Algorithm 2 into a TD syntax tree (E203 ungrounded time variables,
-//!   E204 time variables as atom arguments, E207 too many instances), clipping □ windows
-//!   at the timeline start. Every TD rule gets an [`Origin::Generated`] naming its LARS
-//!   rule and pointing at the user's text.
+//!   E204 time variables as atom arguments, E207 too many instances, E208 a head `@`
+//!   that is not forward-propagating), clipping □ windows at the timeline start. Every
+//!   TD rule gets an [`Origin::Generated`] naming its LARS rule and pointing at the
+//!   user's text.
 //!
 //! ## Semantics (LARS's, where Laser's implementation differs)
 //!
 //! * Windows are clipped at the start of the timeline: `time_win(n,0,1,box(a))` holds at
 //!   t < t0+n when a held at every time point since t0.
+//! * Laser's wider language, as LARS defines it: a window over a bare atom is the atom
+//!   now; `diamond`, `box` and `@` outside a window range over the whole stream so far;
+//!   `@(3, a)` reads the time point 3; `not` inside a modality is the dual negated
+//!   (♢¬a = ¬□a, □¬a = ¬♢a, over the same window); a head `@(T1, h)` holds h at T1 = T
+//!   + k for a body time T, and must not come before a time point the body reads.
 //! * Negation is stratified globally and evaluated per stratum: `ok :- not(alarm)` with
 //!   `alarm :- time_win(1,0,1,diamond(s))` reports `ok` exactly when `alarm` does not
 //!   hold (Laser can put both in one stratum and report `ok` while `alarm` holds).
 //! * `not(r(A,B))` with A, B bound by positive literals fails only for the bound
 //!   instance (Laser fails the rule whenever any `r` atom holds).
-//! * `@` in heads and tuple windows are rejected (E202), naming the construct.
+//! * The stream's atoms of a rule head's predicate are read by the rules with the derived
+//!   ones, but only derived atoms are printed (as Laser prints them):
+//!   [`translate::Translation::inputs`] sends them to a predicate of their own.
+//! * Tuple windows are rejected (E202), naming the construct.
 //! * `MATH` follows the engine's arithmetic: integers stay integers (division truncates,
 //!   overflow and division by zero derive nothing); a float operand makes a float.
 //!
@@ -71,13 +80,23 @@ pub fn compile_str(name: &str, text: &str) -> Compiled {
             translation
         }
     };
-    stgflow_lang::compile(
+    let mut compiled = stgflow_lang::compile(
         sources,
         file,
         translation.program,
         translation.origins,
         diagnostics,
-    )
+    );
+    let program = &mut compiled.program;
+    program.input_names = translation
+        .inputs
+        .into_iter()
+        .map(|(name, target)| {
+            let target = target.and_then(|t| program.pred_id(&t));
+            (name, target)
+        })
+        .collect();
+    compiled
 }
 
 /// Whether `origin` is a rule this front end generated.
@@ -183,7 +202,7 @@ mod tests {
     fn errors_are_reported_in_lars_terms() {
         let compiled = compile_str(
             "t.lars",
-            "q(T) :- @(T,p)\nr(A) :- time_win(2,0,1,@(A,s(A)))\n",
+            "q(T) :- not(@(T,p))\nr(A) :- time_win(2,0,1,@(A,s(A)))\n",
         );
         let codes: Vec<&str> = compiled.diagnostics.iter().map(|d| d.code).collect();
         assert_eq!(codes, ["E203", "E204"]);

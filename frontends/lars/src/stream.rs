@@ -1,6 +1,8 @@
 //! Laser's stream format: an optional `#timeline START END` before the first time point,
 //! then lines `t: atom atom …` with atoms `p(a,b)` or `s` written without spaces; other
-//! lines starting with `#` and blank lines are ignored. Arguments are numbers when they
+//! lines starting with `#` and blank lines are ignored. Names are whatever comes before
+//! `(`: IRIs (`http://ex.org/p#q(http://ex.org/s0,o1)`) and names such as `p*2` too, and
+//! a name in single quotes reads as the same name unquoted. Arguments are numbers when they
 //! parse as numbers, symbols otherwise. The usual atom (integers and bare symbols) is
 //! read byte by byte; anything else by the general reader, which also reports errors.
 
@@ -134,10 +136,27 @@ fn atom_of<'t>(
             (&atom[..open], Some(inner))
         }
     };
-    let valid_name = name.bytes().next().is_some_and(|b| b.is_ascii_alphabetic())
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    // Any name Laser reads: `p`, `p*2`, an IRI `http://ex.org/p#q`, or one in quotes
+    // (`'p*2'`, as programs write it), which reads as the same name unquoted.
+    let name = match name.strip_prefix('\'') {
+        Some(quoted) => quoted.strip_suffix('\'').unwrap_or(quoted),
+        None => name,
+    };
+    let valid_name = !name.is_empty()
+        && !name
+            .bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_digit() || b == b'-' || b == b'"')
+        && !name.contains(['\'', ')']);
     if !valid_name {
-        return Err(state.error(text, at, format!("`{name}` is not a predicate name"), None));
+        return Err(state.error(
+            text,
+            at,
+            format!("`{name}` is not a predicate name"),
+            Some(
+                "a predicate name is written before `(` and does not start with a digit".to_owned(),
+            ),
+        ));
     }
     let args = match args {
         None | Some("") => smallvec::SmallVec::new(),

@@ -8,20 +8,26 @@
 //! late(T,X) :- time_win(5,0,1,@(T,ping(X))) and MATH(+,U,T,1) and COMP(<,U,4)
 //! ```
 //!
-//! Variables start upper-case (or `_`), predicates and symbolic constants lower-case;
-//! numbers are integers or floats, optionally negative; `"quoted"` constants are symbols.
-//! A rule may end with `.`. Line breaks end rules, so a rule cannot span lines.
+//! Variables start upper-case (or `_`), predicates and symbolic constants lower-case or
+//! in single quotes (`'p*2'`, `'http://ex.org/p#q'`); numbers are integers or floats,
+//! optionally negative; `"quoted"` constants are symbols. A rule may end with `.`. Line
+//! breaks end rules, so a rule cannot span lines.
+//!
+//! Besides plain LARS's windows, Laser's wider forms: `time_win(n,0,1, a)` over a bare
+//! atom, `diamond(a)`, `box(a)` and `@(T, a)` outside a window, `@(3, a)` at a time point,
+//! `not(a)` inside `diamond`/`box` (read as the dual negated), `@(T, h)` as a head, and an
+//! atom in parentheses.
 //!
 //! The parser never panics and never stops at the first error: a malformed line is
 //! reported (code E201, file:line:column, excerpt, hint) and parsing resumes at the next
-//! line. Constructs outside plain LARS — tuple windows, `@` in a head, modalities outside
-//! a window, nested windows — are recognised and rejected with E202 naming the construct.
+//! line. Constructs not supported — tuple windows, nested modalities, `not` inside `@` —
+//! are recognised and rejected with E202 naming the construct.
 
 use stgflow_lang::diag::{Diagnostic, Diagnostics, FileId, Span};
 use stgflow_lang::syntax::ast::{ArithOp, CmpOp};
 use stgflow_lang::value::Value;
 
-use crate::ast::{Atom, Extended, Ident, Literal, Modality, Program, Rule, Term};
+use crate::ast::{Atom, Extended, Ident, Literal, Modality, Program, Rule, Term, Time};
 use crate::codes::Code;
 
 /// The largest window size accepted (`time_win(n,…)`): the literal translation of ⊞n♢
@@ -37,6 +43,8 @@ enum Tok {
     Int(i64),
     Float(f64),
     Str(String),
+    /// `'p*2'`, `'http://ex.org/p'`: a name (of a predicate or a constant) quoted.
+    Quoted(String),
     LParen,
     RParen,
     Comma,
@@ -56,6 +64,7 @@ impl Tok {
             Tok::Int(i) => format!("`{i}`"),
             Tok::Float(x) => format!("`{x}`"),
             Tok::Str(s) => format!("\"{s}\""),
+            Tok::Quoted(s) => format!("'{s}'"),
             Tok::LParen => "`(`".into(),
             Tok::RParen => "`)`".into(),
             Tok::Comma => "`,`".into(),
@@ -119,7 +128,11 @@ fn lex_line(file: FileId, line: &str, base: usize) -> Vec<(Tok, Span)> {
                     (Tok::Var(word), end)
                 }
             }
-            '"' => string(line, i),
+            '"' => string(line, i, '"'),
+            '\'' => match string(line, i, '\'') {
+                (Tok::Str(name), end) => (Tok::Quoted(name), end),
+                other => other,
+            },
             other => (
                 Tok::Bad(format!("`{}`", other.escape_debug())),
                 i + other.len_utf8(),
@@ -160,12 +173,13 @@ fn number(line: &str, start: usize) -> (Tok, usize) {
     (tok, end)
 }
 
-fn string(line: &str, start: usize) -> (Tok, usize) {
+/// A string or a quoted name, from its opening `quote` to the closing one.
+fn string(line: &str, start: usize, quote: char) -> (Tok, usize) {
     let mut value = String::new();
     let mut chars = line[start + 1..].char_indices();
     while let Some((offset, c)) = chars.next() {
         match c {
-            '"' => return (Tok::Str(value), start + 1 + offset + 1),
+            c if c == quote => return (Tok::Str(value), start + 1 + offset + 1),
             '\\' => match chars.next() {
                 Some((_, 'n')) => value.push('\n'),
                 Some((_, 't')) => value.push('\t'),
@@ -175,7 +189,12 @@ fn string(line: &str, start: usize) -> (Tok, usize) {
             c => value.push(c),
         }
     }
-    (Tok::Bad("an unterminated string".to_owned()), line.len())
+    let what = if quote == '"' {
+        "an unterminated string"
+    } else {
+        "an unterminated quoted name"
+    };
+    (Tok::Bad(what.to_owned()), line.len())
 }
 
 /// Parses a LARS program. Never fails: returns every rule it could read and a diagnostic
@@ -272,7 +291,7 @@ impl LineParser<'_> {
 
     fn rule(&mut self, number: usize) -> Parsed<Rule> {
         let start = self.span();
-        let head = self.head()?;
+        let (head, head_time) = self.head()?;
         if !self.eat(&Tok::Implies) {
             let mut diagnostic = self.expected("`:-`");
             if self.peek().is_none() {
@@ -308,37 +327,51 @@ impl LineParser<'_> {
         Ok(Rule {
             number,
             head,
+            head_time,
             body,
             span,
         })
     }
 
-    fn head(&mut self) -> Parsed<Atom> {
+    /// The head: an atom, or `@(T, atom)`.
+    fn head(&mut self) -> Parsed<(Atom, Option<Time>)> {
         match self.peek() {
-            Some(Tok::At) => Err(Box::new(
-                Diagnostic::error(Code::E202, "`@` in a rule head is not supported")
-                    .with_label(self.span(), "`@(T, …)` in the head")
-                    .with_note("plain LARS as compiled here (the STG paper, Definitions 9–10) has no `@` in heads: such rules derive atoms at other time points, which makes a program not forward-propagating")
-                    .with_help("derive the atom now and read it back with `@` or a window in the rules that use it"),
-            )),
+            Some(Tok::At) => {
+                self.pos += 1;
+                let (time, atom) = self.at("a rule head")?;
+                Ok((atom, Some(time)))
+            }
             Some(Tok::Ident(word)) if is_operator_word(word) => Err(Box::new(
-                Diagnostic::error(Code::E202, format!("`{word}` in a rule head is not supported"))
-                    .with_label(self.span(), "the head must be an atom")
-                    .with_help("window operators and modalities belong in the body"),
+                Diagnostic::error(
+                    Code::E202,
+                    format!("`{word}` in a rule head is not supported"),
+                )
+                .with_label(self.span(), "the head must be an atom or `@(T, atom)`")
+                .with_help("window operators and modalities belong in the body"),
             )),
-            _ => self.atom(),
+            _ => Ok((self.atom()?, None)),
         }
     }
 
+    /// `p(a,X)`, `'p*2'(X)`, `alarm`, or an atom in parentheses, `(p(X))`.
     fn atom(&mut self) -> Parsed<Atom> {
-        let Some(Tok::Ident(name)) = self.peek().cloned() else {
-            let mut diagnostic = self.expected("an atom such as `p(a,X)`");
-            if let Some(Tok::Var(_)) = self.peek() {
-                diagnostic = Box::new(
-                    diagnostic.with_help("predicate names start with a lower-case letter"),
-                );
+        if self.peek() == Some(&Tok::LParen) {
+            self.pos += 1;
+            let atom = self.atom()?;
+            self.expect(&Tok::RParen, "`)`")?;
+            return Ok(atom);
+        }
+        let name = match self.peek().cloned() {
+            Some(Tok::Ident(name) | Tok::Quoted(name)) => name,
+            _ => {
+                let mut diagnostic = self.expected("an atom such as `p(a,X)`");
+                if let Some(Tok::Var(_)) = self.peek() {
+                    diagnostic = Box::new(diagnostic.with_help(
+                        "predicate names start with a lower-case letter, or are quoted: `'P'(X)`",
+                    ));
+                }
+                return Err(diagnostic);
             }
-            return Err(diagnostic);
         };
         let predicate = Ident {
             name,
@@ -368,8 +401,9 @@ impl LineParser<'_> {
         let span = self.span();
         let term = match self.peek().cloned() {
             Some(Tok::Var(name)) => Term::Var(Ident { name, span }),
-            Some(Tok::Ident(name)) => Term::Const(Value::sym(&name), span),
-            Some(Tok::Str(text)) => Term::Const(Value::sym(&text), span),
+            Some(Tok::Ident(name) | Tok::Quoted(name) | Tok::Str(name)) => {
+                Term::Const(Value::sym(&name), span)
+            }
             Some(Tok::Int(i)) => Term::Const(Value::Int(i), span),
             Some(Tok::Float(x)) => Term::Const(Value::Float(x), span),
             _ => {
@@ -408,13 +442,18 @@ impl LineParser<'_> {
                                 "double negation `not(not(…))` is not supported",
                             )
                             .with_label(self.span(), "negation inside a negation")
-                            .with_help("plain LARS negates extended atoms only"),
+                            .with_help("write the literal without both `not`s"),
                         ));
                     }
                 }
-                let inner = self.extended()?;
+                let (inner, negated) = self.extended()?;
                 self.expect(&Tok::RParen, "`)` closing `not(`")?;
-                Ok(Literal::Negative(inner, start.to(self.prev_span())))
+                let span = start.to(self.prev_span());
+                Ok(if negated {
+                    Literal::Positive(inner)
+                } else {
+                    Literal::Negative(inner, span)
+                })
             }
             Some(Tok::Var(word)) if word == "COMP" && self.peek_at(1) == Some(&Tok::LParen) => {
                 self.pos += 2;
@@ -449,7 +488,15 @@ impl LineParser<'_> {
                     span: start.to(self.prev_span()),
                 })
             }
-            _ => Ok(Literal::Positive(self.extended()?)),
+            _ => {
+                let (extended, negated) = self.extended()?;
+                let span = start.to(self.prev_span());
+                Ok(if negated {
+                    Literal::Negative(extended, span)
+                } else {
+                    Literal::Positive(extended)
+                })
+            }
         }
     }
 
@@ -496,22 +543,36 @@ impl LineParser<'_> {
         Ok(op)
     }
 
-    /// `@(T, a)` after the `@`; returns the time variable and the atom.
-    fn at(&mut self) -> Parsed<(Ident, Atom)> {
+    /// `@(T, a)` after the `@`, with T a time variable or a time point; `place` names
+    /// where it stands, for errors.
+    fn at(&mut self, place: &str) -> Parsed<(Time, Atom)> {
         self.expect(&Tok::LParen, "`(` after `@`")?;
         let time = match self.peek().cloned() {
-            Some(Tok::Var(name)) if name != "_" => Ident {
+            Some(Tok::Var(name)) if name != "_" => Time::Var(Ident {
                 name,
                 span: self.span(),
-            },
+            }),
+            Some(Tok::Int(t)) if t >= 0 => Time::Const(t as u64, self.span()),
             _ => {
-                return Err(Box::new(self.expected("a time variable").with_help(
-                    "`@(T, p(X))` binds the time variable `T` to a time point where p(X) holds",
-                )));
+                return Err(Box::new(
+                    self.expected("a time variable or a time point").with_help(
+                        "`@(T, p(X))` binds the time variable `T` to a time point where p(X) holds; `@(3, p(X))` reads the time point 3",
+                    ),
+                ));
             }
         };
         self.pos += 1;
         self.expect(&Tok::Comma, "`,`")?;
+        if matches!(self.peek(), Some(Tok::Ident(word)) if word == "not") {
+            return Err(Box::new(
+                Diagnostic::error(
+                    Code::E202,
+                    format!("`not` inside `@` in {place} is not supported"),
+                )
+                .with_label(self.span(), "a negation inside `@(…)`")
+                .with_help("write `not(@(T, a))` in a rule body"),
+            ));
+        }
         self.no_operator_inside("@")?;
         let atom = self.atom()?;
         self.expect(&Tok::RParen, "`)`")?;
@@ -520,36 +581,26 @@ impl LineParser<'_> {
 
     /// Rejects a window or modality where only an atom may stand.
     fn no_operator_inside(&self, outer: &str) -> Parsed<()> {
-        match self.peek() {
-            Some(Tok::Ident(word)) if is_operator_word(word) => Err(Box::new(
-                Diagnostic::error(
-                    Code::E202,
-                    format!("`{word}` inside `{outer}(…)` is not plain LARS"),
-                )
-                .with_label(self.span(), "nested operator")
-                .with_note("plain LARS allows a, @(T,a), time_win(n,0,1,diamond(a)), time_win(n,0,1,box(a)) and time_win(n,0,1,@(T,a)), each over an atom a"),
-            )),
-            Some(Tok::At) => Err(Box::new(
-                Diagnostic::error(Code::E202, format!("`@` inside `{outer}(…)` is not plain LARS"))
-                    .with_label(self.span(), "nested operator")
-                    .with_note("plain LARS allows a, @(T,a), time_win(n,0,1,diamond(a)), time_win(n,0,1,box(a)) and time_win(n,0,1,@(T,a)), each over an atom a"),
-            )),
-            _ => Ok(()),
-        }
+        let nested = match self.peek() {
+            Some(Tok::Ident(word)) if is_operator_word(word) => format!("`{word}`"),
+            Some(Tok::At) => "`@`".to_owned(),
+            _ => return Ok(()),
+        };
+        Err(Box::new(
+            Diagnostic::error(
+                Code::E202,
+                format!("{nested} inside `{outer}(…)` is not supported"),
+            )
+            .with_label(self.span(), "nested operator")
+            .with_note("a modality (`diamond`, `box`, `@`) applies to an atom or to `not(atom)`, inside a window or on its own"),
+        ))
     }
 
-    fn extended(&mut self) -> Parsed<Extended> {
+    /// An extended atom, and whether it is negated inside (`time_win(2,0,1,diamond(not(a)))`
+    /// is `not(time_win(2,0,1,box(a)))`).
+    fn extended(&mut self) -> Parsed<(Extended, bool)> {
         let start = self.span();
         match self.peek().cloned() {
-            Some(Tok::At) => {
-                self.pos += 1;
-                let (time, atom) = self.at()?;
-                Ok(Extended::At {
-                    time,
-                    atom,
-                    span: start.to(self.prev_span()),
-                })
-            }
             Some(Tok::Ident(word)) if word == "time_win" && self.peek_at(1) == Some(&Tok::LParen) => {
                 self.pos += 2;
                 self.window(start)
@@ -558,26 +609,91 @@ impl LineParser<'_> {
                 Err(Box::new(
                     Diagnostic::error(Code::E202, "tuple windows (`tuple_win`) are not supported")
                         .with_label(start, "a tuple-based window")
-                        .with_note("a tuple window's content depends on how many atoms arrived, not on time; TD and the Algorithm 2 translation cover time windows only")
+                        .with_note("a tuple window's content depends on how many atoms arrived, not on time; only time windows are compiled")
                         .with_help("use a time window: `time_win(n,0,1,diamond(…))`"),
                 ))
             }
-            Some(Tok::Ident(word))
-                if (word == "diamond" || word == "box") && self.peek_at(1) == Some(&Tok::LParen) =>
-            {
-                Err(Box::new(
-                    Diagnostic::error(Code::E202, format!("`{word}` outside a time window is not supported"))
-                        .with_label(start, format!("`{word}` over the whole stream"))
-                        .with_note("in plain LARS a modality stands inside a time window")
-                        .with_help(format!("write `time_win(n,0,1,{word}(…))` for the last n time points")),
-                ))
-            }
-            _ => Ok(Extended::Atom(self.atom()?)),
+            _ => self.modality(start, None),
         }
     }
 
+    /// What stands in a window of `size` (`None`: outside a window): `diamond(a)`,
+    /// `box(a)`, `@(T,a)`, `a`, each over `not(a)` too (except `@`).
+    fn modality(&mut self, start: Span, size: Option<u32>) -> Parsed<(Extended, bool)> {
+        let window = |modality, atom, span| Extended::Window {
+            size,
+            modality,
+            atom,
+            span,
+        };
+        match self.peek().cloned() {
+            Some(Tok::At) => {
+                self.pos += 1;
+                let place = if size.is_some() {
+                    "a window"
+                } else {
+                    "a rule body"
+                };
+                let (time, atom) = self.at(place)?;
+                Ok((
+                    window(Modality::At(time), atom, start.to(self.prev_span())),
+                    false,
+                ))
+            }
+            Some(Tok::Ident(word))
+                if (word == "diamond" || word == "box")
+                    && self.peek_at(1) == Some(&Tok::LParen) =>
+            {
+                self.pos += 2;
+                let negated = self.eat_not();
+                self.no_operator_inside(&word)?;
+                let atom = self.atom()?;
+                if negated {
+                    self.expect(&Tok::RParen, "`)` closing `not(`")?;
+                }
+                self.expect(&Tok::RParen, "`)`")?;
+                // ♢¬a is ¬□a and □¬a is ¬♢a, over the same window.
+                let modality = if (word == "diamond") != negated {
+                    Modality::Diamond
+                } else {
+                    Modality::Box
+                };
+                Ok((window(modality, atom, start.to(self.prev_span())), negated))
+            }
+            Some(Tok::Ident(word))
+                if word == "not" && size.is_some() && self.peek_at(1) == Some(&Tok::LParen) =>
+            {
+                self.pos += 2;
+                let atom = self.atom()?;
+                self.expect(&Tok::RParen, "`)` closing `not(`")?;
+                Ok((Extended::Atom(atom), true))
+            }
+            Some(Tok::Ident(word)) if is_operator_word(&word) && size.is_some() => Err(Box::new(
+                Diagnostic::error(
+                    Code::E202,
+                    format!("`{word}` inside a time window is not supported"),
+                )
+                .with_label(self.span(), "nested operator")
+                .with_help(
+                    "inside `time_win(n,0,1,…)` write `diamond(a)`, `box(a)`, `@(T,a)` or an atom",
+                ),
+            )),
+            _ => Ok((Extended::Atom(self.atom()?), false)),
+        }
+    }
+
+    /// Eats `not(` where it comes next.
+    fn eat_not(&mut self) -> bool {
+        let is_not = matches!(self.peek(), Some(Tok::Ident(word)) if word == "not")
+            && self.peek_at(1) == Some(&Tok::LParen);
+        if is_not {
+            self.pos += 2;
+        }
+        is_not
+    }
+
     /// `time_win(` already read.
-    fn window(&mut self, start: Span) -> Parsed<Extended> {
+    fn window(&mut self, start: Span) -> Parsed<(Extended, bool)> {
         let size_span = self.span();
         let size = match self.peek() {
             Some(Tok::Int(n)) if (0..=i64::from(MAX_WINDOW)).contains(n) => *n as u32,
@@ -611,54 +727,24 @@ impl LineParser<'_> {
             }
         }
         self.expect(&Tok::Comma, "`,`")?;
-        let modality_span = self.span();
-        let (modality, atom) = match self.peek().cloned() {
-            Some(Tok::At) => {
-                self.pos += 1;
-                let (time, atom) = self.at()?;
-                (Modality::At(time), atom)
-            }
-            Some(Tok::Ident(word))
-                if (word == "diamond" || word == "box")
-                    && self.peek_at(1) == Some(&Tok::LParen) =>
-            {
-                self.pos += 2;
-                self.no_operator_inside(&word)?;
-                let atom = self.atom()?;
-                self.expect(&Tok::RParen, "`)`")?;
-                let modality = if word == "diamond" {
-                    Modality::Diamond
-                } else {
-                    Modality::Box
-                };
-                (modality, atom)
-            }
-            Some(Tok::Ident(word)) if is_operator_word(&word) => {
-                return Err(Box::new(
-                    Diagnostic::error(
-                        Code::E202,
-                        format!("`{word}` inside a time window is not plain LARS"),
-                    )
-                    .with_label(modality_span, "nested operator")
-                    .with_help(
-                        "inside `time_win(n,0,1,…)` write `diamond(a)`, `box(a)` or `@(T,a)`",
-                    ),
-                ));
-            }
-            _ => {
-                return Err(Box::new(
-                    self.expected("`diamond(…)`, `box(…)` or `@(T, …)`")
-                        .with_note("a time window applies a modality to an atom: `time_win(n,0,1,diamond(p(X)))`"),
-                ));
-            }
-        };
+        let inner = self.span();
+        let (extended, negated) = self.modality(inner, Some(size))?;
         self.expect(&Tok::RParen, "`)` closing `time_win(`")?;
-        Ok(Extended::Window {
-            size,
-            modality,
-            atom,
-            span: start.to(self.prev_span()),
-        })
+        let extended = match extended {
+            Extended::Window {
+                size,
+                modality,
+                atom,
+                ..
+            } => Extended::Window {
+                size,
+                modality,
+                atom,
+                span: start.to(self.prev_span()),
+            },
+            atom => atom,
+        };
+        Ok((extended, negated))
     }
 }
 
@@ -711,7 +797,7 @@ mod tests {
     fn every_bad_line_is_reported_and_the_rest_parsed() {
         let (program, diagnostics) = parse(
             0,
-            "a :- b and\nc :- d\ne :- f, g\nh :- tuple_win(3, diamond(i))\n@(T,j) :- k\nl :- m\n",
+            "a :- b and\nc :- d\ne :- f, g\nh :- tuple_win(3, diamond(i))\nj :- time_win(2,0,1,diamond(box(k)))\nl :- m\n",
         );
         assert_eq!(program.rules.len(), 2);
         let codes: Vec<&str> = diagnostics.iter().map(|d| d.code).collect();
@@ -725,12 +811,12 @@ mod tests {
             "tuple windows (`tuple_win`) are not supported"
         );
         assert_eq!(
-            first_error("@(T,a) :- time_win(1,0,1,@(T,b))").1,
-            "`@` in a rule head is not supported"
+            first_error("a :- diamond(box(b))").1,
+            "`box` inside `diamond(…)` is not supported"
         );
         assert_eq!(
-            first_error("a :- diamond(b)").1,
-            "`diamond` outside a time window is not supported"
+            first_error("a :- time_win(2,0,1,@(T,not(b)))").1,
+            "`not` inside `@` in a window is not supported"
         );
         assert_eq!(
             first_error("a :- time_win(3,1,1,diamond(b))").1,
@@ -738,7 +824,7 @@ mod tests {
         );
         assert_eq!(
             first_error("a :- time_win(3,0,1,diamond(box(b)))").1,
-            "`box` inside `diamond(…)` is not plain LARS"
+            "`box` inside `diamond(…)` is not supported"
         );
         assert_eq!(
             first_error("a :- time_win(999999999,0,1,diamond(b))").0,

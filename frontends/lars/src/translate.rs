@@ -27,6 +27,25 @@
 //!   window at every time point (Laser's `@` micro-benchmark: 0.03 M atoms/s at d = 10);
 //!   the stamp reads the time once per fact and the window is a delay operator.
 //!
+//! **Beyond plain LARS** (Laser's language, LARS's meaning):
+//!
+//! * a modality outside a window ranges over the whole stream so far: `diamond(p(…))` →
+//!   `p__ever`, `e(X…, T) :- p(X…, T).` and `e(X…, T) :- e(X…, T-1).`; `box(p(…))` →
+//!   `p__since_start` (below); a time variable grounded only by `@(U, p(…))` outside a
+//!   window cannot be instantiated, so every `@` of it reads stamped facts,
+//!   `p__at__ever(U, …, T)`;
+//! * `@(3, p(…))` → `p__at__ever(3, …, T)` (in a window, `p__at__diaD(3, …, T)`);
+//! * the parser reads `not` inside a modality as the dual negated, so nothing is added
+//!   here (a clipped □ negated is ♢¬ over the clipped window);
+//! * a head `@(T1, h)` with T1 = U + k (U itself, or `MATH(+, T1, U, k)`): the instance
+//!   U ↦ T-i derives h at T-i+k, so every time offset of the instance is shifted by k-i
+//!   and the head is at the instance's `T`; when every atom is read at U the instances
+//!   coincide and one (U ↦ T-k) is made. A negative shift (the head before a time point
+//!   the body reads) is E208: TD reads only the past;
+//! * the stream's atoms of a rule head's predicate h go to `h__input` (or nowhere, when
+//!   no rule reads h), and rules read `h__read`, h's derived atoms and `h__input`, so the
+//!   printed h holds what the rules derive, as Laser prints it.
+//!
 //! **Clipping at the timeline start.** LARS windows are clipped: at time t the window
 //! covers [max(t0, t−d), t]. For ♢ and @ the TD reading already agrees (time points
 //! before t0 hold nothing). For □ it does not: the (d+1)-way join needs d earlier points,
@@ -66,7 +85,7 @@ use stgflow_lang::syntax::ast as td;
 use stgflow_lang::syntax::ast::{ArithOp, CmpOp};
 use stgflow_lang::value::Value;
 
-use crate::ast::{Atom, Extended, Ident, Literal, Modality, Program, Rule, Term};
+use crate::ast::{Atom, Extended, Ident, Literal, Modality, Program, Rule, Term, Time};
 use crate::codes::Code;
 
 /// The most TD instances one LARS rule may expand to (the product of its grounding
@@ -79,6 +98,10 @@ pub struct Translation {
     pub program: td::Program,
     /// One per `td::Item::Rule`, in order.
     pub origins: Vec<Origin>,
+    /// Per rule head's predicate, where the stream's atoms of its name go: to a
+    /// predicate the rules read besides the derived one, or nowhere (no rule reads it).
+    /// The head's own predicate holds only what the rules derive.
+    pub inputs: Vec<(String, Option<String>)>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -105,6 +128,39 @@ pub fn translate(program: &Program) -> (Translation, Diagnostics) {
             .collect(),
         ..Translator::default()
     };
+    // A rule head's predicate holds what the rules derive (what is printed, as Laser
+    // prints it); rules read that and the stream's atoms of the same name (`h__read`).
+    let heads: Vec<(&Atom, usize)> = {
+        let mut seen = HashSet::new();
+        program
+            .rules
+            .iter()
+            .filter(|r| seen.insert(r.head.predicate.name.as_str()))
+            .map(|r| (&r.head, r.number))
+            .collect()
+    };
+    let read: HashSet<&str> = program
+        .rules
+        .iter()
+        .flat_map(|r| r.body.iter().filter_map(Literal::extended))
+        .map(|e| e.atom().predicate.name.as_str())
+        .collect();
+    let mut renamed: HashMap<String, String> = HashMap::new();
+    let mut inputs = Vec::new();
+    for &(head, number) in &heads {
+        let name = &head.predicate.name;
+        if read.contains(name.as_str()) {
+            let reads = translator.fresh(format!("{name}__read"));
+            let input = translator.fresh(format!("{name}__input"));
+            translator.union(head, number, &reads, [name.as_str(), input.as_str()]);
+            translator.read_names.insert(reads.clone(), name.clone());
+            renamed.insert(name.clone(), reads);
+            inputs.push((name.clone(), Some(input)));
+        } else {
+            inputs.push((name.clone(), None));
+        }
+    }
+    let program = read_as(program, &renamed);
     for rule in &program.rules {
         let head = &rule.head.predicate.name;
         let only_rule = program
@@ -117,15 +173,13 @@ pub fn translate(program: &Program) -> (Translation, Diagnostics) {
             translator.rule(rule);
         }
     }
-    let mut outputs: Vec<td::Ident> = Vec::new();
-    for rule in &program.rules {
-        if !outputs.iter().any(|o| o.name == rule.head.predicate.name) {
-            outputs.push(td::Ident {
-                name: rule.head.predicate.name.clone(),
-                span: rule.head.predicate.span,
-            });
-        }
-    }
+    let outputs: Vec<td::Ident> = heads
+        .iter()
+        .map(|(head, _)| td::Ident {
+            name: head.predicate.name.clone(),
+            span: head.predicate.span,
+        })
+        .collect();
     let mut items = std::mem::take(&mut translator.rules);
     let mut origins = std::mem::take(&mut translator.origins);
     items.append(&mut translator.definitions);
@@ -139,9 +193,29 @@ pub fn translate(program: &Program) -> (Translation, Diagnostics) {
         Translation {
             program: td::Program { items },
             origins,
+            inputs,
         },
         translator.diagnostics,
     )
+}
+
+/// `program` with every body atom of a predicate in `renamed` reading the new name.
+fn read_as(program: &Program, renamed: &HashMap<String, String>) -> Program {
+    let mut program = program.clone();
+    for rule in &mut program.rules {
+        for literal in &mut rule.body {
+            let (Literal::Positive(extended) | Literal::Negative(extended, _)) = literal else {
+                continue;
+            };
+            let atom = match extended {
+                Extended::Atom(atom) | Extended::Window { atom, .. } => atom,
+            };
+            if let Some(name) = renamed.get(&atom.predicate.name) {
+                atom.predicate.name.clone_from(name);
+            }
+        }
+    }
+    program
 }
 
 #[derive(Default)]
@@ -149,8 +223,11 @@ struct Translator {
     user_names: HashSet<String>,
     /// Names given to generated predicates so far.
     generated: HashSet<String>,
-    windows: HashMap<(String, WindowKind, u32), String>,
-    since_start: HashMap<String, String>,
+    /// The user's name of each `h__read` (what rules read of a rule head's predicate), for
+    /// the names of what is defined over it.
+    read_names: HashMap<String, String>,
+    /// Per (predicate, modality, size): the predicate standing for the window.
+    windows: HashMap<(String, WindowKind, Option<u32>), String>,
     /// `p__at` per predicate p, once defined.
     stamps: HashMap<String, String>,
     /// `(tick, start)` once defined.
@@ -167,12 +244,37 @@ impl Default for Translation {
         Translation {
             program: td::Program { items: Vec::new() },
             origins: Vec::new(),
+            inputs: Vec::new(),
         }
     }
 }
 
 /// How a rule's time variables map to offsets from the evaluation time.
 type Mapping = HashMap<String, u32>;
+
+/// A rule's time variables, each with the size of the window that grounds it (`None`:
+/// the whole stream so far).
+type Groundings = Vec<(String, Option<u32>)>;
+
+/// One instance of a rule: its evaluation time's name, the offsets of its instantiated
+/// time variables, the time variables read through stamps, and how many time points
+/// after the evaluation time its head holds (a head `@`), which every offset is shifted by
+/// so that the head is at the instance's `now`.
+struct Frame<'a> {
+    now: &'a str,
+    mapping: &'a Mapping,
+    stamped: &'a HashSet<&'a str>,
+    shift: u32,
+}
+
+/// A head `@(T1, h)` with T1 = `base` + `offset`; `relative_only` when every atom of the
+/// body is read at `base` (`@(base, …)`), so the evaluation time does not matter.
+struct HeadTime {
+    base: String,
+    offset: i64,
+    relative_only: bool,
+    span: Span,
+}
 
 impl Translator {
     fn fresh(&mut self, wanted: String) -> String {
@@ -188,9 +290,22 @@ impl Translator {
         let Some(mut groundings) = self.groundings(rule) else {
             return;
         };
-        let stamped = stamped_vars(rule, &groundings);
+        let Ok(head_time) = self.head_time(rule, &groundings) else {
+            return;
+        };
+        let mut stamped = stamped_vars(rule, &groundings);
+        if let Some(head) = &head_time {
+            stamped.remove(head.base.as_str());
+            // Every atom read at the head's time: one instance, shifted by the offset.
+            if head.relative_only {
+                groundings = vec![(head.base.clone(), Some(0))];
+            }
+        }
         groundings.retain(|(var, _)| !stamped.contains(var.as_str()));
-        let instances: u64 = groundings.iter().map(|(_, d)| u64::from(*d) + 1).product();
+        let instances: u64 = groundings
+            .iter()
+            .map(|(_, d)| u64::from(d.unwrap_or(0)) + 1)
+            .product();
         if instances > MAX_INSTANCES {
             self.diagnostics.push(
                 Diagnostic::error(
@@ -207,13 +322,32 @@ impl Translator {
         let mut mapping: Mapping = groundings.iter().map(|(v, _)| (v.clone(), 0)).collect();
         // Odometer over the mappings, first time variable slowest.
         loop {
-            self.instance(rule, &now, &mapping, &groundings, &stamped);
+            let shift = match &head_time {
+                None => Some(0),
+                Some(head) => {
+                    let at = i64::from(mapping.get(&head.base).copied().unwrap_or(0));
+                    u32::try_from(head.offset - at).ok()
+                }
+            };
+            let Some(shift) = shift else {
+                if let Some(head) = &head_time {
+                    self.head_before_body(rule, head);
+                }
+                return;
+            };
+            let frame = Frame {
+                now: &now,
+                mapping: &mapping,
+                stamped: &stamped,
+                shift,
+            };
+            self.instance(rule, &frame, &groundings);
             let mut carry = true;
             for (var, d) in groundings.iter().rev() {
                 let Some(offset) = mapping.get_mut(var) else {
                     break;
                 };
-                if *offset < *d {
+                if *offset < d.unwrap_or(0) {
                     *offset += 1;
                     carry = false;
                     break;
@@ -227,18 +361,16 @@ impl Translator {
     }
 
     /// The rule's time variables, in order of appearance, each with the size of the
-    /// window that grounds it; `None` (after reporting) when one is ungrounded or misused.
-    fn groundings(&mut self, rule: &Rule) -> Option<Vec<(String, u32)>> {
-        let mut time_vars: Vec<&crate::ast::Ident> = Vec::new();
-        for extended in rule.body.iter().filter_map(Literal::extended) {
-            let time = match extended {
-                Extended::At { time, .. }
-                | Extended::Window {
-                    modality: Modality::At(time),
-                    ..
-                } => time,
-                _ => continue,
-            };
+    /// window that grounds it (`None`: an `@` outside a window, over the whole stream so
+    /// far); `None` (after reporting) when one is ungrounded or misused.
+    fn groundings(&mut self, rule: &Rule) -> Option<Groundings> {
+        let mut time_vars: Vec<&Ident> = Vec::new();
+        for time in rule
+            .body
+            .iter()
+            .filter_map(Literal::extended)
+            .filter_map(Extended::time_var)
+        {
             if !time_vars.iter().any(|t| t.name == time.name) {
                 time_vars.push(time);
             }
@@ -265,14 +397,22 @@ impl Translator {
         }
         let mut groundings = Vec::new();
         for time in time_vars {
-            let grounding = rule.body.iter().find_map(|literal| match literal {
+            let positive = |literal: &Literal| match literal {
                 Literal::Positive(Extended::Window {
                     size,
-                    modality: Modality::At(t),
+                    modality: Modality::At(Time::Var(t)),
                     ..
                 }) if t.name == time.name => Some(*size),
                 _ => None,
-            });
+            };
+            let sizes: Vec<Option<u32>> = rule.body.iter().filter_map(positive).collect();
+            // The first window grounds it; an `@` outside a window only when no window
+            // does (the whole stream so far).
+            let grounding = sizes
+                .iter()
+                .find(|size| size.is_some())
+                .or_else(|| sizes.first())
+                .copied();
             match grounding {
                 Some(d) => groundings.push((time.name.clone(), d)),
                 None => {
@@ -280,10 +420,10 @@ impl Translator {
                     self.diagnostics.push(
                         Diagnostic::error(
                             Code::E203,
-                            format!("time variable `{}` is not grounded by a positive `time_win(d,0,1,@({}, …))`", time.name, time.name),
+                            format!("time variable `{}` is not grounded by a positive `@({}, …)`", time.name, time.name),
                         )
                         .with_label(time.span, "which time points may this be?")
-                        .with_note("in plain LARS a time variable ranges over a window: a positive `time_win(d,0,1,@(T,a))` in the same rule binds T to the last d+1 time points (Definition 10)")
+                        .with_note("a time variable ranges over the time points where a positive `@(T, a)` of the same rule holds: in a window, `time_win(d,0,1,@(T,a))`, the last d+1 of them (Definition 10); on its own, every one so far")
                         .with_help(format!("add `time_win(d,0,1,@({},…))` for the window you mean", time.name)),
                     );
                 }
@@ -292,27 +432,142 @@ impl Translator {
         ok.then_some(groundings)
     }
 
-    fn instance(
-        &mut self,
-        rule: &Rule,
-        now: &str,
-        mapping: &Mapping,
-        groundings: &[(String, u32)],
-        stamped: &HashSet<&str>,
-    ) {
+    /// The time of a head `@(T1, h)`: T1 is a time variable of the body, or `MATH(+, T1,
+    /// T, k)` (or `-`) of one; `Err` after reporting otherwise.
+    fn head_time(&mut self, rule: &Rule, groundings: &Groundings) -> Result<Option<HeadTime>, ()> {
+        let Some(time) = &rule.head_time else {
+            return Ok(None);
+        };
+        let grounded = |name: &str| groundings.iter().any(|(g, _)| g == name);
+        let found = match time {
+            Time::Var(var) if grounded(&var.name) => Some((var.name.clone(), 0)),
+            Time::Var(var) => rule.body.iter().find_map(|literal| {
+                let Literal::Math {
+                    op,
+                    result,
+                    lhs,
+                    rhs,
+                    ..
+                } = literal
+                else {
+                    return None;
+                };
+                if result.var().is_none_or(|r| r.name != var.name) {
+                    return None;
+                }
+                let int = |term: &Term| match term {
+                    Term::Const(Value::Int(k), _) => Some(*k),
+                    _ => None,
+                };
+                let time_var =
+                    |term: &Term| term.var().map(|v| v.name.clone()).filter(|v| grounded(v));
+                match op {
+                    ArithOp::Add => time_var(lhs)
+                        .zip(int(rhs))
+                        .or_else(|| time_var(rhs).zip(int(lhs))),
+                    ArithOp::Sub => time_var(lhs).zip(int(rhs).and_then(i64::checked_neg)),
+                    _ => None,
+                }
+            }),
+            Time::Const(..) => None,
+        };
+        let Some((base, offset)) = found else {
+            self.diagnostics.push(
+                Diagnostic::error(Code::E208, format!("the time `{time}` of the head `@({time}, …)` is not a time variable of the body plus a constant"))
+                    .with_label(time.span(), "when does the head hold?")
+                    .with_note("a head `@(T1, h)` holds at T1 = T + k, where T is grounded by a positive `@(T, …)` of the body and T1 is T or given by `MATH(+,T1,T,k)`")
+                    .with_help("derive the atom now and read it back with `@` or a window in the rules that use it"),
+            );
+            return Err(());
+        };
+        // Every atom read at `base`, and every negated window over it at least as wide as
+        // the narrowest positive one: then the body holds at some evaluation time exactly
+        // when it holds at `base` itself (a narrower negated window would hold at a later
+        // evaluation time, once `base` has left it, which is up to the timeline's end).
+        let size_of = |e: &Extended| match e {
+            Extended::Window { size, .. } => *size,
+            Extended::Atom(_) => None,
+        };
+        let narrowest = rule
+            .body
+            .iter()
+            .filter_map(|l| match l {
+                Literal::Positive(e) => size_of(e),
+                _ => None,
+            })
+            .min();
+        let relative_only = rule.body.iter().all(|literal| match literal {
+            Literal::Positive(e) => e.time_var().is_some_and(|v| v.name == base),
+            Literal::Negative(e, _) => {
+                e.time_var().is_some_and(|v| v.name == base)
+                    && match (size_of(e), narrowest) {
+                        (None, _) => true,
+                        (Some(e), Some(m)) => e >= m,
+                        (Some(_), None) => false,
+                    }
+            }
+            _ => true,
+        });
+        let head = HeadTime {
+            base,
+            offset,
+            relative_only,
+            span: time.span(),
+        };
+        if offset < 0
+            || (!relative_only
+                && groundings
+                    .iter()
+                    .any(|(g, d)| *g == head.base && d.is_none()))
+        {
+            self.head_before_body(rule, &head);
+            return Err(());
+        }
+        Ok(Some(head))
+    }
+
+    /// Reports a head `@` that would hold before a time point its body reads.
+    fn head_before_body(&mut self, rule: &Rule, head: &HeadTime) {
+        let mut diagnostic = Diagnostic::error(
+            Code::E208,
+            format!(
+                "rule {} derives `{}` at a time before its body holds: not forward-propagating",
+                rule.number, rule.head.predicate.name
+            ),
+        )
+        .with_label(head.span, "the head's time");
+        if !head.relative_only {
+            if let Some(now) = rule
+                .body
+                .iter()
+                .filter_map(Literal::extended)
+                .find(|e| e.time_var().is_none_or(|v| v.name != head.base))
+            {
+                diagnostic = diagnostic.with_label(
+                    now.span(),
+                    "read at the evaluation time, which may come after the head's time",
+                );
+            }
+        }
+        self.diagnostics.push(
+            diagnostic
+                .with_note("the head's time may not come before any time point the body reads: a head at T1 is derived from what held until T1 (TD rules read only the past)")
+                .with_help("read every atom at the head's time (`@(T, …)`), or give the head a time at or after the window's end (`MATH(+,T1,T,k)` with k at least the window size)"),
+        );
+    }
+
+    fn instance(&mut self, rule: &Rule, frame: &Frame<'_>, groundings: &Groundings) {
         let mut body: Vec<td::Literal> = Vec::new();
         for literal in &rule.body {
             match literal {
-                Literal::Positive(extended) => {
-                    match self.extended(rule, extended, now, mapping, stamped) {
-                        Some(atom) => body.push(td::Literal::Positive(atom)),
-                        // ⊥: this instance can never fire.
-                        None => return,
-                    }
-                }
+                Literal::Positive(extended) => match self.extended(rule, extended, frame) {
+                    Some(atom) => body.push(td::Literal::Positive(atom)),
+                    // ⊥: this instance can never fire.
+                    None => return,
+                },
                 Literal::Negative(extended, span) => {
                     // ¬⊥ is true: drop the literal.
-                    if let Some(atom) = self.extended(rule, extended, now, mapping, stamped) {
+                    if let Some(atom) = self.extended(rule, extended, frame) {
                         body.push(td::Literal::Negative(atom, *span));
                     }
                 }
@@ -345,31 +600,38 @@ impl Translator {
                 continue;
             }
             let span = time_span(rule, var).unwrap_or(rule.span);
-            let offset = mapping.get(var).copied().unwrap_or(0);
+            let offset = frame.mapping.get(var).copied().unwrap_or(0) + frame.shift;
             body.push(td::Literal::Builtin(td::Builtin {
                 lhs: td::Expr::Var(td::Ident {
                     name: var.clone(),
                     span,
                 }),
                 op: CmpOp::Eq,
-                rhs: time_term(now, offset, span),
+                rhs: time_term(frame.now, offset, span),
                 span,
             }));
         }
-        let head = td_atom(&rule.head, &rule.head.predicate.name, now, 0);
+        let head = td_atom(&rule.head, &rule.head.predicate.name, frame.now, 0);
+        let now = frame.now;
         let mut by = format!("LARS rule {}", rule.number);
-        if !groundings.is_empty() {
-            let shown: Vec<String> = groundings
-                .iter()
-                .map(|(var, _)| {
-                    let k = mapping.get(var).copied().unwrap_or(0);
-                    if k == 0 {
-                        format!("{var} ↦ {now}")
-                    } else {
-                        format!("{var} ↦ {now}-{k}")
-                    }
-                })
-                .collect();
+        let mut shown: Vec<String> = groundings
+            .iter()
+            .map(|(var, _)| {
+                let k = frame.mapping.get(var).copied().unwrap_or(0) + frame.shift;
+                if k == 0 {
+                    format!("{var} ↦ {now}")
+                } else {
+                    format!("{var} ↦ {now}-{k}")
+                }
+            })
+            .collect();
+        if frame.shift > 0 {
+            shown.push(format!(
+                "the head at {now}, {} after the evaluation time",
+                frame.shift
+            ));
+        }
+        if !shown.is_empty() {
             by.push_str(&format!(" ({})", shown.join(", ")));
         }
         self.rules.push(td::Rule {
@@ -383,25 +645,50 @@ impl Translator {
         });
     }
 
-    /// The TD atom for an extended atom under `mapping`; `None` for ⊥.
+    /// The TD atom for an extended atom in `frame`; `None` for ⊥.
     fn extended(
         &mut self,
         rule: &Rule,
         extended: &Extended,
-        now: &str,
-        mapping: &Mapping,
-        stamped: &HashSet<&str>,
+        frame: &Frame<'_>,
     ) -> Option<td::Atom> {
-        match extended {
-            Extended::Atom(atom) => Some(td_atom(atom, &atom.predicate.name, now, 0)),
+        let (size, modality, atom, span) = match extended {
+            Extended::Atom(atom) => {
+                return Some(td_atom(atom, &atom.predicate.name, frame.now, frame.shift));
+            }
             Extended::Window {
                 size,
-                modality: Modality::At(time),
+                modality,
                 atom,
                 span,
-            } if stamped.contains(time.name.as_str()) => {
-                let stamp = self.stamp(rule, atom, *span);
-                let mut args = vec![Term::Var(time.clone())];
+            } => (*size, modality, atom, *span),
+        };
+        let kind = match modality {
+            Modality::Diamond => WindowKind::Diamond,
+            Modality::Box => WindowKind::Box,
+            Modality::At(time) => {
+                let time_arg = match time {
+                    Time::Var(var) if !frame.stamped.contains(var.name.as_str()) => {
+                        let offset = frame.mapping.get(&var.name).copied().unwrap_or(0);
+                        if size.is_some_and(|d| offset > d) {
+                            return None;
+                        }
+                        return Some(td_atom(
+                            atom,
+                            &atom.predicate.name,
+                            frame.now,
+                            offset + frame.shift,
+                        ));
+                    }
+                    Time::Var(var) => Term::Var(var.clone()),
+                    Time::Const(t, span) => {
+                        Term::Const(Value::Int(i64::try_from(*t).unwrap_or(i64::MAX)), *span)
+                    }
+                };
+                // ♢ over the atom's facts stamped with their time point, the time read
+                // as the first argument.
+                let stamp = self.stamp(rule, atom, span);
+                let mut args = vec![time_arg];
                 args.extend(atom.args.iter().cloned());
                 let stamped_atom = Atom {
                     predicate: Ident {
@@ -411,57 +698,64 @@ impl Translator {
                     args,
                     span: atom.span,
                 };
-                let name = self.window(rule, &stamped_atom, WindowKind::Diamond, *size, *span);
-                Some(td_atom(&stamped_atom, &name, now, 0))
+                let name = self.window(rule, &stamped_atom, WindowKind::Diamond, size, span);
+                return Some(td_atom(&stamped_atom, &name, frame.now, frame.shift));
             }
-            Extended::At { time, atom, .. } => {
-                let offset = mapping.get(&time.name).copied().unwrap_or(0);
-                Some(td_atom(atom, &atom.predicate.name, now, offset))
-            }
-            Extended::Window {
-                size,
-                modality: Modality::At(time),
-                atom,
-                ..
-            } => {
-                let offset = mapping.get(&time.name).copied().unwrap_or(0);
-                (offset <= *size).then(|| td_atom(atom, &atom.predicate.name, now, offset))
-            }
-            Extended::Window {
-                size,
-                modality,
-                atom,
-                span,
-            } => {
-                let kind = if *modality == Modality::Box {
-                    WindowKind::Box
-                } else {
-                    WindowKind::Diamond
-                };
-                let name = self.window(rule, atom, kind, *size, *span);
-                Some(td_atom(atom, &name, now, 0))
-            }
-        }
+        };
+        let name = self.window(rule, atom, kind, size, span);
+        Some(td_atom(atom, &name, frame.now, frame.shift))
     }
 
-    /// The predicate standing for ⊞d♢ p or ⊞d□ p, defined on first use.
-    fn window(&mut self, rule: &Rule, atom: &Atom, kind: WindowKind, d: u32, span: Span) -> String {
-        let pred = atom.predicate.name.clone();
-        let key = (pred.clone(), kind, d);
+    /// The predicate standing for ⊞d♢ p or ⊞d□ p (`size` `None`: over the whole stream so
+    /// far), defined on first use.
+    fn window(
+        &mut self,
+        rule: &Rule,
+        atom: &Atom,
+        kind: WindowKind,
+        size: Option<u32>,
+        span: Span,
+    ) -> String {
+        self.window_of(
+            rule,
+            &atom.predicate.name,
+            atom.args.len(),
+            kind,
+            size,
+            span,
+        )
+    }
+
+    /// [`Self::window`] over `pred`, of `arity`.
+    fn window_of(
+        &mut self,
+        rule: &Rule,
+        pred: &str,
+        arity: usize,
+        kind: WindowKind,
+        size: Option<u32>,
+        span: Span,
+    ) -> String {
+        let key = (pred.to_owned(), kind, size);
         if let Some(name) = self.windows.get(&key) {
             return name.clone();
         }
-        let stem = match kind {
-            WindowKind::Diamond => format!("{pred}__dia{d}"),
-            WindowKind::Box => format!("{pred}__box{d}"),
+        let user = self.read_names.get(pred).map_or(pred, String::as_str);
+        let stem = match (kind, size) {
+            (WindowKind::Diamond, Some(d)) => format!("{user}__dia{d}"),
+            (WindowKind::Box, Some(d)) => format!("{user}__box{d}"),
+            (WindowKind::Diamond, None) => format!("{user}__ever"),
+            (WindowKind::Box, None) => format!("{user}__since_start"),
         };
         let name = self.fresh(stem);
-        self.define_window(rule, &name, &pred, atom.args.len(), kind, d, span);
+        // Recorded first: a clipped □ reads the □ over the whole stream of the same atom.
         self.windows.insert(key, name.clone());
+        self.define_window(rule, &name, pred, arity, kind, size, span);
         name
     }
 
-    /// Defines `name` as ⊞d♢ `pred` or ⊞d□ `pred` (clipped).
+    /// Defines `name` as ⊞d♢ `pred` or ⊞d□ `pred` (clipped), or, for `size` `None`, ♢ or □
+    /// over the whole stream so far.
     #[allow(clippy::too_many_arguments)]
     fn define_window(
         &mut self,
@@ -470,53 +764,67 @@ impl Translator {
         pred: &str,
         arity: usize,
         kind: WindowKind,
-        d: u32,
+        size: Option<u32>,
         span: Span,
     ) {
+        // Windows over what rules read of a head's predicate are named by the user's name.
+        let user = self
+            .read_names
+            .get(pred)
+            .cloned()
+            .unwrap_or_else(|| pred.to_owned());
         let origin = |what: String| Origin::Generated {
             by: format!("LARS rule {}: {what}", rule.number),
             span: Some(span),
         };
-        match kind {
-            WindowKind::Diamond => {
+        match (kind, size) {
+            (WindowKind::Diamond, Some(d)) => {
                 for i in 0..=d {
                     self.define(
                         definition(name, &[(pred, i)], arity, span),
-                        origin(format!("window ⊞{d}♢ {pred} (Algorithm 2, line 22)")),
+                        origin(format!("window ⊞{d}♢ {user} (Algorithm 2, line 22)")),
                     );
                 }
             }
-            WindowKind::Box if d == 0 => {
+            (WindowKind::Box, Some(0)) => {
                 self.define(
                     definition(name, &[(pred, 0)], arity, span),
-                    origin(format!("window ⊞0□ {pred} (Algorithm 2, line 26)")),
+                    origin(format!("window ⊞0□ {user} (Algorithm 2, line 26)")),
                 );
             }
-            WindowKind::Box => {
-                let window = self.fresh(format!("{pred}__box{d}_window"));
+            (WindowKind::Box, Some(d)) => {
+                let window = self.fresh(format!("{user}__box{d}_window"));
                 let offsets: Vec<(&str, u32)> = (0..=d).map(|i| (pred, i)).collect();
                 self.define(
                     definition(&window, &offsets, arity, span),
-                    origin(format!("window ⊞{d}□ {pred} (Algorithm 2, line 26)")),
+                    origin(format!("window ⊞{d}□ {user} (Algorithm 2, line 26)")),
                 );
-                let since = self.since_start(rule, pred, arity, span);
+                let since = self.window_of(rule, pred, arity, WindowKind::Box, None, span);
                 for source in [&window, &since] {
                     self.define(
                         definition(name, &[(source.as_str(), 0)], arity, span),
                         origin(format!(
-                            "window ⊞{d}□ {pred}, clipped at the timeline start"
+                            "window ⊞{d}□ {user}, clipped at the timeline start"
                         )),
                     );
                 }
             }
+            (WindowKind::Diamond, None) => {
+                let ever = origin(format!(
+                    "♢ {user} over the whole stream: {user} held at some time point so far"
+                ));
+                self.define(definition(name, &[(pred, 0)], arity, span), ever.clone());
+                self.define(definition(name, &[(name, 1)], arity, span), ever);
+            }
+            (WindowKind::Box, None) => self.define_since_start(rule, name, pred, arity, span),
         }
     }
 
-    /// A rule `h(X…) :- time_win(d,0,1,diamond(p(X…)))` (or `box`), distinct variables in
-    /// the same order, that is h's only rule: h is the window itself. Defining it directly
-    /// inlines Algorithm 2's copy rule `h(X…,T) :- p♢d(X…,T)`, which would cost the
-    /// dataflow one more 0/1 pass over every change of the window (Laser's micro-benchmark
-    /// programs are exactly this shape).
+    /// A rule `h(X…) :- time_win(d,0,1,diamond(p(X…)))` (or `box`, or either outside a
+    /// window), distinct variables in the same order, that is h's only rule: h is the
+    /// window itself. Defining it directly inlines Algorithm 2's copy rule `h(X…,T) :-
+    /// p♢d(X…,T)`, which would cost the dataflow one more 0/1 pass over every change of
+    /// the window (Laser's micro-benchmark programs are exactly this shape).
     fn direct_window(&mut self, rule: &Rule, only_rule: bool) -> bool {
         let [
             Literal::Positive(Extended::Window {
@@ -533,7 +841,8 @@ impl Translator {
         let (kind, time) = match modality {
             Modality::Diamond => (WindowKind::Diamond, None),
             Modality::Box => (WindowKind::Box, None),
-            Modality::At(time) => (WindowKind::Diamond, Some(Term::Var(time.clone()))),
+            Modality::At(Time::Var(time)) => (WindowKind::Diamond, Some(Term::Var(time.clone()))),
+            Modality::At(Time::Const(..)) => return false,
         };
         let head = &rule.head;
         let mut seen = HashSet::new();
@@ -548,7 +857,12 @@ impl Translator {
                 .iter()
                 .zip(&read)
                 .all(|(h, a)| h.var().zip(a.var()).is_some_and(|(h, a)| h.name == a.name));
-        if !only_rule || !distinct || !same_vars || head.predicate.name == atom.predicate.name {
+        if !only_rule
+            || rule.head_time.is_some()
+            || !distinct
+            || !same_vars
+            || head.predicate.name == atom.predicate.name
+        {
             return false;
         }
         let source = match time {
@@ -560,23 +874,27 @@ impl Translator {
         true
     }
 
-    /// `p__since_start`: p held at every time point since the timeline's start.
-    fn since_start(&mut self, rule: &Rule, pred: &str, arity: usize, span: Span) -> String {
-        if let Some(name) = self.since_start.get(pred) {
-            return name.clone();
-        }
+    /// Defines `name` as "`pred` held at every time point since the timeline's start".
+    fn define_since_start(
+        &mut self,
+        rule: &Rule,
+        name: &str,
+        pred: &str,
+        arity: usize,
+        span: Span,
+    ) {
         let start = self.start(rule, span);
-        let name = self.fresh(format!("{pred}__since_start"));
+        let user = self.read_names.get(pred).map_or(pred, String::as_str);
         let origin = Origin::Generated {
             by: format!(
-                "LARS rule {}: {pred} held at every time point since the timeline start (□ clipping)",
+                "LARS rule {}: {user} held at every time point since the timeline start (□ over the whole stream, or clipping)",
                 rule.number
             ),
             span: Some(span),
         };
         let vars = object_vars(arity, span);
         let base = td::Rule {
-            head: plain_atom(&name, vars.clone(), time_term("T", 0, span), span),
+            head: plain_atom(name, vars.clone(), time_term("T", 0, span), span),
             body: vec![
                 td::Literal::Positive(plain_atom(
                     pred,
@@ -594,7 +912,7 @@ impl Translator {
             span,
         };
         let step = td::Rule {
-            head: plain_atom(&name, vars.clone(), time_term("T", 0, span), span),
+            head: plain_atom(name, vars.clone(), time_term("T", 0, span), span),
             body: vec![
                 td::Literal::Positive(plain_atom(
                     pred,
@@ -602,14 +920,12 @@ impl Translator {
                     time_term("T", 0, span),
                     span,
                 )),
-                td::Literal::Positive(plain_atom(&name, vars, time_term("T", 1, span), span)),
+                td::Literal::Positive(plain_atom(name, vars, time_term("T", 1, span), span)),
             ],
             span,
         };
         self.define(base, origin.clone());
         self.define(step, origin);
-        self.since_start.insert(pred.to_owned(), name.clone());
-        name
     }
 
     /// `lars__start`: holds at the first time point of the timeline only.
@@ -670,7 +986,11 @@ impl Translator {
         if let Some(name) = self.stamps.get(&pred) {
             return name.clone();
         }
-        let name = self.fresh(format!("{pred}__at"));
+        let user = self
+            .read_names
+            .get(&pred)
+            .map_or(pred.as_str(), String::as_str);
+        let name = self.fresh(format!("{user}__at"));
         let vars = object_vars(atom.args.len(), span);
         let mut head_args = vec![var_expr("X0", span)];
         head_args.extend(vars.iter().cloned());
@@ -699,6 +1019,31 @@ impl Translator {
         );
         self.stamps.insert(pred, name.clone());
         name
+    }
+
+    /// `name(X…, T) :- source(X…, T).` for every source: what a head's predicate is read
+    /// as, its derived atoms and the stream's.
+    /// `number` is the first rule with that head.
+    fn union<'s>(
+        &mut self,
+        head: &Atom,
+        number: usize,
+        name: &str,
+        sources: impl IntoIterator<Item = &'s str>,
+    ) {
+        let span = head.predicate.span;
+        for source in sources {
+            self.define(
+                definition(name, &[(source, 0)], head.args.len(), span),
+                Origin::Generated {
+                    by: format!(
+                        "LARS rule {number}: `{}` as rules read it, what they derive and the stream's `{}` atoms",
+                        head.predicate.name, head.predicate.name
+                    ),
+                    span: Some(span),
+                },
+            );
+        }
     }
 
     fn define(&mut self, rule: td::Rule, origin: Origin) {
@@ -742,15 +1087,8 @@ fn now_name(rule: &Rule) -> String {
         match literal {
             Literal::Positive(e) | Literal::Negative(e, _) => {
                 terms.extend(e.atom().args.iter());
-                match e {
-                    Extended::At { time, .. }
-                    | Extended::Window {
-                        modality: Modality::At(time),
-                        ..
-                    } => {
-                        used.insert(time.name.as_str());
-                    }
-                    _ => {}
+                if let Some(time) = e.time_var() {
+                    used.insert(time.name.as_str());
                 }
             }
             Literal::Compare { lhs, rhs, .. } => terms.extend([lhs, rhs]),
@@ -781,25 +1119,34 @@ fn now_name(rule: &Rule) -> String {
 /// the planner has to run them as rules reading the time, on the time-stepping operator,
 /// which re-evaluates every fact in the window at every time point (O(d) per fact);
 /// stamping reads the time once per fact and the window is the O(1) delay operator.
-fn stamped_vars<'r>(rule: &'r Rule, groundings: &[(String, u32)]) -> HashSet<&'r str> {
+fn stamped_vars<'r>(rule: &'r Rule, groundings: &Groundings) -> HashSet<&'r str> {
     let used = values_used(rule);
     let occurrences = |var: &str| {
         rule.body
             .iter()
             .filter_map(Literal::extended)
-            .filter(|extended| match extended {
-                Extended::At { time, .. }
-                | Extended::Window {
-                    modality: Modality::At(time),
-                    ..
-                } => time.name == var,
-                _ => false,
-            })
+            .filter(|extended| extended.time_var().is_some_and(|t| t.name == var))
             .count()
     };
-    used.into_iter()
-        .filter(|var| groundings.iter().any(|(g, _)| g == var) && occurrences(var) == 1)
-        .collect()
+    let mut stamped: HashSet<&str> = used
+        .into_iter()
+        .filter(|var| {
+            groundings.iter().any(|(g, d)| g == var && d.is_some()) && occurrences(var) == 1
+        })
+        .collect();
+    // A time variable over the whole stream cannot be instantiated: every `@` of it reads
+    // stamped facts.
+    for extended in rule.body.iter().filter_map(Literal::extended) {
+        if let Some(var) = extended.time_var() {
+            if groundings
+                .iter()
+                .any(|(g, d)| *g == var.name && d.is_none())
+            {
+                stamped.insert(var.name.as_str());
+            }
+        }
+    }
+    stamped
 }
 
 fn values_used(rule: &Rule) -> HashSet<&str> {
@@ -831,10 +1178,10 @@ fn values_used(rule: &Rule) -> HashSet<&str> {
 /// Where the rule grounds `var` (its `@(var, …)` in the first positive window).
 fn time_span(rule: &Rule, var: &str) -> Option<Span> {
     rule.body.iter().find_map(|literal| match literal {
-        Literal::Positive(Extended::Window {
-            modality: Modality::At(t),
-            ..
-        }) if t.name == var => Some(t.span),
+        Literal::Positive(extended) => extended
+            .time_var()
+            .filter(|t| t.name == var)
+            .map(|t| t.span),
         _ => None,
     })
 }
