@@ -129,13 +129,27 @@ fn rule(
         let atom = atom_text(pred, &args);
         bound.extend(args.iter().filter(|a| VARS.contains(&a.as_str())).cloned());
         let d = rng.below(4);
-        let choice = rng.below(12);
+        let choice = rng.below(14);
         let choice = if !whole_stream && matches!(choice, 5..=7 | 9) {
             10
         } else {
             choice
         };
+        let input = INPUTS.iter().any(|(p, _)| *p == pred);
+        let n = 1 + rng.below(4);
         body.push(match choice {
+            // Tuple windows over the stream's predicates: the last n atoms.
+            12 if input => match rng.below(3) {
+                0 => format!("tuple_win({n},{atom})"),
+                1 => format!("tuple_win({n},diamond({atom}))"),
+                _ => {
+                    let t = *rng.pick(&TIME_VARS);
+                    if !grounded.contains(&t) {
+                        grounded.push(t);
+                    }
+                    format!("tuple_win({n},0,1,@({t},{atom}))")
+                }
+            },
             0 => atom,
             1 => format!("time_win({d},0,1,diamond({atom}))"),
             2 => format!("time_win({d},0,1,box({atom}))"),
@@ -202,7 +216,9 @@ fn rule(
             _ => atom.clone(),
         };
         // `not` inside a modality, or around the literal.
-        body.push(match rng.below(4) {
+        let input = INPUTS.iter().any(|(p, _)| *p == pred);
+        body.push(match rng.below(5) {
+            4 if input => format!("not(tuple_win({},diamond({atom})))", 1 + rng.below(4)),
             0 => format!("time_win({d},0,1,diamond(not({atom})))"),
             1 => format!("time_win({d},0,1,box(not({atom})))"),
             _ => format!("not({inner})"),
@@ -388,6 +404,8 @@ impl Binding {
 struct Interpretation {
     start: u64,
     facts: BTreeMap<u64, HashSet<Fact>>,
+    /// The stream's atoms in stream order, with their times (for tuple windows).
+    stream: Vec<(u64, Fact)>,
 }
 
 impl Interpretation {
@@ -429,10 +447,63 @@ impl Interpretation {
         out
     }
 
+    /// The last `n` stream atoms of `atom`'s predicate (name and arity) given at or before
+    /// `t`, with their times.
+    fn last_atoms(&self, t: u64, n: u32, atom: &Atom) -> Vec<(u64, &[Value])> {
+        let mut out: Vec<(u64, &[Value])> = self
+            .stream
+            .iter()
+            .filter(|(at, (name, args))| {
+                *at <= t && *name == atom.predicate.name && args.len() == atom.args.len()
+            })
+            .map(|(at, (_, args))| (*at, &args[..]))
+            .collect();
+        let keep = out.len().saturating_sub(n as usize);
+        out.drain(..keep);
+        out
+    }
+
     /// Extensions of `binding` under which the extended atom holds at `t`.
     fn extended(&self, t: u64, e: &Extended, binding: &Binding) -> Vec<Binding> {
         let (size, modality, atom) = match e {
             Extended::Atom(atom) => return self.matches(t, atom, binding),
+            Extended::Tuples {
+                size,
+                modality,
+                atom,
+                ..
+            } => {
+                let mut out = Vec::new();
+                for (at, args) in self.last_atoms(t, *size, atom) {
+                    let time = match modality {
+                        None if at != t => continue,
+                        Some(Modality::At(Time::Var(time))) => Some(time),
+                        _ => None,
+                    };
+                    if let Some(time) = time {
+                        if binding
+                            .times
+                            .get(&time.name)
+                            .is_some_and(|&bound| bound != at)
+                        {
+                            continue;
+                        }
+                    }
+                    let Some(mut b) = unify(atom, args, binding) else {
+                        continue;
+                    };
+                    if let Some(time) = time {
+                        b.times.insert(time.name.clone(), at);
+                    }
+                    if !out
+                        .iter()
+                        .any(|o: &Binding| o.values == b.values && o.times == b.times)
+                    {
+                        out.push(b);
+                    }
+                }
+                return out;
+            }
             Extended::Window {
                 size,
                 modality,
@@ -482,6 +553,25 @@ impl Interpretation {
             },
         }
     }
+}
+
+/// `binding` extended so that `atom`'s arguments equal `args`, if it can be.
+fn unify(atom: &Atom, args: &[Value], binding: &Binding) -> Option<Binding> {
+    let mut extended = binding.clone();
+    for (term, value) in atom.args.iter().zip(args) {
+        match term {
+            Term::Const(c, _) if c == value => {}
+            Term::Var(v) => match extended.values.get(&v.name) {
+                Some(known) if known != value => return None,
+                Some(_) => {}
+                None => {
+                    extended.values.insert(v.name.clone(), *value);
+                }
+            },
+            Term::Const(..) => return None,
+        }
+    }
+    Some(extended)
 }
 
 fn ground(atom: &Atom, binding: &Binding) -> Option<Fact> {
@@ -633,7 +723,10 @@ fn strata(program: &Program) -> Vec<Vec<&Rule>> {
 pub fn interpret(program: &Program, stream: &str) -> Result<BTreeSet<String>, String> {
     let mut timeline: Option<(u64, u64)> = None;
     let mut input: BTreeMap<u64, HashSet<Fact>> = BTreeMap::new();
-    for line in stream.lines() {
+    let mut stream_atoms: Vec<(u64, Fact)> = Vec::new();
+    let stream_text = stream;
+    let stream = &mut stream_atoms;
+    for line in stream_text.lines() {
         if let Some(rest) = line.strip_prefix("#timeline") {
             let bounds: Vec<u64> = rest
                 .split_whitespace()
@@ -660,6 +753,7 @@ pub fn interpret(program: &Program, stream: &str) -> Result<BTreeSet<String>, St
                 ),
                 None => (atom, Vec::new()),
             };
+            stream.push((t, (name.to_owned(), args.clone())));
             facts.insert((name.to_owned(), args));
         }
     }
@@ -667,6 +761,10 @@ pub fn interpret(program: &Program, stream: &str) -> Result<BTreeSet<String>, St
     let mut interpretation = Interpretation {
         start,
         facts: BTreeMap::new(),
+        stream: stream_atoms
+            .into_iter()
+            .filter(|(t, _)| (start..=end).contains(t))
+            .collect(),
     };
     let heads: BTreeSet<&str> = program
         .rules

@@ -161,6 +161,9 @@ fn generated_programs_cover_every_construct_and_derive_facts() {
         ",0,1,@(2,",
         "\n@(U,",
         "MATH(+,T1,U,",
+        "tuple_win(",
+        "not(tuple_win(",
+        ",0,1,@(T,",
     ] {
         assert!(all.contains(construct), "no `{construct}` in 200 programs");
     }

@@ -124,7 +124,8 @@ pub fn run<W: Write>(
         stgflow_io::sink::name_ranks(program),
         diff_here,
     );
-    let result = feed(sources, timeline, &mut feeder).and_then(|fed| feeder.finish().map(|()| fed));
+    let result =
+        feed(program, sources, timeline, &mut feeder).and_then(|fed| feeder.finish().map(|()| fed));
     let finished = match result {
         Ok(fed) => {
             let mut summary = std::mem::take(&mut feeder.summary);

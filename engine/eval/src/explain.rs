@@ -184,7 +184,7 @@ pub fn materialise<'p>(
         },
         current: 0,
     };
-    feed(sources, timeline, &mut collector)?;
+    feed(program, sources, timeline, &mut collector)?;
     Ok(collector.state)
 }
 

@@ -16,7 +16,7 @@ use std::io::{self, Write};
 use crate::sink::Sink;
 use crate::stream::{FactReader, InputFact, ReaderState, SkipCounts, StreamError};
 use stgflow_lang::ir::{PredId, Program};
-use stgflow_lang::value::Row;
+use stgflow_lang::value::{Row, Value};
 
 /// An evaluator steps through consecutive time points.
 pub trait Evaluator {
@@ -215,7 +215,7 @@ pub fn drive<E: Evaluator, W: Write>(
         outputs: program.output_predicates(),
         summary: RunSummary::default(),
     };
-    let result = feed(sources, timeline, &mut driver);
+    let result = feed(program, sources, timeline, &mut driver);
     let mut summary = std::mem::take(&mut driver.summary);
     match result {
         Ok(fed) => {
@@ -231,6 +231,44 @@ pub fn drive<E: Evaluator, W: Write>(
     }
 }
 
+/// The input sequences of a program: per numbered predicate, the predicate its numbered
+/// facts go to and how many have arrived.
+struct Numbering {
+    /// Indexed by predicate id: the target and the count so far.
+    targets: Vec<Option<(PredId, i64)>>,
+}
+
+impl Numbering {
+    fn new(program: &Program) -> Numbering {
+        let mut targets = vec![None; program.predicates.len()];
+        for &(source, target) in &program.input_sequences {
+            if let Some(slot) = targets.get_mut(source) {
+                *slot = Some((target, 0));
+            }
+        }
+        Numbering { targets }
+    }
+
+    /// Appends to a time point's facts the numbered copy of each fact of a numbered
+    /// predicate, in the order the facts came.
+    fn number(&mut self, time: u64, input: &mut Vec<(PredId, Row)>) {
+        if self.targets.iter().all(Option::is_none) {
+            return;
+        }
+        let stamp = Value::Int(i64::try_from(time).unwrap_or(i64::MAX));
+        for i in 0..input.len() {
+            let Some(Some((target, count))) = self.targets.get_mut(input[i].0) else {
+                continue;
+            };
+            *count += 1;
+            let mut row = Row::from_slice(&[Value::Int(*count), stamp]);
+            row.extend_from_slice(&input[i].1);
+            let target = *target;
+            input.push((target, row));
+        }
+    }
+}
+
 /// What the sources skipped (unknown predicates, wrong arities), added up.
 pub fn skipped(sources: &[Box<dyn FactSource + '_>]) -> SkipCounts {
     let mut total = SkipCounts::default();
@@ -241,13 +279,17 @@ pub fn skipped(sources: &[Box<dyn FactSource + '_>]) -> SkipCounts {
 }
 
 /// Merges `sources` by time and hands every time point of the timeline, in order, to
-/// `consumer` as soon as it is complete.
+/// `consumer` as soon as it is complete. `program`'s input sequences
+/// ([`Program::input_sequences`]) number the facts as they are merged, so every engine
+/// sees the same numbers.
 pub fn feed(
+    program: &Program,
     sources: &mut [Box<dyn FactSource + '_>],
     timeline: Timeline,
     consumer: &mut impl TimePoints,
 ) -> Result<Fed, RunError> {
     let mut fed = Fed::default();
+    let mut numbered = Numbering::new(program);
     let mut heads: Vec<Option<InputFact>> = Vec::with_capacity(sources.len());
     for source in sources.iter_mut() {
         heads.push(next_fact(source)?);
@@ -300,6 +342,7 @@ pub fn feed(
             continue;
         }
         fed.input_facts += input.len() as u64;
+        numbered.number(time, &mut input);
         consumer.complete(time, input)?;
         next_t = time + 1;
     }

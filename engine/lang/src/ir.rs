@@ -179,6 +179,11 @@ pub struct Program {
     /// to keep input apart from what rules derive (LARS: the stream's atoms of a rule
     /// head's predicate are read by the rules, but only derived atoms are printed).
     pub input_names: Vec<(String, Option<PredId>)>,
+    /// Predicates whose stream facts are also numbered: each fact of the first, read from
+    /// a stream, also gives at its time a fact of the second with its arrival number among
+    /// the first's facts (from 1, in stream order: time, then source, then line), its
+    /// time, then its arguments (LARS tuple windows: the last n atoms of a predicate).
+    pub input_sequences: Vec<(PredId, PredId)>,
 }
 
 impl Program {

@@ -110,19 +110,30 @@ pub enum Extended {
         atom: Atom,
         span: Span,
     },
+    /// `tuple_win(size, modality(a))` (or `tuple_win(size,0,1, …)`): the window of the
+    /// last `size` atoms of a's predicate in the stream; `modality` `None` for a bare
+    /// atom (a now, among them). Only `diamond` and `@(T, …)` are modalities here.
+    Tuples {
+        size: u32,
+        modality: Option<Modality>,
+        atom: Atom,
+        span: Span,
+    },
 }
 
 impl Extended {
     pub fn atom(&self) -> &Atom {
         match self {
-            Extended::Atom(atom) | Extended::Window { atom, .. } => atom,
+            Extended::Atom(atom)
+            | Extended::Window { atom, .. }
+            | Extended::Tuples { atom, .. } => atom,
         }
     }
 
     pub fn span(&self) -> Span {
         match self {
             Extended::Atom(atom) => atom.span,
-            Extended::Window { span, .. } => *span,
+            Extended::Window { span, .. } | Extended::Tuples { span, .. } => *span,
         }
     }
 
@@ -131,6 +142,10 @@ impl Extended {
         match self {
             Extended::Window {
                 modality: Modality::At(time),
+                ..
+            }
+            | Extended::Tuples {
+                modality: Some(Modality::At(time)),
                 ..
             } => Some(time),
             _ => None,
@@ -230,6 +245,19 @@ impl fmt::Display for Extended {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (size, modality, atom) = match self {
             Extended::Atom(atom) => return write!(f, "{atom}"),
+            Extended::Tuples {
+                size,
+                modality,
+                atom,
+                ..
+            } => {
+                return match modality {
+                    None => write!(f, "tuple_win({size},{atom})"),
+                    Some(Modality::Diamond) => write!(f, "tuple_win({size},diamond({atom}))"),
+                    Some(Modality::Box) => write!(f, "tuple_win({size},box({atom}))"),
+                    Some(Modality::At(time)) => write!(f, "tuple_win({size},@({time},{atom}))"),
+                };
+            }
             Extended::Window {
                 size,
                 modality,

@@ -9,7 +9,7 @@
 //! The stages, each a module:
 //!
 //! * [`syntax`] — the line-based parser (never panics; E201 syntax errors, E202
-//!   constructs not supported: tuple windows, nested modalities).
+//!   constructs not supported: nested modalities, `box` in a tuple window).
 //! * [`check`] — LARS-level checks: arities (E206) and global stratification (E205, the
 //!   cycle through `not` named with the user's rules).
 //! * [`translate`] — Algorithm 2 into a TD syntax tree (E203 ungrounded time variables,
@@ -35,7 +35,9 @@
 //! * The stream's atoms of a rule head's predicate are read by the rules with the derived
 //!   ones, but only derived atoms are printed (as Laser prints them):
 //!   [`translate::Translation::inputs`] sends them to a predicate of their own.
-//! * Tuple windows are rejected (E202), naming the construct.
+//! * Tuple windows hold the last n atoms of a predicate of the stream, in stream order
+//!   (LARS's tuple window counts the atoms of every predicate; Laser counts those before
+//!   the evaluation time); `box` inside one is rejected (E202).
 //! * `MATH` follows the engine's arithmetic: integers stay integers (division truncates,
 //!   overflow and division by zero derive nothing); a float operand makes a float.
 //!
@@ -95,6 +97,11 @@ pub fn compile_str(name: &str, text: &str) -> Compiled {
             let target = target.and_then(|t| program.pred_id(&t));
             (name, target)
         })
+        .collect();
+    program.input_sequences = translation
+        .sequences
+        .iter()
+        .filter_map(|(source, target)| Some((program.pred_id(source)?, program.pred_id(target)?)))
         .collect();
     compiled
 }
@@ -169,6 +176,36 @@ mod tests {
                 "q(A, T) :- p(A, T), not s(A, T), p(A, T), not r(T).",
                 "q(A, T) :- p(A, T), not s(A, T-1), p(A, T-1), not r(T-1).",
                 "#output q.",
+            ]
+        );
+    }
+
+    #[test]
+    fn laser_forms_translate_as_lars_defines_them() {
+        let rules = td(
+            "@(T,high(V)) :- time_win(2,0,1,@(T,a(V))) and COMP(>=,V,18)\n\
+             @(T1,due(X)) :- time_win(1,0,1,@(T,o(X))) and paid(X) and MATH(+,T1,T,1)\n\
+             e(X) :- diamond(p(X)) and box(not(s(X))) and time_win(3,0,1,r(X)) and @(4,p(X))\n",
+        );
+        assert_eq!(
+            rules,
+            [
+                // Every atom read at the head's time: one instance.
+                "high(V, Now) :- a(V, Now), V >= 18.",
+                // T ↦ Now holds `due` at Now+1, T ↦ Now-1 at Now: each instance shifted.
+                "due(X, Now) :- o(X, Now-1), paid(X, Now-1), T1 = T+1, T = Now-1.",
+                "due(X, Now) :- o(X, Now-1), paid(X, Now), T1 = T+1, T = Now-1.",
+                // ♢ and □¬ (= ¬♢) over the whole stream, a window over a bare atom, `@` at
+                // a number.
+                "e(X, T) :- p__ever(X, T), not s__ever(X, T), r(X, T), p__at__ever(4, X, T).",
+                "p__ever(X1, T) :- p(X1, T).",
+                "p__ever(X1, T) :- p__ever(X1, T-1).",
+                "s__ever(X1, T) :- s(X1, T).",
+                "s__ever(X1, T) :- s__ever(X1, T-1).",
+                "p__at(X0, X1, T) :- p(X1, T), X0 = T.",
+                "p__at__ever(X1, X2, T) :- p__at(X1, X2, T).",
+                "p__at__ever(X1, X2, T) :- p__at__ever(X1, X2, T-1).",
+                "#output high, due, e.",
             ]
         );
     }

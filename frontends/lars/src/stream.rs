@@ -139,7 +139,7 @@ fn atom_of<'t>(
     // Any name Laser reads: `p`, `p*2`, an IRI `http://ex.org/p#q`, or one in quotes
     // (`'p*2'`, as programs write it), which reads as the same name unquoted.
     let name = match name.strip_prefix('\'') {
-        Some(quoted) => quoted.strip_suffix('\'').unwrap_or(quoted),
+        Some(quoted) => quoted.strip_suffix('\'').unwrap_or(""),
         None => name,
     };
     let valid_name = !name.is_empty()
@@ -291,6 +291,61 @@ mod tests {
                 Some(("E101", column)),
                 "{bad}"
             );
+        }
+    }
+
+    #[test]
+    fn iris_and_quoted_names_read_as_written() {
+        let compiled = crate::compile_str(
+            "p.lars",
+            "h(X) :- 'http://ex.org/p#q'(X,Y)\nk(X) :- 'p*2'(X)\n",
+        );
+        assert!(
+            !compiled.has_errors(),
+            "{}",
+            compiled.render_diagnostics(false)
+        );
+        let text = "#timeline 0 3\n1: http://ex.org/p#q(http://ex.org/s0,o1) p*2(a)\n2: 'p*2'(b) 'http://ex.org/p#q'(s,7)\n";
+        let mut reader = FactReader::new(
+            text.as_bytes(),
+            "in.laser",
+            Arc::new(LaserStream),
+            Schema::new(&compiled.program),
+        );
+        let mut facts = Vec::new();
+        while let Ok(Some(fact)) = reader.next_fact() {
+            facts.push((
+                compiled.program.pred_name(fact.pred).to_owned(),
+                fact.args.to_vec(),
+                fact.time,
+            ));
+        }
+        assert_eq!(
+            facts,
+            [
+                (
+                    "http://ex.org/p#q".to_owned(),
+                    vec![Value::sym("http://ex.org/s0"), Value::sym("o1")],
+                    1
+                ),
+                ("p*2".to_owned(), vec![Value::sym("a")], 1),
+                ("p*2".to_owned(), vec![Value::sym("b")], 2),
+                (
+                    "http://ex.org/p#q".to_owned(),
+                    vec![Value::sym("s"), Value::Int(7)],
+                    2
+                ),
+            ]
+        );
+        for bad in ["1: 7p(a)\n", "1: 'p(a)\n"] {
+            let mut reader = FactReader::new(
+                bad.as_bytes(),
+                "in",
+                Arc::new(LaserStream),
+                Schema::new(&compiled.program),
+            );
+            let error = std::iter::from_fn(|| reader.next_fact().transpose()).find_map(Result::err);
+            assert_eq!(error.map(|e| e.code), Some("E101"), "{bad}");
         }
     }
 

@@ -15,12 +15,14 @@
 //!
 //! Besides plain LARS's windows, Laser's wider forms: `time_win(n,0,1, a)` over a bare
 //! atom, `diamond(a)`, `box(a)` and `@(T, a)` outside a window, `@(3, a)` at a time point,
-//! `not(a)` inside `diamond`/`box` (read as the dual negated), `@(T, h)` as a head, and an
-//! atom in parentheses.
+//! `not(a)` inside `diamond`/`box` (read as the dual negated), `@(T, h)` as a head, an
+//! atom in parentheses, and tuple windows `tuple_win(n, m(a))` or `tuple_win(n,0,1,
+//! m(a))` with m `diamond`, `@(T, …)` or none.
 //!
 //! The parser never panics and never stops at the first error: a malformed line is
 //! reported (code E201, file:line:column, excerpt, hint) and parsing resumes at the next
-//! line. Constructs not supported — tuple windows, nested modalities, `not` inside `@` —
+//! line. Constructs not supported — nested modalities, `not` inside `@`, `box` in a tuple
+//! window —
 //! are recognised and rejected with E202 naming the construct.
 
 use stgflow_lang::diag::{Diagnostic, Diagnostics, FileId, Span};
@@ -601,17 +603,17 @@ impl LineParser<'_> {
     fn extended(&mut self) -> Parsed<(Extended, bool)> {
         let start = self.span();
         match self.peek().cloned() {
-            Some(Tok::Ident(word)) if word == "time_win" && self.peek_at(1) == Some(&Tok::LParen) => {
+            Some(Tok::Ident(word))
+                if word == "time_win" && self.peek_at(1) == Some(&Tok::LParen) =>
+            {
                 self.pos += 2;
                 self.window(start)
             }
-            Some(Tok::Ident(word)) if word == "tuple_win" && self.peek_at(1) == Some(&Tok::LParen) => {
-                Err(Box::new(
-                    Diagnostic::error(Code::E202, "tuple windows (`tuple_win`) are not supported")
-                        .with_label(start, "a tuple-based window")
-                        .with_note("a tuple window's content depends on how many atoms arrived, not on time; only time windows are compiled")
-                        .with_help("use a time window: `time_win(n,0,1,diamond(…))`"),
-                ))
+            Some(Tok::Ident(word))
+                if word == "tuple_win" && self.peek_at(1) == Some(&Tok::LParen) =>
+            {
+                self.pos += 2;
+                self.tuple_window(start)
             }
             _ => self.modality(start, None),
         }
@@ -680,6 +682,72 @@ impl LineParser<'_> {
             )),
             _ => Ok((Extended::Atom(self.atom()?), false)),
         }
+    }
+
+    /// `tuple_win(` already read: `tuple_win(n, m(a))` or `tuple_win(n,0,1, m(a))`, with m
+    /// `diamond`, `@(T, …)` or none.
+    fn tuple_window(&mut self, start: Span) -> Parsed<(Extended, bool)> {
+        let size = match self.peek() {
+            Some(Tok::Int(n)) if (1..=i64::from(MAX_WINDOW)).contains(n) => *n as u32,
+            _ => {
+                return Err(Box::new(
+                    self.expected("a tuple window size (a positive integer)")
+                        .with_note(
+                            "`tuple_win(n, …)` holds the last n atoms of a predicate in the stream",
+                        ),
+                ));
+            }
+        };
+        self.pos += 1;
+        self.expect(&Tok::Comma, "`,`")?;
+        // Laser also writes `tuple_win(n,0,1, …)`.
+        if matches!(self.peek(), Some(Tok::Int(0))) && self.peek_at(1) == Some(&Tok::Comma) {
+            self.pos += 2;
+            match self.peek() {
+                Some(Tok::Int(1)) => self.pos += 1,
+                _ => return Err(self.expected("`1` (the step of `tuple_win(n,0,1, …)`)")),
+            }
+            self.expect(&Tok::Comma, "`,`")?;
+        }
+        let inner = self.span();
+        let (extended, negated) = self.modality(inner, Some(size))?;
+        self.expect(&Tok::RParen, "`)` closing `tuple_win(`")?;
+        let span = start.to(self.prev_span());
+        let unsupported = |what: &str| {
+            Err(Box::new(
+                Diagnostic::error(
+                    Code::E202,
+                    format!("{what} in a tuple window is not supported"),
+                )
+                .with_label(span, "a tuple-based window")
+                .with_note("inside `tuple_win(n, …)` write an atom, `diamond(a)` or `@(T, a)`"),
+            ))
+        };
+        if negated {
+            return unsupported("`not`");
+        }
+        let (modality, atom) = match extended {
+            Extended::Atom(atom) => (None, atom),
+            Extended::Window {
+                modality: Modality::Box,
+                ..
+            } => return unsupported("`box`"),
+            Extended::Window {
+                modality: Modality::At(Time::Const(..)),
+                ..
+            } => return unsupported("`@` at a time point written as a number"),
+            Extended::Window { modality, atom, .. } => (Some(modality), atom),
+            Extended::Tuples { .. } => return unsupported("a tuple window"),
+        };
+        Ok((
+            Extended::Tuples {
+                size,
+                modality,
+                atom,
+                span,
+            },
+            false,
+        ))
     }
 
     /// Eats `not(` where it comes next.
@@ -797,7 +865,7 @@ mod tests {
     fn every_bad_line_is_reported_and_the_rest_parsed() {
         let (program, diagnostics) = parse(
             0,
-            "a :- b and\nc :- d\ne :- f, g\nh :- tuple_win(3, diamond(i))\nj :- time_win(2,0,1,diamond(box(k)))\nl :- m\n",
+            "a :- b and\nc :- d\ne :- f, g\nh :- tuple_win(3, box(i))\nj :- time_win(2,0,1,diamond(box(k)))\nl :- m\n",
         );
         assert_eq!(program.rules.len(), 2);
         let codes: Vec<&str> = diagnostics.iter().map(|d| d.code).collect();
@@ -807,8 +875,8 @@ mod tests {
     #[test]
     fn unsupported_constructs_are_named() {
         assert_eq!(
-            first_error("a :- tuple_win(3,diamond(b))").1,
-            "tuple windows (`tuple_win`) are not supported"
+            first_error("a :- tuple_win(3,box(b))").1,
+            "`box` in a tuple window is not supported"
         );
         assert_eq!(
             first_error("a :- diamond(box(b))").1,

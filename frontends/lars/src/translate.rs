@@ -42,6 +42,12 @@
 //!   and the head is at the instance's `T`; when every atom is read at U the instances
 //!   coincide and one (U ↦ T-k) is made. A negative shift (the head before a time point
 //!   the body reads) is E208: TD reads only the past;
+//! * a tuple window `tuple_win(n, m(p(…)))` reads `p__tupN(U, X…, T)`: p(X…) given at U
+//!   is among the last n p atoms at T. The stream's p atoms are numbered as they are read
+//!   (`p__seq(I, U, X…)`, [`stgflow_lang::ir::Program::input_sequences`], by the timeline
+//!   driver, so every engine sees the same numbers), and the atom numbered I is kept
+//!   until the one numbered I+n arrives (`p__evictN(I, T)`): persistence with its stop;
+//!   ♢ reads `p__tupN__dia(X…, T)`, a bare atom `p__tupN__now(X…, T)` (U = T);
 //! * the stream's atoms of a rule head's predicate h go to `h__input` (or nowhere, when
 //!   no rule reads h), and rules read `h__read`, h's derived atoms and `h__input`, so the
 //!   printed h holds what the rules derive, as Laser prints it.
@@ -102,6 +108,9 @@ pub struct Translation {
     /// predicate the rules read besides the derived one, or nowhere (no rule reads it).
     /// The head's own predicate holds only what the rules derive.
     pub inputs: Vec<(String, Option<String>)>,
+    /// Per predicate under a tuple window: the predicate its stream atoms are numbered
+    /// into (`p__seq(I, U, X…)`, see [`stgflow_lang::ir::Program::input_sequences`]).
+    pub sequences: Vec<(String, String)>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -160,6 +169,27 @@ pub fn translate(program: &Program) -> (Translation, Diagnostics) {
             inputs.push((name.clone(), None));
         }
     }
+    // A tuple window counts the stream's atoms: a derived predicate has no stream order.
+    for rule in &program.rules {
+        for extended in rule.body.iter().filter_map(Literal::extended) {
+            if let Extended::Tuples { atom, span, .. } = extended {
+                if heads
+                    .iter()
+                    .any(|(h, _)| h.predicate.name == atom.predicate.name)
+                {
+                    translator.diagnostics.push(
+                        Diagnostic::error(
+                            Code::E202,
+                            format!("a tuple window over `{}`, which rules derive, is not supported", atom.predicate.name),
+                        )
+                        .with_label(*span, "the last n atoms of a derived predicate")
+                        .with_note("a tuple window holds the last n atoms of a predicate in the stream's order; derived atoms have no such order")
+                        .with_help("use a time window over the derived predicate"),
+                    );
+                }
+            }
+        }
+    }
     let program = read_as(program, &renamed);
     for rule in &program.rules {
         let head = &rule.head.predicate.name;
@@ -189,11 +219,14 @@ pub fn translate(program: &Program) -> (Translation, Diagnostics) {
         let span = first.span;
         items.push(td::Item::Output(outputs, span));
     }
+    let mut sequences: Vec<(String, String)> = translator.sequences.drain().collect();
+    sequences.sort();
     (
         Translation {
             program: td::Program { items },
             origins,
             inputs,
+            sequences,
         },
         translator.diagnostics,
     )
@@ -208,7 +241,9 @@ fn read_as(program: &Program, renamed: &HashMap<String, String>) -> Program {
                 continue;
             };
             let atom = match extended {
-                Extended::Atom(atom) | Extended::Window { atom, .. } => atom,
+                Extended::Atom(atom)
+                | Extended::Window { atom, .. }
+                | Extended::Tuples { atom, .. } => atom,
             };
             if let Some(name) = renamed.get(&atom.predicate.name) {
                 atom.predicate.name.clone_from(name);
@@ -228,6 +263,12 @@ struct Translator {
     read_names: HashMap<String, String>,
     /// Per (predicate, modality, size): the predicate standing for the window.
     windows: HashMap<(String, WindowKind, Option<u32>), String>,
+    /// Per predicate: its numbered stream atoms (`p__seq`), once asked for.
+    sequences: HashMap<String, String>,
+    /// Per (predicate, size): what a tuple window holds (`p__tupN`), once defined; and
+    /// its ♢ and its atoms now, per (predicate, size, is ♢).
+    tuple_windows: HashMap<(String, u32), String>,
+    tuple_reads: HashMap<(String, u32, bool), String>,
     /// `p__at` per predicate p, once defined.
     stamps: HashMap<String, String>,
     /// `(tick, start)` once defined.
@@ -245,6 +286,7 @@ impl Default for Translation {
             program: td::Program { items: Vec::new() },
             origins: Vec::new(),
             inputs: Vec::new(),
+            sequences: Vec::new(),
         }
     }
 }
@@ -406,13 +448,21 @@ impl Translator {
                 _ => None,
             };
             let sizes: Vec<Option<u32>> = rule.body.iter().filter_map(positive).collect();
+            let in_tuples = rule.body.iter().any(|literal| {
+                matches!(literal, Literal::Positive(e @ Extended::Tuples { .. }) if e.time_var().is_some_and(|t| t.name == time.name))
+            });
             // The first window grounds it; an `@` outside a window only when no window
-            // does (the whole stream so far).
-            let grounding = sizes
-                .iter()
-                .find(|size| size.is_some())
-                .or_else(|| sizes.first())
-                .copied();
+            // does (the whole stream so far); a tuple window's `@` binds it to the times
+            // of the atoms it holds, which reads it as a value (as `None` does).
+            let grounding = if in_tuples {
+                Some(None)
+            } else {
+                sizes
+                    .iter()
+                    .find(|size| size.is_some())
+                    .or_else(|| sizes.first())
+                    .copied()
+            };
             match grounding {
                 Some(d) => groundings.push((time.name.clone(), d)),
                 None => {
@@ -484,8 +534,12 @@ impl Translator {
         // the narrowest positive one: then the body holds at some evaluation time exactly
         // when it holds at `base` itself (a narrower negated window would hold at a later
         // evaluation time, once `base` has left it, which is up to the timeline's end).
+        // A tuple window keeps an atom for an unknown number of time points: as
+        // narrow as can be (0) when positive; negated, it holds again once the atom has
+        // left the window, so it is read at the evaluation time.
         let size_of = |e: &Extended| match e {
             Extended::Window { size, .. } => *size,
+            Extended::Tuples { .. } => Some(0),
             Extended::Atom(_) => None,
         };
         let narrowest = rule
@@ -500,6 +554,7 @@ impl Translator {
             Literal::Positive(e) => e.time_var().is_some_and(|v| v.name == base),
             Literal::Negative(e, _) => {
                 e.time_var().is_some_and(|v| v.name == base)
+                    && !matches!(e, Extended::Tuples { .. })
                     && match (size_of(e), narrowest) {
                         (None, _) => true,
                         (Some(e), Some(m)) => e >= m,
@@ -656,6 +711,12 @@ impl Translator {
             Extended::Atom(atom) => {
                 return Some(td_atom(atom, &atom.predicate.name, frame.now, frame.shift));
             }
+            Extended::Tuples {
+                size,
+                modality,
+                atom,
+                span,
+            } => return Some(self.tuples(rule, *size, modality.as_ref(), atom, *span, frame)),
             Extended::Window {
                 size,
                 modality,
@@ -1021,6 +1082,192 @@ impl Translator {
         name
     }
 
+    /// The TD atom for `tuple_win(size, modality(atom))` in `frame`.
+    fn tuples(
+        &mut self,
+        rule: &Rule,
+        size: u32,
+        modality: Option<&Modality>,
+        atom: &Atom,
+        span: Span,
+        frame: &Frame<'_>,
+    ) -> td::Atom {
+        let pred = &atom.predicate.name;
+        let arity = atom.args.len();
+        let window = self.tuple_window(rule, pred, arity, size, span);
+        let read = |name: &str, args: Vec<Term>| {
+            td_atom(
+                &Atom {
+                    predicate: Ident {
+                        name: name.to_owned(),
+                        span: atom.predicate.span,
+                    },
+                    args,
+                    span: atom.span,
+                },
+                name,
+                frame.now,
+                frame.shift,
+            )
+        };
+        match modality {
+            Some(Modality::At(Time::Var(var))) => {
+                let mut args = vec![Term::Var(var.clone())];
+                args.extend(atom.args.iter().cloned());
+                read(&window, args)
+            }
+            Some(Modality::Diamond) | None => {
+                let diamond = modality.is_some();
+                let key = (pred.clone(), size, diamond);
+                let name = match self.tuple_reads.get(&key) {
+                    Some(name) => name.clone(),
+                    None => {
+                        let stem = if diamond { "dia" } else { "now" };
+                        let name = self.fresh(format!("{pred}__tup{size}__{stem}"));
+                        // `name(X…, T) :- p__tupN(U, X…, T)` (♢), with `U = T` for the
+                        // atoms given now.
+                        let vars = object_vars(arity, span);
+                        let mut window_args = vec![var_expr("X0", span)];
+                        window_args.extend(vars.iter().cloned());
+                        let mut body = vec![td::Literal::Positive(plain_atom(
+                            &window,
+                            window_args,
+                            time_term("T", 0, span),
+                            span,
+                        ))];
+                        if !diamond {
+                            body.push(td::Literal::Builtin(td::Builtin {
+                                lhs: var_expr("X0", span),
+                                op: CmpOp::Eq,
+                                rhs: time_term("T", 0, span),
+                                span,
+                            }));
+                        }
+                        self.define(
+                            td::Rule {
+                                head: plain_atom(&name, vars, time_term("T", 0, span), span),
+                                body,
+                                span,
+                            },
+                            Origin::Generated {
+                                by: format!(
+                                    "LARS rule {}: {} the last {size} `{pred}` atoms",
+                                    rule.number,
+                                    if diamond {
+                                        "one of"
+                                    } else {
+                                        "given now, among"
+                                    }
+                                ),
+                                span: Some(span),
+                            },
+                        );
+                        self.tuple_reads.insert(key, name.clone());
+                        name
+                    }
+                };
+                read(&name, atom.args.clone())
+            }
+            // The parser admits no other modality in a tuple window.
+            Some(Modality::Box | Modality::At(Time::Const(..))) => read(&window, Vec::new()),
+        }
+    }
+
+    /// `p__tupN(U, X…, T)`: p(X…) given at U is among the last `size` atoms of p at T.
+    /// Defined over the stream's numbered p atoms (`p__seq(I, U, X…)`, numbered as they
+    /// are read): the atom numbered I is kept from its time until the one numbered I+n
+    /// arrives — persistence, with the eviction as its stop.
+    fn tuple_window(
+        &mut self,
+        rule: &Rule,
+        pred: &str,
+        arity: usize,
+        size: u32,
+        span: Span,
+    ) -> String {
+        let key = (pred.to_owned(), size);
+        if let Some(name) = self.tuple_windows.get(&key) {
+            return name.clone();
+        }
+        let sequence = match self.sequences.get(pred) {
+            Some(name) => name.clone(),
+            None => {
+                let name = self.fresh(format!("{pred}__seq"));
+                self.sequences.insert(pred.to_owned(), name.clone());
+                name
+            }
+        };
+        let evict = self.fresh(format!("{pred}__evict{size}"));
+        let kept = self.fresh(format!("{pred}__kept{size}"));
+        let name = self.fresh(format!("{pred}__tup{size}"));
+        let origin = Origin::Generated {
+            by: format!(
+                "LARS rule {}: the last {size} `{pred}` atoms of the stream (a tuple window)",
+                rule.number
+            ),
+            span: Some(span),
+        };
+        let vars = object_vars(arity, span);
+        let numbered = |number: &str| {
+            let mut args = vec![var_expr(number, span), var_expr("U", span)];
+            args.extend(vars.iter().cloned());
+            args
+        };
+        let t = |k| time_term("T", k, span);
+        let at = |pred: &str, args: Vec<td::Expr>, k| {
+            td::Literal::Positive(plain_atom(pred, args, t(k), span))
+        };
+        let not_evicted = td::Literal::Negative(
+            plain_atom(&evict, vec![var_expr("I", span)], t(0), span),
+            span,
+        );
+        let rules = [
+            // p__evictN(I, T) :- p(X…, T), p__seq(J, U, X…, T), I = J - n.
+            td::Rule {
+                head: plain_atom(&evict, vec![var_expr("I", span)], t(0), span),
+                body: vec![
+                    at(pred, vars.clone(), 0),
+                    at(&sequence, numbered("J"), 0),
+                    td::Literal::Builtin(td::Builtin {
+                        lhs: var_expr("I", span),
+                        op: CmpOp::Eq,
+                        rhs: td::Expr::Binary(
+                            ArithOp::Sub,
+                            Box::new(var_expr("J", span)),
+                            Box::new(td::Expr::Const(Value::Int(i64::from(size)), span)),
+                            span,
+                        ),
+                        span,
+                    }),
+                ],
+                span,
+            },
+            // p__keptN(I, U, X…, T) :- p__seq(I, U, X…, T), not p__evictN(I, T).
+            td::Rule {
+                head: plain_atom(&kept, numbered("I"), t(0), span),
+                body: vec![at(&sequence, numbered("I"), 0), not_evicted.clone()],
+                span,
+            },
+            // p__keptN(I, U, X…, T) :- p__keptN(I, U, X…, T-1), not p__evictN(I, T).
+            td::Rule {
+                head: plain_atom(&kept, numbered("I"), t(0), span),
+                body: vec![at(&kept, numbered("I"), 1), not_evicted],
+                span,
+            },
+            // p__tupN(U, X…, T) :- p__keptN(I, U, X…, T).
+            td::Rule {
+                head: plain_atom(&name, numbered("I").split_off(1), t(0), span),
+                body: vec![at(&kept, numbered("I"), 0)],
+                span,
+            },
+        ];
+        for rule in rules {
+            self.define(rule, origin.clone());
+        }
+        self.tuple_windows.insert(key, name.clone());
+        name
+    }
+
     /// `name(X…, T) :- source(X…, T).` for every source: what a head's predicate is read
     /// as, its derived atoms and the stream's.
     /// `number` is the first rule with that head.
@@ -1157,6 +1404,14 @@ fn values_used(rule: &Rule) -> HashSet<&str> {
         .filter_map(Term::var)
         .map(|v| v.name.as_str())
         .collect();
+    // A tuple window's `@(U, …)` reads U as a value (the atom's time).
+    used.extend(rule.body.iter().filter_map(|literal| match literal {
+        Literal::Positive(e @ Extended::Tuples { .. })
+        | Literal::Negative(e @ Extended::Tuples { .. }, _) => {
+            e.time_var().map(|t| t.name.as_str())
+        }
+        _ => None,
+    }));
     for literal in &rule.body {
         let terms: Vec<&Term> = match literal {
             Literal::Compare { lhs, rhs, .. } => vec![lhs, rhs],
