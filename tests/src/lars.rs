@@ -141,7 +141,8 @@ fn rule(
             // Tuple windows over the stream's predicates: the last n atoms.
             12 if input => match rng.below(3) {
                 0 => format!("tuple_win({n},{atom})"),
-                1 => format!("tuple_win({n},diamond({atom}))"),
+                1 if rng.chance(50) => format!("tuple_win({n},diamond({atom}))"),
+                1 => format!("tuple_win({n},box({atom}))"),
                 _ => {
                     let t = *rng.pick(&TIME_VARS);
                     if !grounded.contains(&t) {
@@ -474,7 +475,32 @@ impl Interpretation {
                 ..
             } => {
                 let mut out = Vec::new();
-                for (at, args) in self.last_atoms(t, *size, atom) {
+                let window = self.last_atoms(t, *size, atom);
+                if let Some(Modality::Box) = modality {
+                    // At every time point of the window's timeline [t', t], t' the time of
+                    // its oldest atom.
+                    let Some(oldest) = window.iter().map(|(at, _)| *at).min() else {
+                        return out;
+                    };
+                    for (at, args) in &window {
+                        if *at != t {
+                            continue;
+                        }
+                        let Some(b) = unify(atom, args, binding) else {
+                            continue;
+                        };
+                        let every = (oldest..=t).all(|u| {
+                            window
+                                .iter()
+                                .any(|(at, other)| *at == u && *other == &args[..])
+                        });
+                        if every && !out.iter().any(|o: &Binding| o.values == b.values) {
+                            out.push(b);
+                        }
+                    }
+                    return out;
+                }
+                for (at, args) in window {
                     let time = match modality {
                         None if at != t => continue,
                         Some(Modality::At(Time::Var(time))) => Some(time),

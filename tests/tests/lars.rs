@@ -167,6 +167,10 @@ fn generated_programs_cover_every_construct_and_derive_facts() {
     ] {
         assert!(all.contains(construct), "no `{construct}` in 200 programs");
     }
+    assert!(
+        (1..=4).any(|n| all.contains(&format!("tuple_win({n},box("))),
+        "no `box` in a tuple window in 200 programs"
+    );
     let deriving = cases
         .iter()
         .filter(|c| {

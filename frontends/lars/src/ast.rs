@@ -112,7 +112,7 @@ pub enum Extended {
     },
     /// `tuple_win(size, modality(a))` (or `tuple_win(size,0,1, …)`): the window of the
     /// last `size` atoms of a's predicate in the stream; `modality` `None` for a bare
-    /// atom (a now, among them). Only `diamond` and `@(T, …)` are modalities here.
+    /// atom (a now, among them). `diamond`, `box` and `@(T, …)` are the modalities here.
     Tuples {
         size: u32,
         modality: Option<Modality>,

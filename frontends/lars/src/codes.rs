@@ -4,7 +4,7 @@ stgflow_lang::error_codes! {
     /// LARS syntax, the constructs outside plain LARS, and the checks of the translation.
     pub enum Code {
         E201 => "LARS: syntax",
-        E202 => "LARS: a construct not supported (nested modalities, `box` in a tuple window or one over a derived predicate, `time_win` other than `(n,0,1,…)`)",
+        E202 => "LARS: a construct not supported (nested modalities, a tuple window over a derived predicate, `time_win` other than `(n,0,1,…)`)",
         E203 => "LARS: a time variable not grounded by a positive `@(T,…)`",
         E204 => "LARS: a time variable used as an atom argument",
         E205 => "LARS: not globally stratified (the cycle through `not` named)",

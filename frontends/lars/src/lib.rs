@@ -9,7 +9,7 @@
 //! The stages, each a module:
 //!
 //! * [`syntax`] — the line-based parser (never panics; E201 syntax errors, E202
-//!   constructs not supported: nested modalities, `box` in a tuple window).
+//!   constructs not supported: nested modalities, `@` at a number in a tuple window).
 //! * [`check`] — LARS-level checks: arities (E206) and global stratification (E205, the
 //!   cycle through `not` named with the user's rules).
 //! * [`translate`] — Algorithm 2 into a TD syntax tree (E203 ungrounded time variables,
@@ -37,7 +37,7 @@
 //!   [`translate::Translation::inputs`] sends them to a predicate of their own.
 //! * Tuple windows hold the last n atoms of a predicate of the stream, in stream order
 //!   (LARS's tuple window counts the atoms of every predicate; Laser counts those before
-//!   the evaluation time); `box` inside one is rejected (E202).
+//!   the evaluation time); one over a derived predicate is rejected (E202).
 //! * `MATH` follows the engine's arithmetic: integers stay integers (division truncates,
 //!   overflow and division by zero derive nothing); a float operand makes a float.
 //!

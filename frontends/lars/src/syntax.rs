@@ -17,12 +17,12 @@
 //! atom, `diamond(a)`, `box(a)` and `@(T, a)` outside a window, `@(3, a)` at a time point,
 //! `not(a)` inside `diamond`/`box` (read as the dual negated), `@(T, h)` as a head, an
 //! atom in parentheses, and tuple windows `tuple_win(n, m(a))` or `tuple_win(n,0,1,
-//! m(a))` with m `diamond`, `@(T, …)` or none.
+//! m(a))` with m `diamond`, `box`, `@(T, …)` or none.
 //!
 //! The parser never panics and never stops at the first error: a malformed line is
 //! reported (code E201, file:line:column, excerpt, hint) and parsing resumes at the next
-//! line. Constructs not supported — nested modalities, `not` inside `@`, `box` in a tuple
-//! window —
+//! line. Constructs not supported — nested modalities, `not` inside `@` or a tuple window
+//! —
 //! are recognised and rejected with E202 naming the construct.
 
 use stgflow_lang::diag::{Diagnostic, Diagnostics, FileId, Span};
@@ -720,7 +720,9 @@ impl LineParser<'_> {
                     format!("{what} in a tuple window is not supported"),
                 )
                 .with_label(span, "a tuple-based window")
-                .with_note("inside `tuple_win(n, …)` write an atom, `diamond(a)` or `@(T, a)`"),
+                .with_note(
+                    "inside `tuple_win(n, …)` write an atom, `diamond(a)`, `box(a)` or `@(T, a)`",
+                ),
             ))
         };
         if negated {
@@ -728,10 +730,6 @@ impl LineParser<'_> {
         }
         let (modality, atom) = match extended {
             Extended::Atom(atom) => (None, atom),
-            Extended::Window {
-                modality: Modality::Box,
-                ..
-            } => return unsupported("`box`"),
             Extended::Window {
                 modality: Modality::At(Time::Const(..)),
                 ..
@@ -865,7 +863,7 @@ mod tests {
     fn every_bad_line_is_reported_and_the_rest_parsed() {
         let (program, diagnostics) = parse(
             0,
-            "a :- b and\nc :- d\ne :- f, g\nh :- tuple_win(3, box(i))\nj :- time_win(2,0,1,diamond(box(k)))\nl :- m\n",
+            "a :- b and\nc :- d\ne :- f, g\nh :- tuple_win(3, @(2,i))\nj :- time_win(2,0,1,diamond(box(k)))\nl :- m\n",
         );
         assert_eq!(program.rules.len(), 2);
         let codes: Vec<&str> = diagnostics.iter().map(|d| d.code).collect();
@@ -875,8 +873,8 @@ mod tests {
     #[test]
     fn unsupported_constructs_are_named() {
         assert_eq!(
-            first_error("a :- tuple_win(3,box(b))").1,
-            "`box` in a tuple window is not supported"
+            first_error("a :- tuple_win(3,diamond(not(b)))").1,
+            "`not` in a tuple window is not supported"
         );
         assert_eq!(
             first_error("a :- diamond(box(b))").1,

@@ -47,7 +47,8 @@
 //!   (`p__seq(I, U, X…)`, [`stgflow_lang::ir::Program::input_sequences`], by the timeline
 //!   driver, so every engine sees the same numbers), and the atom numbered I is kept
 //!   until the one numbered I+n arrives (`p__evictN(I, T)`): persistence with its stop;
-//!   ♢ reads `p__tupN__dia(X…, T)`, a bare atom `p__tupN__now(X…, T)` (U = T);
+//!   ♢ reads `p__tupN__dia(X…, T)`, a bare atom `p__tupN__now(X…, T)` (U = T), □
+//!   `p__tupN__box(X…, T)` (given at every point since the window's oldest atom);
 //! * the stream's atoms of a rule head's predicate h go to `h__input` (or nowhere, when
 //!   no rule reads h), and rules read `h__read`, h's derived atoms and `h__input`, so the
 //!   printed h holds what the rules derive, as Laser prints it.
@@ -269,6 +270,9 @@ struct Translator {
     /// its ♢ and its atoms now, per (predicate, size, is ♢).
     tuple_windows: HashMap<(String, u32), String>,
     tuple_reads: HashMap<(String, u32, bool), String>,
+    /// Per (predicate, size): the kept atoms of a tuple window (`p__keptN`), and its □.
+    tuple_kept: HashMap<(String, u32), String>,
+    tuple_boxes: HashMap<(String, u32), String>,
     /// `p__at` per predicate p, once defined.
     stamps: HashMap<String, String>,
     /// `(tick, start)` once defined.
@@ -1168,9 +1172,125 @@ impl Translator {
                 };
                 read(&name, atom.args.clone())
             }
-            // The parser admits no other modality in a tuple window.
-            Some(Modality::Box | Modality::At(Time::Const(..))) => read(&window, Vec::new()),
+            Some(Modality::Box) => {
+                let name = self.tuple_box(rule, pred, arity, size, &window, span);
+                read(&name, atom.args.clone())
+            }
+            // The parser admits no `@` at a number in a tuple window.
+            Some(Modality::At(Time::Const(..))) => read(&window, Vec::new()),
         }
+    }
+
+    /// `p__tupN__box(X…, T)`: p(X…) holds at every time point of the tuple window's
+    /// timeline [t', T], t' the time of its oldest atom. The atoms after t' are all in the
+    /// window (it holds the last ones), so that is: p(X…) given at every point from t'
+    /// to T, and its atom at t' still in the window (`p__tupN_cont`, kept only for atoms
+    /// in the window: at most n per point).
+    fn tuple_box(
+        &mut self,
+        rule: &Rule,
+        pred: &str,
+        arity: usize,
+        size: u32,
+        window: &str,
+        span: Span,
+    ) -> String {
+        let key = (pred.to_owned(), size);
+        if let Some(name) = self.tuple_boxes.get(&key) {
+            return name.clone();
+        }
+        let kept = self.tuple_kept.get(&key).cloned().unwrap_or_default();
+        let indices = self.fresh(format!("{pred}__kept{size}_index"));
+        let first = self.fresh(format!("{pred}__tup{size}_first"));
+        let cont = self.fresh(format!("{pred}__tup{size}_cont"));
+        let name = self.fresh(format!("{pred}__tup{size}__box"));
+        let origin = Origin::Generated {
+            by: format!(
+                "LARS rule {}: □ over the last {size} `{pred}` atoms of the stream",
+                rule.number
+            ),
+            span: Some(span),
+        };
+        let vars = object_vars(arity, span);
+        let t = |k| time_term("T", k, span);
+        let stamped = {
+            let mut args = vec![var_expr("U", span)];
+            args.extend(vars.iter().cloned());
+            args
+        };
+        let kept_args = {
+            let mut args = vec![var_expr("I", span)];
+            args.extend(stamped.iter().cloned());
+            args
+        };
+        let at = |pred: &str, args: Vec<td::Expr>, k| {
+            td::Literal::Positive(plain_atom(pred, args, t(k), span))
+        };
+        let equals = |lhs: &str, rhs: td::Expr| {
+            td::Literal::Builtin(td::Builtin {
+                lhs: var_expr(lhs, span),
+                op: CmpOp::Eq,
+                rhs,
+                span,
+            })
+        };
+        let minus_one = td::Expr::Binary(
+            ArithOp::Sub,
+            Box::new(var_expr("I", span)),
+            Box::new(td::Expr::Const(Value::Int(1), span)),
+            span,
+        );
+        let rules = [
+            // p__keptN_index(I, T) :- p__keptN(I, U, X…, T).
+            td::Rule {
+                head: plain_atom(&indices, vec![var_expr("I", span)], t(0), span),
+                body: vec![at(&kept, kept_args.clone(), 0)],
+                span,
+            },
+            // p__tupN_first(U, T) :- p__keptN(I, U, X…, T), J = I - 1, not p__keptN_index(J, T).
+            td::Rule {
+                head: plain_atom(&first, vec![var_expr("U", span)], t(0), span),
+                body: vec![
+                    at(&kept, kept_args, 0),
+                    equals("J", minus_one),
+                    td::Literal::Negative(
+                        plain_atom(&indices, vec![var_expr("J", span)], t(0), span),
+                        span,
+                    ),
+                ],
+                span,
+            },
+            // p__tupN_cont(U, X…, T) :- p__tupN(U, X…, T), U = T.
+            td::Rule {
+                head: plain_atom(&cont, stamped.clone(), t(0), span),
+                body: vec![at(window, stamped.clone(), 0), equals("U", t(0))],
+                span,
+            },
+            // p__tupN_cont(U, X…, T) :- p__tupN_cont(U, X…, T-1), p(X…, T), p__tupN(U, X…, T).
+            td::Rule {
+                head: plain_atom(&cont, stamped.clone(), t(0), span),
+                body: vec![
+                    at(&cont, stamped.clone(), 1),
+                    at(pred, vars.clone(), 0),
+                    at(window, stamped.clone(), 0),
+                ],
+                span,
+            },
+            // p__tupN__box(X…, T) :- p__tupN_first(U, T), p__tupN_cont(U, X…, T).
+            td::Rule {
+                head: plain_atom(&name, vars.clone(), t(0), span),
+                body: vec![
+                    at(&first, vec![var_expr("U", span)], 0),
+                    at(&cont, stamped, 0),
+                ],
+                span,
+            },
+        ];
+        for rule in rules {
+            self.define(rule, origin.clone());
+        }
+        self.tuple_boxes.insert(key, name.clone());
+        name
     }
 
     /// `p__tupN(U, X…, T)`: p(X…) given at U is among the last `size` atoms of p at T.
@@ -1264,6 +1384,7 @@ impl Translator {
         for rule in rules {
             self.define(rule, origin.clone());
         }
+        self.tuple_kept.insert(key.clone(), kept);
         self.tuple_windows.insert(key, name.clone());
         name
     }
