@@ -10,42 +10,28 @@ use stgflow_lang::value::Value;
 pub struct LaserOutput;
 
 impl Snapshot for LaserOutput {
-    fn write(
-        &self,
-        shown: u64,
-        holding: &mut dyn Iterator<Item = (&str, &[Value])>,
-        scratch: &mut Vec<Vec<u8>>,
-        line: &mut Vec<u8>,
-    ) {
-        let mut count = 0;
-        for (name, args) in holding {
-            if scratch.len() == count {
-                scratch.push(Vec::new());
-            }
-            let atom = &mut scratch[count];
-            count += 1;
-            atom.clear();
-            atom.extend_from_slice(name.as_bytes());
-            if args.is_empty() {
-                continue;
-            }
-            atom.push(b'(');
-            for (i, value) in args.iter().enumerate() {
-                if i > 0 {
-                    atom.push(b',');
-                }
-                match value {
-                    Value::Sym(sym) => atom.extend_from_slice(sym.as_bytes()),
-                    other => push_value(atom, *other),
-                }
-            }
-            atom.push(b')');
+    fn atom(&self, name: &str, args: &[Value], atom: &mut Vec<u8>) {
+        atom.extend_from_slice(name.as_bytes());
+        if args.is_empty() {
+            return;
         }
-        let atoms = &mut scratch[..count];
-        atoms.sort_unstable();
+        atom.push(b'(');
+        for (i, value) in args.iter().enumerate() {
+            if i > 0 {
+                atom.push(b',');
+            }
+            match value {
+                Value::Sym(sym) => atom.extend_from_slice(sym.as_bytes()),
+                other => push_value(atom, *other),
+            }
+        }
+        atom.push(b')');
+    }
+
+    fn line(&self, shown: u64, atoms: &mut dyn Iterator<Item = &[u8]>, line: &mut Vec<u8>) {
         push_u64(line, shown);
         line.push(b':');
-        for atom in atoms.iter() {
+        for atom in atoms {
             line.push(b' ');
             line.extend_from_slice(atom);
         }
