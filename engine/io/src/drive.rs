@@ -234,12 +234,18 @@ pub fn drive<E: Evaluator, W: Write>(
 /// The input sequences of a program: per numbered predicate, the predicate its numbered
 /// facts go to and how many have arrived.
 struct Numbering {
-    /// Indexed by predicate id: the target and the count so far.
+    /// Indexed by predicate id: the target and the count so far; empty when nothing is
+    /// numbered (a time point then costs nothing here).
     targets: Vec<Option<(PredId, i64)>>,
 }
 
 impl Numbering {
     fn new(program: &Program) -> Numbering {
+        if program.input_sequences.is_empty() {
+            return Numbering {
+                targets: Vec::new(),
+            };
+        }
         let mut targets = vec![None; program.predicates.len()];
         for &(source, target) in &program.input_sequences {
             if let Some(slot) = targets.get_mut(source) {
@@ -252,7 +258,7 @@ impl Numbering {
     /// Appends to a time point's facts the numbered copy of each fact of a numbered
     /// predicate, in the order the facts came.
     fn number(&mut self, time: u64, input: &mut Vec<(PredId, Row)>) {
-        if self.targets.iter().all(Option::is_none) {
+        if self.targets.is_empty() {
             return;
         }
         let stamp = Value::Int(i64::try_from(time).unwrap_or(i64::MAX));

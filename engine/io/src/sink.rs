@@ -554,7 +554,11 @@ impl<W: Write> Sink<W> {
             .snapshot
             .iter()
             .flat_map(|(text, count)| std::iter::repeat_n(&text[..], *count));
-        snapshot.line(t.saturating_mul(self.time_scale), &mut atoms, &mut self.line);
+        snapshot.line(
+            t.saturating_mul(self.time_scale),
+            &mut atoms,
+            &mut self.line,
+        );
     }
 
     fn write_interval(

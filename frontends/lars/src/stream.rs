@@ -238,6 +238,38 @@ mod tests {
         }
     }
 
+    /// Every fact the reader gives until its first error: predicate name, arguments, time.
+    fn read_all<R: std::io::BufRead>(
+        reader: &mut FactReader<R>,
+        program: &stgflow_lang::ir::Program,
+    ) -> Vec<(String, Vec<Value>, u64)> {
+        let mut facts = Vec::new();
+        while let Ok(Some(fact)) = reader.next_fact() {
+            facts.push((
+                program.pred_name(fact.pred).to_owned(),
+                fact.args.to_vec(),
+                fact.time,
+            ));
+        }
+        facts
+    }
+
+    /// The code and column of the first error in a Laser stream `text`.
+    fn first_error(
+        text: &str,
+        program: &stgflow_lang::ir::Program,
+    ) -> Option<(&'static str, usize)> {
+        let mut reader = FactReader::new(
+            text.as_bytes(),
+            "in",
+            Arc::new(LaserStream),
+            Schema::new(program),
+        );
+        std::iter::from_fn(|| reader.next_fact().transpose())
+            .find_map(Result::err)
+            .map(|e| (e.code, e.column))
+    }
+
     #[test]
     fn laser_lines_with_a_declared_timeline() {
         let compiled = compile_str("p.tdl", "q(X, Y, T) :- p(X, Y, T). r(T) :- s(T).");
@@ -248,14 +280,7 @@ mod tests {
             formats().for_path("in.laser"),
             Schema::new(&compiled.program),
         );
-        let mut facts = Vec::new();
-        while let Ok(Some(fact)) = reader.next_fact() {
-            facts.push((
-                compiled.program.pred_name(fact.pred).to_owned(),
-                fact.args.to_vec(),
-                fact.time,
-            ));
-        }
+        let facts = read_all(&mut reader, &compiled.program);
         assert_eq!(reader.declared_timeline(), Some((0, 9)));
         assert_eq!(reader.skipped.unknown, 1);
         assert_eq!(
@@ -279,15 +304,8 @@ mod tests {
             ("#timeline 5\n", 10),
             ("1: p(a,,b)\n", 8),
         ] {
-            let mut reader = FactReader::new(
-                bad.as_bytes(),
-                "in",
-                Arc::new(LaserStream),
-                Schema::new(&compiled.program),
-            );
-            let error = std::iter::from_fn(|| reader.next_fact().transpose()).find_map(Result::err);
             assert_eq!(
-                error.map(|e| (e.code, e.column)),
+                first_error(bad, &compiled.program),
                 Some(("E101", column)),
                 "{bad}"
             );
@@ -312,14 +330,7 @@ mod tests {
             Arc::new(LaserStream),
             Schema::new(&compiled.program),
         );
-        let mut facts = Vec::new();
-        while let Ok(Some(fact)) = reader.next_fact() {
-            facts.push((
-                compiled.program.pred_name(fact.pred).to_owned(),
-                fact.args.to_vec(),
-                fact.time,
-            ));
-        }
+        let facts = read_all(&mut reader, &compiled.program);
         assert_eq!(
             facts,
             [
@@ -338,14 +349,11 @@ mod tests {
             ]
         );
         for bad in ["1: 7p(a)\n", "1: 'p(a)\n"] {
-            let mut reader = FactReader::new(
-                bad.as_bytes(),
-                "in",
-                Arc::new(LaserStream),
-                Schema::new(&compiled.program),
+            assert_eq!(
+                first_error(bad, &compiled.program).map(|(code, _)| code),
+                Some("E101"),
+                "{bad}"
             );
-            let error = std::iter::from_fn(|| reader.next_fact().transpose()).find_map(Result::err);
-            assert_eq!(error.map(|e| e.code), Some("E101"), "{bad}");
         }
     }
 

@@ -1213,16 +1213,8 @@ impl Translator {
         };
         let vars = object_vars(arity, span);
         let t = |k| time_term("T", k, span);
-        let stamped = {
-            let mut args = vec![var_expr("U", span)];
-            args.extend(vars.iter().cloned());
-            args
-        };
-        let kept_args = {
-            let mut args = vec![var_expr("I", span)];
-            args.extend(stamped.iter().cloned());
-            args
-        };
+        let stamped = prefixed(&["U"], &vars, span);
+        let kept_args = prefixed(&["I", "U"], &vars, span);
         let at = |pred: &str, args: Vec<td::Expr>, k| {
             td::Literal::Positive(plain_atom(pred, args, t(k), span))
         };
@@ -1328,11 +1320,7 @@ impl Translator {
             span: Some(span),
         };
         let vars = object_vars(arity, span);
-        let numbered = |number: &str| {
-            let mut args = vec![var_expr(number, span), var_expr("U", span)];
-            args.extend(vars.iter().cloned());
-            args
-        };
+        let numbered = |number: &str| prefixed(&[number, "U"], &vars, span);
         let t = |k| time_term("T", k, span);
         let at = |pred: &str, args: Vec<td::Expr>, k| {
             td::Literal::Positive(plain_atom(pred, args, t(k), span))
@@ -1438,6 +1426,15 @@ fn definition(name: &str, sources: &[(&str, u32)], arity: usize, span: Span) -> 
             .collect(),
         span,
     }
+}
+
+/// The variables named `first` (an atom's number, its time), then `vars`.
+fn prefixed(first: &[&str], vars: &[td::Expr], span: Span) -> Vec<td::Expr> {
+    first
+        .iter()
+        .map(|name| var_expr(name, span))
+        .chain(vars.iter().cloned())
+        .collect()
 }
 
 /// The variables `X1, …, Xn` of a generated definition over an n-ary predicate.
