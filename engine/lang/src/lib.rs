@@ -66,8 +66,11 @@ pub fn compile_str(name: &str, text: &str) -> Compiled {
 }
 
 /// Lowers `ast` (a TD program in `file` of `sources`, parsed or translated), validates
-/// and stratifies it, adding to the `diagnostics` found before. Validation runs only on a
-/// program that lowered without errors, and the analysis only on one without any.
+/// and stratifies it, adding to the `diagnostics` found before. Validation (safety, cycles
+/// through negation) runs on every rule that lowered, errors elsewhere or not, so a file's
+/// errors come in one run: each is about its own rule, and dropping the rules that did
+/// not lower can only remove cycles, never add one. The analysis runs only on a program
+/// without errors.
 ///
 /// `origins` are a front end's provenance for the rules of `ast`, in order (empty for a
 /// TD file): lowering gives every rule an [`ir::Origin::File`] and drops the rules it
@@ -82,9 +85,7 @@ pub fn compile(
     let (mut program, lowering) = ir::lower(&ast);
     diagnostics.extend(lowering);
     attach_origins(&ast, origins, &mut program);
-    if !diagnostics.has_errors() {
-        diagnostics.extend(validate::validate(&program));
-    }
+    diagnostics.extend(validate::validate(&program));
     let analysis = (!diagnostics.has_errors()).then(|| stratify::analyse(&program));
     Compiled {
         sources,
