@@ -596,7 +596,13 @@ fn value_of(term: &Term, env: &Env) -> Option<Value> {
 pub fn fact_text(program: &Program, pred: PredId, args: &[Value], time: u64) -> String {
     let mut parts: Vec<String> = args.iter().map(ToString::to_string).collect();
     parts.push(time.to_string());
-    format!("{}({})", program.pred_name(pred), parts.join(", "))
+    // A predicate the stream's facts are read into under another name shows that name.
+    let name = program
+        .input_names
+        .iter()
+        .find(|(_, target)| *target == Some(pred))
+        .map_or_else(|| program.pred_name(pred), |(name, _)| name.as_str());
+    format!("{name}({})", parts.join(", "))
 }
 
 /// An atom instantiated under `env` at `t` (unbound variables keep their names), its
@@ -820,6 +826,23 @@ impl Scaled<'_> {
         self.steps(body, prefix, shown, text);
     }
 
+    /// `derivation`, or, where it only passes a fact through (a predicate of
+    /// `Program::passes_through` derived from one fact), the derivation it passes.
+    fn through<'d>(&self, mut derivation: &'d Derivation) -> &'d Derivation {
+        while let Derivation::Rule { fact, body, .. } = derivation {
+            let passing = self
+                .program
+                .passes_through
+                .iter()
+                .any(|(p, _)| *p == fact.pred);
+            match body.as_slice() {
+                [Step::Holds(inner)] if passing => derivation = inner,
+                _ => break,
+            }
+        }
+        derivation
+    }
+
     /// The conditions of a derivation, as branches under `prefix`.
     fn steps(
         &self,
@@ -837,10 +860,12 @@ impl Scaled<'_> {
             };
             let child = format!("{prefix}{indent}");
             match step {
-                Step::Holds(Derivation::Input(f)) => {
-                    let _ = writeln!(text, "{prefix}{branch}{}  (input)", self.fact(f));
-                }
                 Step::Holds(inner) => {
+                    let inner = self.through(inner);
+                    if let Derivation::Input(f) = inner {
+                        let _ = writeln!(text, "{prefix}{branch}{}  (input)", self.fact(f));
+                        continue;
+                    }
                     let f = inner.fact();
                     let label = self.fact(f);
                     if shown.contains(f) {
@@ -856,10 +881,15 @@ impl Scaled<'_> {
                         .map(|a| a.map_or_else(|| "_".to_owned(), |v| v.to_string()))
                         .chain(std::iter::once((time * self.scale).to_string()))
                         .collect();
+                    let name = self
+                        .program
+                        .passes_through
+                        .iter()
+                        .find(|(p, _)| p == pred)
+                        .map_or_else(|| self.program.pred_name(*pred), |(_, name)| name.as_str());
                     let _ = writeln!(
                         text,
-                        "{prefix}{branch}not {}({})  (absent)",
-                        self.program.pred_name(*pred),
+                        "{prefix}{branch}not {name}({})  (absent)",
                         parts.join(", ")
                     );
                 }

@@ -184,6 +184,10 @@ pub struct Program {
     /// the first's facts (from 1, in stream order: time, then source, then line), its
     /// time, then its arguments (LARS tuple windows: the last n atoms of a predicate).
     pub input_sequences: Vec<(PredId, PredId)>,
+    /// Predicates a front end made to pass facts through (a union of others: LARS's
+    /// `h__read`), with the name explanations show for them: `explain` shows the fact a
+    /// passing one came from instead of the step through it.
+    pub passes_through: Vec<(PredId, String)>,
 }
 
 impl Program {

@@ -98,6 +98,11 @@ pub fn compile_str(name: &str, text: &str) -> Compiled {
             (name, target)
         })
         .collect();
+    program.passes_through = translation
+        .reads
+        .iter()
+        .filter_map(|(read, name)| Some((program.pred_id(read)?, name.clone())))
+        .collect();
     program.input_sequences = translation
         .sequences
         .iter()

@@ -112,6 +112,9 @@ pub struct Translation {
     /// Per predicate under a tuple window: the predicate its stream atoms are numbered
     /// into (`p__seq(I, U, X…)`, see [`stgflow_lang::ir::Program::input_sequences`]).
     pub sequences: Vec<(String, String)>,
+    /// What rules read of each rule head's predicate read by a rule (`h__read`), with the
+    /// head's name: a union that only passes facts through.
+    pub reads: Vec<(String, String)>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -222,12 +225,15 @@ pub fn translate(program: &Program) -> (Translation, Diagnostics) {
     }
     let mut sequences: Vec<(String, String)> = translator.sequences.drain().collect();
     sequences.sort();
+    let mut reads: Vec<(String, String)> = translator.read_names.drain().collect();
+    reads.sort();
     (
         Translation {
             program: td::Program { items },
             origins,
             inputs,
             sequences,
+            reads,
         },
         translator.diagnostics,
     )
@@ -291,6 +297,7 @@ impl Default for Translation {
             origins: Vec::new(),
             inputs: Vec::new(),
             sequences: Vec::new(),
+            reads: Vec::new(),
         }
     }
 }
