@@ -425,25 +425,10 @@ impl Interpretation {
         let Some(facts) = self.facts.get(&t) else {
             return out;
         };
-        'facts: for (name, args) in facts {
-            if *name != atom.predicate.name || args.len() != atom.args.len() {
-                continue;
+        for (name, args) in facts {
+            if *name == atom.predicate.name && args.len() == atom.args.len() {
+                out.extend(unify(atom, args, binding));
             }
-            let mut extended = binding.clone();
-            for (term, value) in atom.args.iter().zip(args) {
-                match term {
-                    Term::Const(c, _) if c == value => {}
-                    Term::Var(v) => match extended.values.get(&v.name) {
-                        Some(known) if known != value => continue 'facts,
-                        Some(_) => {}
-                        None => {
-                            extended.values.insert(v.name.clone(), *value);
-                        }
-                    },
-                    Term::Const(..) => continue 'facts,
-                }
-            }
-            out.push(extended);
         }
         out
     }

@@ -272,12 +272,11 @@ struct Translator {
     windows: HashMap<(String, WindowKind, Option<u32>), String>,
     /// Per predicate: its numbered stream atoms (`p__seq`), once asked for.
     sequences: HashMap<String, String>,
-    /// Per (predicate, size): what a tuple window holds (`p__tupN`), once defined; and
-    /// its ♢ and its atoms now, per (predicate, size, is ♢).
-    tuple_windows: HashMap<(String, u32), String>,
+    /// Per (predicate, size): what a tuple window holds (`p__tupN`) and its kept
+    /// numbered atoms (`p__keptN`), once defined; its ♢ and its atoms now, per
+    /// (predicate, size, is ♢); and its □.
+    tuple_windows: HashMap<(String, u32), (String, String)>,
     tuple_reads: HashMap<(String, u32, bool), String>,
-    /// Per (predicate, size): the kept atoms of a tuple window (`p__keptN`), and its □.
-    tuple_kept: HashMap<(String, u32), String>,
     tuple_boxes: HashMap<(String, u32), String>,
     /// `p__at` per predicate p, once defined.
     stamps: HashMap<String, String>,
@@ -330,6 +329,12 @@ struct HeadTime {
 }
 
 impl Translator {
+    /// The user's name for `pred`: the head's name for what rules read of it
+    /// (`h__read`), else `pred` itself.
+    fn user_name<'a>(&'a self, pred: &'a str) -> &'a str {
+        self.read_names.get(pred).map_or(pred, String::as_str)
+    }
+
     fn fresh(&mut self, wanted: String) -> String {
         let mut name = wanted;
         while self.user_names.contains(&name) || self.generated.contains(&name) {
@@ -812,7 +817,7 @@ impl Translator {
         if let Some(name) = self.windows.get(&key) {
             return name.clone();
         }
-        let user = self.read_names.get(pred).map_or(pred, String::as_str);
+        let user = self.user_name(pred);
         let stem = match (kind, size) {
             (WindowKind::Diamond, Some(d)) => format!("{user}__dia{d}"),
             (WindowKind::Box, Some(d)) => format!("{user}__box{d}"),
@@ -840,11 +845,7 @@ impl Translator {
         span: Span,
     ) {
         // Windows over what rules read of a head's predicate are named by the user's name.
-        let user = self
-            .read_names
-            .get(pred)
-            .cloned()
-            .unwrap_or_else(|| pred.to_owned());
+        let user = self.user_name(pred).to_owned();
         let origin = |what: String| Origin::Generated {
             by: format!("LARS rule {}: {what}", rule.number),
             span: Some(span),
@@ -956,7 +957,7 @@ impl Translator {
         span: Span,
     ) {
         let start = self.start(rule, span);
-        let user = self.read_names.get(pred).map_or(pred, String::as_str);
+        let user = self.user_name(pred);
         let origin = Origin::Generated {
             by: format!(
                 "LARS rule {}: {user} held at every time point since the timeline start (□ over the whole stream, or clipping)",
@@ -1058,10 +1059,7 @@ impl Translator {
         if let Some(name) = self.stamps.get(&pred) {
             return name.clone();
         }
-        let user = self
-            .read_names
-            .get(&pred)
-            .map_or(pred.as_str(), String::as_str);
+        let user = self.user_name(&pred);
         let name = self.fresh(format!("{user}__at"));
         let vars = object_vars(atom.args.len(), span);
         let mut head_args = vec![var_expr("X0", span)];
@@ -1206,7 +1204,11 @@ impl Translator {
         if let Some(name) = self.tuple_boxes.get(&key) {
             return name.clone();
         }
-        let kept = self.tuple_kept.get(&key).cloned().unwrap_or_default();
+        let kept = self
+            .tuple_windows
+            .get(&key)
+            .map(|(_, kept)| kept.clone())
+            .unwrap_or_default();
         let indices = self.fresh(format!("{pred}__kept{size}_index"));
         let first = self.fresh(format!("{pred}__tup{size}_first"));
         let cont = self.fresh(format!("{pred}__tup{size}_cont"));
@@ -1305,7 +1307,7 @@ impl Translator {
         span: Span,
     ) -> String {
         let key = (pred.to_owned(), size);
-        if let Some(name) = self.tuple_windows.get(&key) {
+        if let Some((name, _)) = self.tuple_windows.get(&key) {
             return name.clone();
         }
         let sequence = match self.sequences.get(pred) {
@@ -1379,8 +1381,7 @@ impl Translator {
         for rule in rules {
             self.define(rule, origin.clone());
         }
-        self.tuple_kept.insert(key.clone(), kept);
-        self.tuple_windows.insert(key, name.clone());
+        self.tuple_windows.insert(key, (name.clone(), kept));
         name
     }
 
