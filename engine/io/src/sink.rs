@@ -174,6 +174,8 @@ pub struct Sink<W: Write> {
     files: Vec<Option<BufWriter<File>>>,
     /// In RTEC's form ([`Sink::recognitions`]): the intervals so far, written at the end.
     recognitions: Option<Vec<(PredId, Row, u64, u64)>>,
+    /// With [`Sink::recognised`]: the (predicate, value) pairs written.
+    recognised: Option<Vec<(PredId, Value)>>,
     /// The first time point printed (`--print-from`): what holds before it is evaluated
     /// but not written; at it, `changes` starts with every fact that holds, and intervals
     /// start no earlier.
@@ -248,6 +250,7 @@ impl<W: Write> Sink<W> {
             encoding: Encoding::Td,
             files: Vec::new(),
             recognitions: None,
+            recognised: None,
             print_from: None,
         }
     }
@@ -268,6 +271,14 @@ impl<W: Write> Sink<W> {
     /// intervals in time order, lines in output order.
     pub fn recognitions(mut self) -> Sink<W> {
         self.recognitions = Some(Vec::new());
+        self
+    }
+
+    /// With [`Sink::recognitions`]: only the facts whose predicate and value (last
+    /// argument) are among `pairs` are written — the fluent-value pairs RTEC computes,
+    /// where an event description's grounding declarations name them.
+    pub fn recognised(mut self, pairs: Vec<(PredId, Value)>) -> Sink<W> {
+        self.recognised = Some(pairs);
         self
     }
 
@@ -621,7 +632,12 @@ impl<W: Write> Sink<W> {
                 self.out.write_all(&self.line)?;
             }
         }
-        if let Some(recognitions) = self.recognitions.take() {
+        if let Some(mut recognitions) = self.recognitions.take() {
+            if let Some(pairs) = &self.recognised {
+                recognitions.retain(|(pred, row, _, _)| {
+                    row.last().is_some_and(|v| pairs.contains(&(*pred, *v)))
+                });
+            }
             self.write_recognitions(recognitions)?;
         }
         self.flush()

@@ -18,6 +18,19 @@ pub struct Cli {
     pub(crate) command: Command,
     #[command(flatten)]
     pub(crate) verbosity: Verbosity,
+    /// When an event description's `start(F=V)` and `end(F=V)` happen: `rtec` (at the
+    /// last time point before F=V holds, and the last at which it holds: what they
+    /// trigger takes effect at once) or `paper` (at the first point at which F=V holds,
+    /// and the first at which it no longer does). Default: `rtec` for RTEC's files
+    /// (`.prolog`, `.pl`), `paper` for `.ec`.
+    #[arg(long, value_enum, global = true, value_name = "READING")]
+    pub(crate) ec_timing: Option<EcTiming>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum EcTiming {
+    Rtec,
+    Paper,
 }
 
 #[derive(Debug, Args)]

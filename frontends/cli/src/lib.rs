@@ -51,6 +51,8 @@ pub fn run(
     };
     let mut context = Context {
         formats: formats(),
+        grounded: Vec::new(),
+        ec_timing: cli.ec_timing,
         stderr: &mut stderr,
         color,
         quiet: cli.verbosity.quiet,
@@ -91,6 +93,11 @@ pub(crate) struct Context<'a> {
     /// The stream formats known: [`formats`], and an `.ec` program's RTEC records (which
     /// `.csv` files are then read as).
     formats: Formats,
+    /// An event description's grounded fluent-value pairs (`EcProgram::grounded`), which
+    /// `--mode rtec` prints alone of their fluents.
+    grounded: Vec<(String, stgflow_lang::value::Value)>,
+    /// `--ec-timing`, if given.
+    ec_timing: Option<args::EcTiming>,
     stderr: &'a mut dyn Write,
     color: bool,
     quiet: bool,
@@ -116,8 +123,18 @@ impl Context<'_> {
                 .iter()
                 .map(|(n, t)| (n.as_str(), t.as_str()))
                 .collect();
-            let ec = stgflow_ec::compile_files(&files);
+            let rtec_file = path
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("prolog") || e.eq_ignore_ascii_case("pl"));
+            let timing = match self.ec_timing {
+                Some(args::EcTiming::Rtec) => stgflow_ec::Timing::Rtec,
+                Some(args::EcTiming::Paper) => stgflow_ec::Timing::Paper,
+                None if rtec_file => stgflow_ec::Timing::Rtec,
+                None => stgflow_ec::Timing::Paper,
+            };
+            let ec = stgflow_ec::compile_files_with(&files, timing);
             self.formats.register(Arc::new(ec.records(true)));
+            self.grounded = ec.grounded;
             ec.compiled
         } else if let Some(more) = background.first() {
             return Err(Failure::Message(format!(

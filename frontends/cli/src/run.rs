@@ -81,7 +81,17 @@ impl Context<'_> {
                 .sink(out, program, |_| true)
                 .map_err(|e| Failure::Message(format!("--output-dir: {e}")))?,
             _ if args.mode == OutputMode::Rtec => {
-                Sink::new(out, Mode::Intervals, program).recognitions()
+                let grounded: Vec<_> = self
+                    .grounded
+                    .iter()
+                    .filter_map(|(name, value)| Some((program.pred_id(name)?, *value)))
+                    .collect();
+                let sink = Sink::new(out, Mode::Intervals, program).recognitions();
+                if grounded.is_empty() {
+                    sink
+                } else {
+                    sink.recognised(grounded)
+                }
             }
             _ => Sink::new(out, mode_of(args.mode), program),
         };

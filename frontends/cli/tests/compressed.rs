@@ -70,17 +70,19 @@ fn a_compressed_csv_is_read_in_the_format_its_name_says() {
     let gz = dir.join("toy_data.csv.gz");
     std::fs::write(&gz, gzip(&data)).unwrap_or_else(|e| panic!("{e}"));
     let rules = path(&toy.join("rtec/rules.prolog"));
+    let domain = path(&toy.join("rtec/toy_var_domain.prolog"));
     let plain = stdout_of(&[
         "run",
         "-q",
         &rules,
+        &domain,
         &path(&toy.join("toy_data.csv")),
         "--mode",
         "rtec",
     ]);
     assert_eq!(plain.lines().count(), 4, "{plain}");
     assert_eq!(
-        stdout_of(&["run", "-q", &rules, &path(&gz), "--mode", "rtec"]),
+        stdout_of(&["run", "-q", &rules, &domain, &path(&gz), "--mode", "rtec"]),
         plain
     );
 }

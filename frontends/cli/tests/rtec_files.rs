@@ -9,10 +9,13 @@ use std::collections::BTreeMap;
 
 use common::{root, stgflow, tempdir};
 
+/// Each fluent-value pair's intervals, by its `recognitions(…)` prefix.
+type Recognitions = BTreeMap<String, Vec<(u64, u64)>>;
+
 /// The intervals of each fluent-value pair of `recognitions(predictions,F,[[Args…],V],
 /// [(S,E),…]).` lines, clipped to [1, end + 1): RTEC's window is (0, END], and an interval
 /// open at END ends at END + 1.
-fn recognitions(text: &str, end: u64) -> BTreeMap<String, Vec<(u64, u64)>> {
+fn recognitions(text: &str, end: u64) -> Recognitions {
     let mut pairs = BTreeMap::new();
     for line in text.lines().filter(|l| l.starts_with("recognitions(")) {
         let (pair, intervals) = line
@@ -41,25 +44,136 @@ fn recognitions(text: &str, end: u64) -> BTreeMap<String, Vec<(u64, u64)>> {
     pairs
 }
 
-#[test]
-fn toy_from_rtecs_own_files_unchanged_gives_rtecs_intervals() {
-    let toy = root().join("../shared/data/rtec/toy");
+/// Runs `stgflow run FILES… --mode rtec -q` (paths under `../shared/data/rtec/APP`, or
+/// the repository's where they start with `datasets/`); our recognitions and RTEC's,
+/// both clipped to RTEC's window (0, `end`].
+fn rtec_app(app: &str, files: &[&str], more: &[&str], end: u64) -> (Recognitions, Recognitions) {
+    let dir = root().join("../shared/data/rtec").join(app);
     let output = stgflow()
         .arg("run")
-        .arg(toy.join("rtec/rules.prolog"))
-        .arg(toy.join("rtec/toy_var_domain.prolog"))
-        .arg(toy.join("toy_data.csv"))
+        .args(files.iter().map(|f| {
+            if f.starts_with("datasets/") {
+                root().join(f)
+            } else {
+                dir.join(f)
+            }
+        }))
         .args(["--mode", "rtec", "-q"])
+        .args(more)
         .output()
         .unwrap_or_else(|e| panic!("{e}"));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stderr}");
-    let ours = recognitions(&String::from_utf8_lossy(&output.stdout), 21);
-    let expected = std::fs::read_to_string(toy.join("rtec/rtec-recognised-intervals.txt"))
+    assert!(output.status.success(), "{app}: {stderr}");
+    let ours = recognitions(&String::from_utf8_lossy(&output.stdout), end);
+    let expected = std::fs::read_to_string(dir.join("rtec/rtec-recognised-intervals.txt"))
         .unwrap_or_else(|e| panic!("{e}"));
-    let theirs = recognitions(&expected, 21);
+    (ours, recognitions(&expected, end))
+}
+
+#[test]
+fn toy_from_rtecs_own_files_unchanged_gives_rtecs_intervals() {
+    let (ours, theirs) = rtec_app(
+        "toy",
+        &[
+            "rtec/rules.prolog",
+            "rtec/toy_var_domain.prolog",
+            "toy_data.csv",
+        ],
+        &[],
+        21,
+    );
     assert_eq!(theirs.len(), 4, "RTEC's file: {theirs:?}");
     assert_eq!(ours, theirs);
+}
+
+/// CTM from RTEC's rules and vehicle list unchanged: its grounding (which values of
+/// internal_temperature exist, `initially` for every vehicle, punctuality=non_punctual
+/// as the complement of =punctual) gives RTEC's 1,400 fluent-value pairs exactly.
+#[test]
+fn ctm_from_rtecs_own_files_unchanged_gives_rtecs_intervals() {
+    let streams = [
+        "abrupt_acceleration.csv",
+        "abrupt_deceleration.csv",
+        "internal_temperature_change.csv",
+        "noise_level_change.csv",
+        "passenger_density_change.csv",
+        "sharp_turn.csv",
+        "stop_enter_leave.csv",
+    ];
+    let mut files = vec!["rtec/rules.prolog", "rtec/vehicles.prolog"];
+    files.extend(streams);
+    let (ours, theirs) = rtec_app("ctm", &files, &[], 50_000);
+    assert_eq!(theirs.len(), 1400, "RTEC's file");
+    let differing: Vec<&String> = theirs
+        .keys()
+        .filter(|pair| ours.get(*pair) != theirs.get(*pair))
+        .collect();
+    assert!(
+        differing.is_empty(),
+        "{} differ: {differing:?}",
+        differing.len()
+    );
+    assert_eq!(ours.len(), theirs.len());
+}
+
+/// CAVIAR from RTEC's rules and id lists unchanged, with `datasets/ec/caviar_distance.ec`
+/// in place of RTEC's Prolog pre-processing: every pair RTEC reports is identical but
+/// for one named difference. RTEC grounds `close_34(P1, P2)=false` (a complement) over
+/// every id of its window, so it holds from the window's start; a stream knows an id
+/// from its first appearance on, so here its first interval starts where both ids have
+/// appeared (and vanishes where RTEC's ends there).
+#[test]
+fn caviar_from_rtecs_own_files_gives_rtecs_intervals_but_for_ids_not_yet_seen() {
+    let (ours, theirs) = rtec_app(
+        "caviar",
+        &[
+            "rtec/rules.prolog",
+            "rtec/list-of-ids.prolog",
+            "datasets/ec/caviar_distance.ec",
+            "appearance.csv",
+            "movementB.csv",
+        ],
+        &["--tick", "40"],
+        1_006_800,
+    );
+    assert_eq!(theirs.len(), 195, "RTEC's file");
+    assert_eq!(ours.len(), theirs.len());
+    // The first time point at which each id appears in the input.
+    let mut first: BTreeMap<String, u64> = BTreeMap::new();
+    for file in ["appearance.csv", "movementB.csv"] {
+        let path = root().join("../shared/data/rtec/caviar").join(file);
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
+        for line in text.lines() {
+            let fields: Vec<&str> = line.split('|').collect();
+            let time: u64 = fields[1].parse().unwrap_or_else(|e| panic!("{e}: {line}"));
+            for id in fields[2..].iter().filter(|f| f.starts_with("id")) {
+                let known = first.entry((*id).to_owned()).or_insert(time);
+                *known = (*known).min(time);
+            }
+        }
+    }
+    let mut unseen = 0;
+    for (pair, expected) in &theirs {
+        let got = ours.get(pair).unwrap_or_else(|| panic!("{pair} missing"));
+        if got == expected {
+            continue;
+        }
+        let ids = pair
+            .strip_prefix("recognitions(predictions,close_34,[[")
+            .and_then(|rest| rest.strip_suffix("],false]"))
+            .unwrap_or_else(|| panic!("{pair}: {got:?} against RTEC's {expected:?}"));
+        let (a, b) = ids.split_once(',').unwrap_or_else(|| panic!("{ids}"));
+        let seen = first[a].max(first[b]);
+        let mut clipped = expected.clone();
+        clipped[0].0 = clipped[0].0.max(seen);
+        clipped.retain(|(s, e)| s < e);
+        assert_eq!(got, &clipped, "{pair}: both ids seen from {seen}");
+        unseen += 1;
+    }
+    assert_eq!(
+        unseen, 45,
+        "pairs whose first interval starts where both ids are seen"
+    );
 }
 
 #[test]

@@ -35,6 +35,7 @@ pub mod syntax;
 pub mod translate;
 
 use crate::records::RtecShape;
+pub use crate::translate::Timing;
 use stgflow_lang::Compiled;
 use stgflow_lang::diag::Sources;
 
@@ -46,6 +47,9 @@ pub struct EcProgram {
     /// How RTEC records of each input fluent are laid out (input events are the default
     /// shape and are not listed).
     pub shapes: Vec<(String, RtecShape)>,
+    /// The fluent-value pairs RTEC computes for the fluents its grounding declarations
+    /// name (`--mode rtec` prints only those of such a fluent).
+    pub grounded: Vec<(String, stgflow_lang::value::Value)>,
 }
 
 /// Compiles an event description; `name` is how diagnostics refer to the file.
@@ -57,6 +61,12 @@ pub fn compile_str(name: &str, text: &str) -> EcProgram {
 /// rules and its background knowledge, read as one list of clauses in the order given.
 /// Diagnostics name the file each clause is in; the first file is the program's.
 pub fn compile_files(files: &[(&str, &str)]) -> EcProgram {
+    compile_files_with(files, Timing::Paper)
+}
+
+/// [`compile_files`] with `start`/`end` timed as `timing` says (RTEC's files are read
+/// with [`Timing::Rtec`]).
+pub fn compile_files_with(files: &[(&str, &str)], timing: Timing) -> EcProgram {
     let mut sources = Sources::new();
     let mut clauses = Vec::new();
     let mut diagnostics = stgflow_lang::diag::Diagnostics::default();
@@ -74,7 +84,7 @@ pub fn compile_files(files: &[(&str, &str)]) -> EcProgram {
     let translation = if diagnostics.has_errors() {
         translate::Translation::default()
     } else {
-        translate::translate(&items, file)
+        translate::translate(&items, file, timing)
     };
     diagnostics.extend(translation.diagnostics);
     EcProgram {
@@ -86,6 +96,7 @@ pub fn compile_files(files: &[(&str, &str)]) -> EcProgram {
             diagnostics,
         ),
         shapes: translation.shapes,
+        grounded: translation.grounded,
     }
 }
 

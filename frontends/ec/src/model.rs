@@ -171,6 +171,30 @@ pub enum Item {
     Declare(DeclKind, Entity, Span),
     /// A derived event: `happensAt(E, T) :- conds`.
     Happens(EventRule),
+    /// A time-independent fact of RTEC's background knowledge (`vehicle(75, bus).`).
+    Background {
+        name: Name,
+        args: Vec<Arg>,
+        span: Span,
+    },
+    /// RTEC's `grounding(Entity) :- conds.`: the instances of an entity that exist,
+    /// those of the background facts (and dynamic domains) that the conditions select.
+    Grounding {
+        entity: Entity,
+        body: Vec<GroundCond>,
+        span: Span,
+    },
+    /// RTEC's `dynamicDomain(d(_, …)).`: the domain d grows with the input entities
+    /// whose grounding reads it.
+    DynamicDomain(EventTerm, Span),
+}
+
+/// A condition of a `grounding` declaration.
+#[derive(Clone, Debug, PartialEq)]
+pub enum GroundCond {
+    /// A background or domain predicate.
+    Atom(EventTerm),
+    Builtin(ast::Builtin),
 }
 
 /// `happensAt(E, T) :- conds`: the event E happens at T where the conditions hold.
@@ -186,16 +210,14 @@ pub struct EventRule {
 pub fn classify(clauses: &[Clause]) -> (Vec<Item>, Diagnostics) {
     let mut diagnostics = Diagnostics::default();
     let mut items = Vec::new();
-    // Background facts by predicate: the first one's span and how many.
-    let mut background: Vec<(String, usize, Span, usize)> = Vec::new();
     for clause in clauses {
-        if let Some((name, arity)) = background_fact(clause) {
-            match background
-                .iter_mut()
-                .find(|(n, a, _, _)| *n == name.text && *a == arity)
-            {
-                Some((_, _, _, count)) => *count += 1,
-                None => background.push((name.text.clone(), arity, name.span, 1)),
+        if background_fact(clause) {
+            if let Ok((name, args)) = functor(&clause.head, "a fact") {
+                items.push(Item::Background {
+                    name,
+                    args,
+                    span: clause.span,
+                });
             }
             continue;
         }
@@ -205,24 +227,15 @@ pub fn classify(clauses: &[Clause]) -> (Vec<Item>, Diagnostics) {
             Err(diagnostic) => diagnostics.push(diagnostic),
         }
     }
-    for (name, arity, span, count) in background {
-        let facts = if count == 1 { "fact" } else { "facts" };
-        diagnostics.push(
-            Diagnostic::warning(
-                Code::W507,
-                format!("background knowledge `{name}/{arity}` ({count} {facts}) is not read"),
-            )
-            .with_label(span, "a time-independent fact")
-            .with_note("RTEC reads such facts in its grounding declarations, which the translation does not need (W503); as a condition of a rule they are not supported yet (E506)"),
-        );
-    }
     (items, diagnostics)
 }
 
-/// A ground fact whose head is no ECDE clause or RTEC declaration (`person(chris).`,
-/// `vehicle(75, bus).` in RTEC's background files): its name and arity.
-fn background_fact(clause: &Clause) -> Option<(&Name, usize)> {
-    let (name, args) = clause.head.functor()?;
+/// Whether `clause` is a ground fact whose head is no ECDE clause or RTEC declaration
+/// (`person(chris).`, `vehicle(75, bus).` in RTEC's background files).
+fn background_fact(clause: &Clause) -> bool {
+    let Some((name, args)) = clause.head.functor() else {
+        return false;
+    };
     let known = HEADS.contains(&name.text.as_str())
         || IGNORED.contains(&name.text.as_str())
         || DECLARATIONS.contains(&name.text.as_str());
@@ -234,11 +247,13 @@ fn background_fact(clause: &Clause) -> Option<(&Name, usize)> {
     });
     // A name close to a clause head is a misspelt clause (E503 says which), not knowledge.
     let misspelt = closest(&name.text, HEADS.iter().copied()).is_some();
-    (clause.body.is_empty() && !known && !misspelt && ground).then_some((name, args.len()))
+    clause.body.is_empty() && !known && !misspelt && ground
 }
 
 /// RTEC's declarations of entities that the translation reads.
-const DECLARATIONS: [&str; 8] = [
+const DECLARATIONS: [&str; 10] = [
+    "grounding",
+    "dynamicDomain",
     "event",
     "inputEntity",
     "outputEntity",
@@ -266,10 +281,8 @@ const HEADS: [&str; 11] = [
 ];
 
 /// RTEC declarations that the translation does not need.
-const IGNORED: [&str; 9] = [
+const IGNORED: [&str; 7] = [
     "index",
-    "grounding",
-    "dynamicDomain",
     "cachingOrder",
     "cyclic",
     "internalEntity",
@@ -430,6 +443,16 @@ fn item(clause: &Clause, diagnostics: &mut Diagnostics) -> Read<Option<Item>> {
         }
         ("p", [fluent], true) => Item::Postponed(fluent_term(fluent)?, span),
         ("initially", [fluent], true) => Item::Initially(fluent_term(fluent)?, span),
+        ("grounding", [entity], _) => Item::Grounding {
+            entity: entity_of(entity)?,
+            body: clause
+                .body
+                .iter()
+                .map(ground_cond)
+                .collect::<Read<Vec<GroundCond>>>()?,
+            span,
+        },
+        ("dynamicDomain", [domain], true) => Item::DynamicDomain(event_term(domain)?, span),
         (declaration, [entity], true) if DECLARATIONS.contains(&declaration) => {
             let kind = match name.text.as_str() {
                 "event" => DeclKind::Event,
@@ -439,11 +462,7 @@ fn item(clause: &Clause, diagnostics: &mut Diagnostics) -> Read<Option<Item>> {
                 "collectIntervals" => DeclKind::Intervals,
                 _ => DeclKind::Kind,
             };
-            let entity = match entity {
-                Term::Binary(BinOp::Eq, ..) => Entity::Fluent(fluent_term(entity)?),
-                other => Entity::Event(event_term(other)?),
-            };
-            Item::Declare(kind, entity, span)
+            Item::Declare(kind, entity_of(entity)?, span)
         }
         (ignored, _, _) if IGNORED.contains(&ignored) => {
             diagnostics.push(
@@ -470,6 +489,32 @@ fn item(clause: &Clause, diagnostics: &mut Diagnostics) -> Read<Option<Item>> {
         }
     };
     Ok(Some(item))
+}
+
+fn entity_of(entity: &Term) -> Read<Entity> {
+    Ok(match entity {
+        Term::Binary(BinOp::Eq, ..) => Entity::Fluent(fluent_term(entity)?),
+        other => Entity::Event(event_term(other)?),
+    })
+}
+
+/// A condition of a `grounding` declaration: a background or domain atom, or a
+/// comparison (`P1 @< P2`).
+fn ground_cond(term: &Term) -> Read<GroundCond> {
+    if let Some(builtin) = builtin(term) {
+        return Ok(GroundCond::Builtin(builtin?));
+    }
+    match term.functor() {
+        Some(_) => Ok(GroundCond::Atom(event_term(term)?)),
+        None => Err(Diagnostic::error(
+            Code::E506,
+            format!("`{term}` is not a condition of a grounding declaration"),
+        )
+        .with_label(
+            term.span(),
+            "expected a background fact's predicate or a comparison",
+        )),
+    }
 }
 
 fn shape_error(name: &Name, arity: usize, fact: bool, span: Span) -> Diagnostic {

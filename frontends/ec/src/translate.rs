@@ -39,6 +39,8 @@
 //! * `complement_all` alone has no positive condition, so its rule is unsafe (E002): TD
 //!   cannot enumerate "every instance that does not hold".
 
+mod grounding;
+
 use crate::records::RtecShape;
 use hashbrown::HashMap;
 use stgflow_lang::diag::{Diagnostic, Diagnostics, FileId, Span};
@@ -61,6 +63,9 @@ pub struct Translation {
     pub origins: Vec<Origin>,
     /// How RTEC records of the input entities are laid out.
     pub shapes: Vec<(String, RtecShape)>,
+    /// The fluent-value pairs that RTEC's grounding declarations make it compute (and
+    /// print), by fluent; a fluent not listed has no grounding.
+    pub grounded: Vec<(String, Value)>,
     pub diagnostics: Diagnostics,
 }
 
@@ -70,6 +75,7 @@ impl Default for Translation {
             program: ast::Program { items: Vec::new() },
             origins: Vec::new(),
             shapes: Vec::new(),
+            grounded: Vec::new(),
             diagnostics: Diagnostics::default(),
         }
     }
@@ -94,16 +100,69 @@ struct FluentInfo {
     uses_start: bool,
     uses_end: bool,
     initially: bool,
+    /// The values defined by initiations, terminations, `fi`, `p` and `initially`.
+    simple: Part,
+    /// The values defined by `holdsAt` and `holdsFor` rules.
+    statics: Part,
+    /// The constant values of RTEC `grounding` declarations of the fluent.
+    grounded: Vec<Value>,
+}
+
+/// The values of a fluent that rules of one kind define.
+#[derive(Debug, Default)]
+struct Part {
+    /// The first definition's span.
+    first: Option<Span>,
+    values: Vec<Value>,
+    /// Whether one definition has a variable value.
+    variable: bool,
+    /// The fluent's name in the first definition.
+    name_at: Option<Span>,
+}
+
+impl FluentInfo {
+    /// Whether the fluent has simple values and statically determined ones: its TD
+    /// predicate is then the union of one per part (`grounding::split`).
+    fn mixed(&self) -> bool {
+        self.simple.first.is_some() && self.statics.first.is_some()
+    }
+}
+
+/// The TD predicate of a split fluent's simple values.
+fn simple_part(name: &str) -> String {
+    format!("{name}__simple")
+}
+
+/// The TD predicate of the instances of a fluent-value pair that RTEC's `grounding`
+/// declarations make exist.
+fn grounded_pred(name: &str) -> String {
+    format!("{name}__grounded")
 }
 
 /// Disjuncts beyond this are reported rather than generated.
 const MAX_DISJUNCTS: usize = 1024;
 
-pub fn translate(items: &[Item], file: FileId) -> Translation {
+/// When `start(F=V)` and `end(F=V)` happen, and so when a rule they trigger takes effect.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Timing {
+    /// The paper's reading: `start` at the first time point where F=V holds, `end` at
+    /// the first where it no longer does; what they initiate holds from the point after.
+    #[default]
+    Paper,
+    /// RTEC's: `start` at the last time point before F=V holds, `end` at the last where
+    /// it holds, so what they initiate or terminate takes effect at the time point the
+    /// paper's `start`/`end` happen at. A rule they trigger is evaluated one point late,
+    /// its other conditions read one point back, its effect immediate (`f_ie`/`f_te`):
+    /// the same intervals as RTEC's, without looking ahead.
+    Rtec,
+}
+
+pub fn translate(items: &[Item], file: FileId, timing: Timing) -> Translation {
     let mut names = Names::default();
     for item in items {
         names.register(item);
     }
+    names.check_kinds();
     names.check_generated();
     let mut out = Translation {
         diagnostics: std::mem::take(&mut names.diagnostics),
@@ -116,15 +175,28 @@ pub fn translate(items: &[Item], file: FileId) -> Translation {
         names: &names,
         out: &mut out,
         file,
+        grounded_read: Vec::new(),
+        timing,
+        early: Vec::new(),
     };
     for item in items {
         generator.item(item, items);
     }
     generator.per_fluent();
+    generator.background(items);
+    generator.split();
     if !generator.out.diagnostics.has_errors() {
         generator.outputs(items);
     }
     out.shapes = names.shapes();
+    for name in &names.fluent_order {
+        if let Some(info) = names.fluents.get(name) {
+            if info.defined.is_some() {
+                out.grounded
+                    .extend(info.grounded.iter().map(|v| (name.clone(), *v)));
+            }
+        }
+    }
     out
 }
 
@@ -186,6 +258,21 @@ impl Names {
                 self.event(&rule.head);
                 self.conds(&rule.body);
             }
+            Item::Grounding { entity, .. } => match entity {
+                Entity::Event(event) => self.event(event),
+                Entity::Fluent(fluent) => {
+                    if self.fluent(fluent) {
+                        if let (Some(info), Arg::Const(value, _)) =
+                            (self.fluents.get_mut(&fluent.name.text), &fluent.value)
+                        {
+                            if !info.grounded.contains(value) {
+                                info.grounded.push(*value);
+                            }
+                        }
+                    }
+                }
+            },
+            Item::Background { .. } | Item::DynamicDomain(..) => {}
         }
     }
 
@@ -284,6 +371,9 @@ impl Names {
                     uses_start: false,
                     uses_end: false,
                     initially: false,
+                    simple: Part::default(),
+                    statics: Part::default(),
+                    grounded: Vec::new(),
                 })
             }
         };
@@ -300,6 +390,10 @@ impl Names {
         true
     }
 
+    /// A definition of `head`'s value by a rule of `kind`. A fluent may have simple values
+    /// and statically determined ones (RTEC defines each fluent-value pair on its own:
+    /// CTM's `punctuality=punctual` by initiations, `=non_punctual` as its complement),
+    /// but not one value of both kinds ([`Names::check_kinds`]).
     fn define(&mut self, head: &FluentTerm, kind: Kind, span: Span) {
         if !self.fluent(head) {
             return;
@@ -307,27 +401,73 @@ impl Names {
         let Some(info) = self.fluents.get_mut(&head.name.text) else {
             return;
         };
-        if kind == Kind::Simple && matches!(head.value, Arg::Var(_)) {
+        let value = match &head.value {
+            Arg::Const(value, _) => Some(*value),
+            Arg::Var(_) => None,
+        };
+        let part = match kind {
+            Kind::Simple => &mut info.simple,
+            Kind::Static => &mut info.statics,
+        };
+        part.first.get_or_insert(span);
+        match value {
+            Some(value) if !part.values.contains(&value) => part.values.push(value),
+            Some(_) => {}
+            None => part.variable = true,
+        }
+        if kind == Kind::Simple && value.is_none() {
             info.variable_value = true;
         }
-        match info.defined {
-            None => info.defined = Some((kind, span)),
-            Some((known, first)) if known != kind => {
-                let describe = |k: Kind| match k {
-                    Kind::Simple => "a simple fluent (initiatedAt/terminatedAt/fi/initially)",
-                    Kind::Static => "a statically determined fluent (holdsAt/holdsFor)",
-                };
-                self.diagnostics.push(
-                    Diagnostic::error(
-                        Code::E510,
-                        format!("`{}` is defined as two kinds of fluent", head.name.text),
-                    )
-                    .with_label(head.name.span, format!("here as {}", describe(kind)))
-                    .with_label(first, format!("here as {}", describe(known)))
-                    .with_help("give the two definitions different names"),
-                );
+        if info.defined.is_none() {
+            info.defined = Some((kind, span));
+        }
+        part.name_at.get_or_insert(head.name.span);
+    }
+
+    /// E510 for a fluent with a value defined by both kinds of rule, or a variable value
+    /// that may be one the other kind defines: a statically determined one, or a simple
+    /// one where no grounding declaration says which values exist.
+    fn check_kinds(&mut self) {
+        for name in &self.fluent_order {
+            let Some(info) = self.fluents.get(name) else {
+                continue;
+            };
+            let (Some(simple), Some(statics)) = (info.simple.first, info.statics.first) else {
+                continue;
+            };
+            let clash = info.statics.variable
+                || (info.simple.variable && info.grounded.is_empty())
+                || info
+                    .simple
+                    .values
+                    .iter()
+                    .any(|v| info.statics.values.contains(v));
+            if !clash {
+                continue;
             }
-            Some(_) => {}
+            let describe = |k: Kind| match k {
+                Kind::Simple => "a simple fluent (initiatedAt/terminatedAt/fi/initially)",
+                Kind::Static => "a statically determined fluent (holdsAt/holdsFor)",
+            };
+            // The first definition of the kind that came second, against the first one.
+            let simple_first = info.defined.is_some_and(|d| d.0 == Kind::Simple);
+            let (later, at, first, known) = if simple_first {
+                (Kind::Static, info.statics.name_at, simple, Kind::Simple)
+            } else {
+                (Kind::Simple, info.simple.name_at, statics, Kind::Static)
+            };
+            let at = at.unwrap_or(info.first);
+            self.diagnostics.push(
+                Diagnostic::error(
+                    Code::E510,
+                    format!("`{name}` is defined as two kinds of fluent"),
+                )
+                .with_label(at, format!("here as {}", describe(later)))
+                .with_label(first, format!("here as {}", describe(known)))
+                .with_help(
+                    "give the two definitions different names, or define each value by one kind",
+                ),
+            );
         }
     }
 
@@ -375,7 +515,7 @@ impl Names {
             let Some(info) = self.fluents.get(name) else {
                 continue;
             };
-            let simple = matches!(info.defined, Some((Kind::Simple, _)));
+            let simple = info.simple.first.is_some();
             for (suffix, needed) in [
                 ("_i", simple),
                 ("_t", simple),
@@ -440,10 +580,14 @@ impl Names {
         shapes
     }
 
+    /// `Simple` for a fluent with simple values (a mixed one too), else `Static` if it is
+    /// defined.
     fn kind(&self, name: &str) -> Option<Kind> {
-        self.fluents
-            .get(name)
-            .and_then(|info| info.defined.map(|d| d.0))
+        let info = self.fluents.get(name)?;
+        if info.simple.first.is_some() {
+            return Some(Kind::Simple);
+        }
+        info.defined.map(|d| d.0)
     }
 }
 
@@ -501,6 +645,12 @@ struct Generator<'a> {
     names: &'a Names,
     out: &'a mut Translation,
     file: FileId,
+    /// The fluent-value pairs whose grounded instances a rule reads ([`grounded_pred`]).
+    grounded_read: Vec<(String, Value)>,
+    timing: Timing,
+    /// The fluents with immediate initiations (`true`) or terminations (`false`), under
+    /// [`Timing::Rtec`].
+    early: Vec<(String, bool)>,
 }
 
 fn var(name: &str, span: Span) -> ast::Expr {
@@ -595,8 +745,19 @@ impl Generator<'_> {
 
     fn item(&mut self, item: &Item, items: &[Item]) {
         match item {
-            Item::Initiated(rule) => self.effect(rule, true),
-            Item::Terminated(rule) => self.effect(rule, false),
+            Item::Initiated(rule) | Item::Terminated(rule) => {
+                let initiated = matches!(item, Item::Initiated(_));
+                match (self.timing, rtec_early(rule)) {
+                    (Timing::Rtec, Some(early)) => {
+                        let entry = (early.head.name.text.clone(), initiated);
+                        if !self.early.contains(&entry) {
+                            self.early.push(entry);
+                        }
+                        self.effect(&early, initiated, true);
+                    }
+                    _ => self.effect(rule, initiated, false),
+                }
+            }
             Item::HoldsAt(rule) => {
                 let head = fluent_atom(&rule.head, "", rule.time.clone());
                 let body = self.body(&rule.body);
@@ -631,7 +792,10 @@ impl Generator<'_> {
                 }
             }
             Item::Initially(fluent, span) => self.initially(fluent, *span),
-            Item::Declare(..) => {}
+            Item::Declare(..)
+            | Item::Background { .. }
+            | Item::Grounding { .. }
+            | Item::DynamicDomain(..) => {}
             Item::Happens(rule) => {
                 let head = atom(
                     rule.head.name.text.clone(),
@@ -686,8 +850,21 @@ impl Generator<'_> {
     /// One initiation or termination rule, by Algorithm 3's cases (simple fluent, delayed
     /// effect, the value incompatibility it implies). Over 100 lines: one case per
     /// shape, each a few lines, read best beside the others.
-    fn effect(&mut self, rule: &TimeRule, initiated: bool) {
-        let suffix = if initiated { "_i" } else { "_t" };
+    /// `early`: a rule [`rtec_early`] made, whose effect is immediate (`f_ie`/`f_te`) and
+    /// whose other conditions, and the instances that bind its head, are read one time
+    /// point back.
+    fn effect(&mut self, rule: &TimeRule, initiated: bool, early: bool) {
+        let suffix = match (initiated, early) {
+            (true, false) => "_i",
+            (false, false) => "_t",
+            (true, true) => "_ie",
+            (false, true) => "_te",
+        };
+        let state_time = if early {
+            at(&rule.time, 1, rule.span)
+        } else {
+            rule.time.clone()
+        };
         let schema = if initiated {
             "EC initiatedAt rule (schema 10)"
         } else {
@@ -755,6 +932,13 @@ impl Generator<'_> {
         }
         let head_atom = fluent_atom(&head, suffix, rule.time.clone());
         if unbound.is_empty() {
+            // RTEC initiates a grounded pair only for its grounded instances (known by
+            // the time point the rule is evaluated at: a domain only grows).
+            if initiated {
+                if let Some(grounded) = self.grounded_exactly(&head, rule.time.clone()) {
+                    body.push(ast::Literal::Positive(grounded));
+                }
+            }
             self.emit(head_atom, body, rule.span, schema.to_owned());
             return;
         }
@@ -781,7 +965,7 @@ impl Generator<'_> {
             body.push(ast::Literal::Positive(fluent_atom(
                 &head,
                 "",
-                rule.time.clone(),
+                state_time.clone(),
             )));
             self.emit(head_atom, body, rule.span, by);
             return;
@@ -798,7 +982,7 @@ impl Generator<'_> {
                     body.push(ast::Literal::Positive(fluent_atom(
                         &other,
                         "",
-                        rule.time.clone(),
+                        state_time.clone(),
                     )));
                     self.emit(head_atom.clone(), body, rule.span, by.clone());
                 }
@@ -813,7 +997,7 @@ impl Generator<'_> {
                 body.push(ast::Literal::Positive(fluent_atom(
                     &other,
                     "",
-                    rule.time.clone(),
+                    state_time.clone(),
                 )));
                 body.push(ast::Literal::Builtin(ast::Builtin {
                     lhs: var(&value, head.span),
@@ -946,6 +1130,24 @@ impl Generator<'_> {
                 })
                 .collect();
             body.extend(builtins.iter().cloned().map(ast::Literal::Builtin));
+            // RTEC computes a grounded pair for its grounded instances only; a disjunct
+            // that binds a head variable by no positive condition (a complement) ranges
+            // over them, or over the fluent's grounded instances of another value.
+            let mut bound = Vec::new();
+            for (_, fluent) in conjunct.iter().filter(|(positive, _)| *positive) {
+                vars_of(fluent, &mut bound);
+            }
+            let mut needed = Vec::new();
+            vars_of(&rule.head, &mut needed);
+            let unsafe_ = needed.iter().any(|v| !bound.contains(v));
+            let grounded = match self.grounded_exactly(&rule.head, time.clone()) {
+                Some(grounded) => Some(grounded),
+                None if unsafe_ => self.grounded(&rule.head, time.clone()),
+                None => None,
+            };
+            if let Some(grounded) = grounded {
+                body.insert(0, ast::Literal::Positive(grounded));
+            }
             self.emit(
                 head.clone(),
                 body,
@@ -1010,16 +1212,44 @@ impl Generator<'_> {
             .iter()
             .chain(std::iter::once(&fluent.value))
             .all(|a| matches!(a, Arg::Const(..)));
-        if !ground {
+        if ground {
+            let fact = fluent_atom(fluent, "_initially", ast::Expr::Const(Value::Int(0), span));
+            self.out.program.items.push(ast::Item::Fact(fact));
+            return;
+        }
+        // RTEC grounds `initially(f(_, …)=v)` over the pair's declared instances: each
+        // holds v from the first time point at which it is grounded.
+        let mut named = fluent.clone();
+        let mut taken = Vec::new();
+        vars_of(&named, &mut taken);
+        for (i, arg) in named.args.iter_mut().enumerate() {
+            if let Arg::Var(name) = arg {
+                if name.text == "_" {
+                    name.text = fresh(&format!("X{}", i + 1), &taken);
+                    taken.push(name.text.clone());
+                }
+            }
+        }
+        let time = var(&fresh("T", &taken), span);
+        let grounded = self.grounded(&named, time.clone());
+        let before = self.grounded(&named, at(&time, 1, span));
+        let (Some(grounded), Some(before)) = (grounded, before) else {
             self.out.diagnostics.push(
                 Diagnostic::error(Code::E513, "`initially` needs a ground fluent-value pair")
                     .with_label(fluent.span, "has a variable")
-                    .with_help("write the constants: `initially(light(kitchen)=off).`"),
+                    .with_help("write the constants: `initially(light(kitchen)=off).`, or declare the pair's instances: `grounding(light(Room)=off) :- room(Room).`"),
             );
             return;
-        }
-        let fact = fluent_atom(fluent, "_initially", ast::Expr::Const(Value::Int(0), span));
-        self.out.program.items.push(ast::Item::Fact(fact));
+        };
+        self.emit(
+            fluent_atom(&named, "_initially", time),
+            vec![
+                ast::Literal::Positive(grounded),
+                literal(true, before, span),
+            ],
+            span,
+            "EC initially over the pair's grounded instances (RTEC grounding)".to_owned(),
+        );
     }
 
     /// Inertia, value incompatibility, start/end events and `initially` per fluent.
@@ -1039,12 +1269,28 @@ impl Generator<'_> {
                 atom(format!("{name}{suffix}"), args, at(&time, k, span), span)
             };
             if self.names.kind(name) == Some(Kind::Simple) {
-                // Rules 14–16 once with a value variable, or once per listed value.
-                let any_value = info.variable_value || info.values.is_empty();
+                // Rules 14–16 once with a value variable, or once per listed value: the
+                // values RTEC's grounding declarations name, or else every constant
+                // written as a value of the fluent; never a statically determined one.
+                let mut values: Vec<Value> = if info.grounded.is_empty() {
+                    info.values.clone()
+                } else {
+                    let mut values = info.grounded.clone();
+                    values.extend(
+                        info.simple
+                            .values
+                            .iter()
+                            .filter(|v| !info.grounded.contains(v)),
+                    );
+                    values
+                };
+                values.retain(|v| !info.statics.values.contains(v));
+                let any_value =
+                    info.grounded.is_empty() && (info.variable_value || values.is_empty());
                 let instances: Vec<(ast::Expr, Option<Value>, String)> = if any_value {
                     vec![(var("V", span), None, format!("`{name}`, any value"))]
                 } else {
-                    info.values
+                    values
                         .iter()
                         .map(|value| {
                             let v = ast::Expr::Const(*value, span);
@@ -1052,6 +1298,10 @@ impl Generator<'_> {
                         })
                         .collect()
                 };
+                // Immediate initiations and terminations (RTEC's timing of start/end):
+                // `f_ie` holds what takes effect at T itself, `f_te` what stops at T.
+                let early_init = self.early.contains(&(name.clone(), true));
+                let early_stop = early_init || self.early.contains(&(name.clone(), false));
                 for (v, value, which) in &instances {
                     self.emit(
                         instance(v.clone(), "", 0),
@@ -1059,15 +1309,64 @@ impl Generator<'_> {
                         span,
                         format!("EC inertia (rule 14) for {which}"),
                     );
+                    if early_init {
+                        self.emit(
+                            instance(v.clone(), "", 0),
+                            vec![ast::Literal::Positive(instance(v.clone(), "_ie", 0))],
+                            span,
+                            format!("EC inertia (rule 14), initiated by a start/end at RTEC's time, for {which}"),
+                        );
+                    }
+                    let mut keep = vec![
+                        ast::Literal::Positive(instance(v.clone(), "", 1)),
+                        literal(true, instance(v.clone(), "_t", 1), span),
+                    ];
+                    if early_stop {
+                        keep.push(literal(true, instance(v.clone(), "_te", 0), span));
+                    }
                     self.emit(
                         instance(v.clone(), "", 0),
-                        vec![
-                            ast::Literal::Positive(instance(v.clone(), "", 1)),
-                            literal(true, instance(v.clone(), "_t", 1), span),
-                        ],
+                        keep,
                         span,
                         format!("EC inertia (rule 15) for {which}"),
                     );
+                    if early_init {
+                        let incompatible = |other: ast::Expr| {
+                            let mut body =
+                                vec![ast::Literal::Positive(instance(other.clone(), "_ie", 0))];
+                            match value {
+                                Some(_) => {}
+                                None => {
+                                    body.push(ast::Literal::Positive(instance(v.clone(), "", 1)));
+                                    body.push(ast::Literal::Builtin(ast::Builtin {
+                                        lhs: v.clone(),
+                                        op: ast::CmpOp::Ne,
+                                        rhs: other,
+                                        span,
+                                    }));
+                                }
+                            }
+                            body
+                        };
+                        let others: Vec<ast::Expr> = match value {
+                            Some(value) => values
+                                .iter()
+                                .filter(|o| *o != value)
+                                .map(|o| ast::Expr::Const(*o, span))
+                                .collect(),
+                            None => vec![var("V2", span)],
+                        };
+                        for other in others {
+                            self.emit(
+                                instance(v.clone(), "_te", 0),
+                                incompatible(other),
+                                span,
+                                format!(
+                                    "EC value incompatibility (rule 16), immediate, for {which}"
+                                ),
+                            );
+                        }
+                    }
                     let Some(value) = value else {
                         self.emit(
                             instance(v.clone(), "_t", 0),
@@ -1086,7 +1385,7 @@ impl Generator<'_> {
                         );
                         continue;
                     };
-                    for other in info.values.iter().filter(|o| *o != value) {
+                    for other in values.iter().filter(|o| *o != value) {
                         self.emit(
                             instance(v.clone(), "_t", 0),
                             vec![ast::Literal::Positive(instance(
@@ -1169,6 +1468,55 @@ impl Generator<'_> {
                 .push(ast::Item::Output(outputs, span));
         }
     }
+}
+
+/// Under [`Timing::Rtec`], a rule triggered by a `start`/`end` happening (a positive
+/// condition) as it is evaluated one time point late: the happening read at T, every
+/// other condition at T-1 (see [`Timing::Rtec`]). `None` for other rules, and where the
+/// rule's time is not a plain variable or a comparison reads it.
+fn rtec_early(rule: &TimeRule) -> Option<TimeRule> {
+    let triggered = rule.body.iter().any(|cond| {
+        matches!(
+            cond,
+            Cond::Happens {
+                negated: false,
+                what: Happening::Start(_) | Happening::End(_),
+                ..
+            }
+        )
+    });
+    let ast::Expr::Var(time) = &rule.time else {
+        return None;
+    };
+    if !triggered {
+        return None;
+    }
+    let mut early = rule.clone();
+    for cond in &mut early.body {
+        let (at_time, triggers) = match cond {
+            Cond::Happens { what, time, .. } => (
+                time,
+                matches!(what, Happening::Start(_) | Happening::End(_)),
+            ),
+            Cond::Holds { time, .. } => (time, false),
+            Cond::Builtin(builtin) => {
+                let mut vars = Vec::new();
+                expr_vars(&builtin.lhs, &mut vars);
+                expr_vars(&builtin.rhs, &mut vars);
+                if vars.contains(&time.name) {
+                    return None;
+                }
+                continue;
+            }
+        };
+        if !matches!(at_time, ast::Expr::Var(v) if v.name == time.name) {
+            return None;
+        }
+        if !triggers {
+            *at_time = at(at_time, 1, rule.span);
+        }
+    }
+    Some(early)
 }
 
 fn same_value(a: &Arg, b: &Arg) -> bool {

@@ -1,0 +1,384 @@
+//! RTEC's background knowledge and grounding, and fluents with values of both kinds.
+//!
+//! | RTEC | TD |
+//! |---|---|
+//! | `vehicle(75, bus).` (read by a grounding) | `vehicle(75, bus, 0).` and `vehicle(X1, X2, T) :- vehicle(X1, X2, T-1).`: it holds at every time point |
+//! | `dynamicDomain(vehicle(_, _)).` with `grounding(stop_enter(Id, Type, _, _)) :- vehicle(Id, Type).` (an input entity) | `vehicle(Id, Type, T) :- stop_enter(Id, Type, _, _, T).`: the domain grows with the input, and keeps what it had |
+//! | `grounding(punctuality(Id, Type)=punctual) :- vehicle(Id, Type).` | `punctuality__grounded(Id, Type, punctual, T) :- vehicle(Id, Type, T).`, made where a rule reads it |
+//!
+//! What RTEC grounds decides what exists:
+//! * a simple fluent with grounding declarations has the values they name (and those its
+//!   initiations and `initially` write as constants): an initiation of any other value
+//!   (CTM's `internal_temperature=warm`) starts nothing and ends nothing;
+//! * `initially(f(_, …)=v)` holds from the first time point at which an instance is
+//!   grounded (the timeline's first for background facts, the first appearance in the
+//!   input for a dynamic domain);
+//! * a `holdsFor` disjunct that binds a head variable by no positive condition
+//!   (`complement_all`) ranges over the grounded instances.
+//!
+//! A fluent whose values are defined by rules of both kinds (CTM's punctuality: `punctual`
+//! by initiations, `non_punctual` as its complement), or one with a statically determined
+//! value that reads the fluent itself (CAVIAR's `close_34=false`, the complement of
+//! `close_34=true`), is a TD predicate per part — `f__simple` for the simple values,
+//! `f__v` for each statically determined value v — and `f` is their union: a condition
+//! on a constant value reads the part that defines it, one on a variable value reads `f`.
+//! So a complement is stratified below what it complements.
+
+use stgflow_lang::diag::{Diagnostic, Span};
+use stgflow_lang::syntax::ast;
+use stgflow_lang::value::Value;
+
+use super::{Generator, arg_expr, at, atom, fluent_atom, grounded_pred, literal, simple_part, var};
+use crate::codes::Code;
+use crate::model::{Arg, Entity, EventTerm, FluentTerm, GroundCond, Item};
+
+impl Generator<'_> {
+    /// Background facts that a grounding or a domain reads, the domains that grow with
+    /// the input, and the grounded instances that rules read (see the module docs);
+    /// W507 for background facts nothing reads.
+    pub(super) fn background(&mut self, items: &[Item]) {
+        let dynamic: Vec<(&str, usize)> = items
+            .iter()
+            .filter_map(|item| match item {
+                Item::DynamicDomain(domain, _) => {
+                    Some((domain.name.text.as_str(), domain.args.len()))
+                }
+                _ => None,
+            })
+            .collect();
+        let mut read: Vec<(String, usize, Span)> = Vec::new();
+        let mut note_read = |name: &str, arity: usize, span: Span| {
+            if !read.iter().any(|(n, a, _)| n == name && *a == arity) {
+                read.push((name.to_owned(), arity, span));
+            }
+        };
+        for item in items {
+            match item {
+                Item::Grounding { body, .. } => {
+                    for cond in body {
+                        if let GroundCond::Atom(a) = cond {
+                            note_read(&a.name.text, a.args.len(), a.name.span);
+                        }
+                    }
+                }
+                Item::DynamicDomain(domain, _) => {
+                    note_read(&domain.name.text, domain.args.len(), domain.name.span)
+                }
+                _ => {}
+            }
+        }
+        let mut unread: Vec<(String, usize, Span, usize)> = Vec::new();
+        for item in items {
+            let Item::Background { name, args, span } = item else {
+                continue;
+            };
+            if read
+                .iter()
+                .any(|(n, a, _)| *n == name.text && *a == args.len())
+            {
+                let args = args.iter().map(arg_expr).collect();
+                let time = ast::Expr::Const(Value::Int(0), *span);
+                let fact = atom(name.text.clone(), args, time, name.span);
+                self.out.program.items.push(ast::Item::Fact(fact));
+                continue;
+            }
+            match unread
+                .iter_mut()
+                .find(|(n, a, _, _)| *n == name.text && *a == args.len())
+            {
+                Some((_, _, _, count)) => *count += 1,
+                None => unread.push((name.text.clone(), args.len(), name.span, 1)),
+            }
+        }
+        for (name, arity, span, count) in unread {
+            let facts = if count == 1 { "fact" } else { "facts" };
+            self.out.diagnostics.push(
+                Diagnostic::warning(
+                    Code::W507,
+                    format!("background knowledge `{name}/{arity}` ({count} {facts}) is not read"),
+                )
+                .with_label(span, "a time-independent fact")
+                .with_note("background facts are read by RTEC's grounding declarations; no grounding reads this one, and as a condition of a rule they are not supported yet (E506)"),
+            );
+        }
+        for (name, arity, span) in &read {
+            let xs: Vec<ast::Expr> = (1..=*arity).map(|i| var(&format!("X{i}"), *span)).collect();
+            let time = var("T", *span);
+            self.emit(
+                atom(name.clone(), xs.clone(), time.clone(), *span),
+                vec![ast::Literal::Positive(atom(
+                    name.clone(),
+                    xs,
+                    at(&time, 1, *span),
+                    *span,
+                ))],
+                *span,
+                format!("RTEC background knowledge and domains hold from where they are given on: `{name}`"),
+            );
+        }
+        for item in items {
+            let Item::Grounding { entity, body, span } = item else {
+                continue;
+            };
+            if !self.is_input(entity, items) {
+                continue;
+            }
+            for cond in body {
+                let GroundCond::Atom(domain) = cond else {
+                    continue;
+                };
+                let is_dynamic = dynamic
+                    .iter()
+                    .any(|(n, a)| *n == domain.name.text && *a == domain.args.len());
+                if is_dynamic && bound_by(domain, entity) {
+                    let time = var("T", *span);
+                    let head = atom(
+                        domain.name.text.clone(),
+                        domain.args.iter().map(arg_expr).collect(),
+                        time.clone(),
+                        domain.span,
+                    );
+                    let source = match entity {
+                        Entity::Event(event) => atom(
+                            event.name.text.clone(),
+                            event.args.iter().map(arg_expr).collect(),
+                            time,
+                            event.span,
+                        ),
+                        Entity::Fluent(fluent) => fluent_atom(fluent, "", time),
+                    };
+                    self.emit(
+                        head,
+                        vec![ast::Literal::Positive(source)],
+                        *span,
+                        format!(
+                            "RTEC dynamic domain `{}` from its input entity `{}`",
+                            domain.name.text,
+                            entity.name().text
+                        ),
+                    );
+                }
+            }
+        }
+        let needed = std::mem::take(&mut self.grounded_read);
+        for item in items {
+            let Item::Grounding {
+                entity: Entity::Fluent(fluent),
+                body,
+                span,
+            } = item
+            else {
+                continue;
+            };
+            let Arg::Const(value, _) = &fluent.value else {
+                continue;
+            };
+            if !needed.contains(&(fluent.name.text.clone(), *value)) {
+                continue;
+            }
+            let time = var("T", *span);
+            let conds = body
+                .iter()
+                .map(|cond| match cond {
+                    GroundCond::Atom(a) => ast::Literal::Positive(atom(
+                        a.name.text.clone(),
+                        a.args.iter().map(arg_expr).collect(),
+                        time.clone(),
+                        a.span,
+                    )),
+                    GroundCond::Builtin(builtin) => ast::Literal::Builtin(builtin.clone()),
+                })
+                .collect();
+            self.emit(
+                grounded_atom(fluent, time),
+                conds,
+                *span,
+                format!("RTEC grounding of `{}={value}`", fluent.name.text),
+            );
+        }
+    }
+
+    /// Whether `entity` comes from the input: an event no rule derives, a fluent no rule
+    /// defines.
+    fn is_input(&self, entity: &Entity, items: &[Item]) -> bool {
+        match entity {
+            Entity::Event(event) => !items.iter().any(|item| {
+                matches!(item, Item::Happens(rule) if rule.head.name.text == event.name.text)
+            }),
+            Entity::Fluent(fluent) => self
+                .names
+                .fluents
+                .get(&fluent.name.text)
+                .is_some_and(|info| info.defined.is_none()),
+        }
+    }
+
+    /// `f__grounded(args…, v, time)`: the grounded instances of `fluent` = v where a
+    /// grounding declaration names that pair, else those of the fluent's first grounded
+    /// value (CTM grounds `passenger_density(Id, Type)=high` only, and its `initially`
+    /// gives `=low` to the same instances); marks the pair read.
+    pub(super) fn grounded(&mut self, fluent: &FluentTerm, time: ast::Expr) -> Option<ast::Atom> {
+        let info = self.names.fluents.get(&fluent.name.text)?;
+        let value = match &fluent.value {
+            Arg::Const(value, _) if info.grounded.contains(value) => *value,
+            _ => *info.grounded.first()?,
+        };
+        let pair = (fluent.name.text.clone(), value);
+        if !self.grounded_read.contains(&pair) {
+            self.grounded_read.push(pair);
+        }
+        let mut instance = fluent.clone();
+        instance.value = Arg::Const(value, fluent.value.span());
+        Some(grounded_atom(&instance, time))
+    }
+
+    /// `f__grounded(args…, v, time)` where a grounding declaration names `fluent` = v
+    /// itself (a constant v); marks the pair read.
+    pub(super) fn grounded_exactly(
+        &mut self,
+        fluent: &FluentTerm,
+        time: ast::Expr,
+    ) -> Option<ast::Atom> {
+        let Arg::Const(value, _) = &fluent.value else {
+            return None;
+        };
+        let info = self.names.fluents.get(&fluent.name.text)?;
+        if !info.grounded.contains(value) {
+            return None;
+        }
+        self.grounded(fluent, time)
+    }
+
+    /// Splits every fluent with values of both kinds, or with a statically determined
+    /// value whose rules read the fluent (CAVIAR's `close_34=false`, the complement of
+    /// `close_34=true`), into its parts and their union (see the module docs). Runs on
+    /// the translated rules: a head or a condition on a constant value goes to the part
+    /// that defines the value, a condition on a variable value stays on the union, a
+    /// head with a variable value is simple.
+    pub(super) fn split(&mut self) {
+        let names = self.names;
+        let reads_itself = |name: &str, statics: &[Value]| {
+            self.out.program.items.iter().any(|item| match item {
+                ast::Item::Rule(rule) => {
+                    rule.head.predicate.name == name
+                        && matches!(rule.head.args.iter().rev().nth(1),
+                            Some(ast::Expr::Const(v, _)) if statics.contains(v))
+                        && rule.body.iter().any(|l| match l {
+                            ast::Literal::Positive(a) | ast::Literal::Negative(a, _) => {
+                                a.predicate.name == name
+                            }
+                            ast::Literal::Builtin(_) => false,
+                        })
+                }
+                _ => false,
+            })
+        };
+        let split: Vec<(&str, &[Value], usize, Span, bool)> = names
+            .fluent_order
+            .iter()
+            .filter_map(|name| {
+                let info = names.fluents.get(name)?;
+                let statics = info.statics.values.as_slice();
+                let needed = !statics.is_empty()
+                    && !info.statics.variable
+                    && (info.mixed() || reads_itself(name, statics));
+                needed.then(|| {
+                    let span = info.defined.map_or(info.first, |d| d.1);
+                    let simple = info.simple.first.is_some();
+                    (name.as_str(), statics, info.arity, span, simple)
+                })
+            })
+            .collect();
+        if split.is_empty() {
+            return;
+        }
+        let part = |atom: &mut ast::Atom, head: bool| {
+            let Some(&(name, statics, arity, _, _)) =
+                split.iter().find(|(n, ..)| *n == atom.predicate.name)
+            else {
+                return;
+            };
+            match atom.args.get(arity) {
+                Some(ast::Expr::Const(value, _)) if statics.contains(value) => {
+                    atom.predicate.name = static_part(name, statics, *value);
+                }
+                Some(ast::Expr::Const(..)) => atom.predicate.name = simple_part(name),
+                _ if head => atom.predicate.name = simple_part(name),
+                _ => {}
+            }
+        };
+        for item in &mut self.out.program.items {
+            if let ast::Item::Rule(rule) = item {
+                part(&mut rule.head, true);
+                for literal in &mut rule.body {
+                    match literal {
+                        ast::Literal::Positive(atom) | ast::Literal::Negative(atom, _) => {
+                            part(atom, false)
+                        }
+                        ast::Literal::Builtin(_) => {}
+                    }
+                }
+            }
+        }
+        for (name, statics, arity, span, simple) in split {
+            let mut args: Vec<ast::Expr> =
+                (1..=arity).map(|i| var(&format!("X{i}"), span)).collect();
+            args.push(var("V", span));
+            let time = var("T", span);
+            let parts = simple
+                .then(|| simple_part(name))
+                .into_iter()
+                .chain(statics.iter().map(|v| static_part(name, statics, *v)));
+            for from in parts {
+                self.emit(
+                    atom(name.to_owned(), args.clone(), time.clone(), span),
+                    vec![literal(
+                        false,
+                        atom(from, args.clone(), time.clone(), span),
+                        span,
+                    )],
+                    span,
+                    format!("`{name}`: the union of the predicates of its values"),
+                );
+            }
+        }
+    }
+}
+
+/// Whether every variable of `domain`'s arguments is an argument of `entity`.
+fn bound_by(domain: &EventTerm, entity: &Entity) -> bool {
+    let args: Vec<&Arg> = match entity {
+        Entity::Event(event) => event.args.iter().collect(),
+        Entity::Fluent(fluent) => fluent.args.iter().chain([&fluent.value]).collect(),
+    };
+    domain.args.iter().all(|arg| match arg {
+        Arg::Var(name) => {
+            name.text != "_"
+                && args
+                    .iter()
+                    .any(|a| matches!(a, Arg::Var(other) if other.text == name.text))
+        }
+        Arg::Const(..) => true,
+    })
+}
+
+/// `f__grounded(args…, value, time)`.
+fn grounded_atom(fluent: &FluentTerm, time: ast::Expr) -> ast::Atom {
+    let mut args: Vec<ast::Expr> = fluent.args.iter().map(arg_expr).collect();
+    args.push(arg_expr(&fluent.value));
+    atom(grounded_pred(&fluent.name.text), args, time, fluent.span)
+}
+
+/// The TD predicate of a split fluent's statically determined value `value` (one of
+/// `statics`): `f__v` for a plain symbol v, else by its place.
+fn static_part(name: &str, statics: &[Value], value: Value) -> String {
+    let text = value.to_string();
+    let plain = text
+        .chars()
+        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if plain && !text.is_empty() {
+        return format!("{name}__{text}");
+    }
+    let place = statics.iter().position(|v| *v == value).unwrap_or(0);
+    format!("{name}__value{place}")
+}
