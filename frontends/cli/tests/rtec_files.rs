@@ -259,3 +259,25 @@ fn rtec_mode_is_one_file_not_one_per_predicate() {
     assert!(!output.status.success());
     assert!(stderr.contains("--mode rtec"), "{stderr}");
 }
+
+/// RTEC's CAVIAR pre-processing is Prolog code: one error that says so and what to give
+/// instead, not one per clause it could not read.
+#[test]
+fn rtecs_prolog_pre_processing_is_one_error_that_names_the_replacement() {
+    let caviar = root().join("../shared/data/rtec/caviar/rtec");
+    let output = stgflow()
+        .args(["check", "-q"])
+        .arg(caviar.join("rules.prolog"))
+        .arg(caviar.join("list-of-ids.prolog"))
+        .arg(caviar.join("pre-processing.prolog"))
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.matches("[E").count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("pre-processing.prolog:11:1")
+            && stderr.contains("datasets/ec/caviar_distance.ec"),
+        "{stderr}"
+    );
+}

@@ -74,6 +74,21 @@ pub fn compile_files_with(files: &[(&str, &str)], timing: Timing) -> EcProgram {
     for &(name, text) in files {
         let file = sources.add(name, text);
         first.get_or_insert(file);
+        if let Some(at) = pre_processing(text) {
+            // Prolog code RTEC runs before each query: one error, not one per clause.
+            diagnostics.push(
+                stgflow_lang::diag::Diagnostic::error(
+                    codes::Code::E503,
+                    "this file is RTEC's pre-processing, Prolog code that stgflow cannot run",
+                )
+                .with_label(
+                    stgflow_lang::diag::Span::new(file, at..at + "preProcessing".len()),
+                    "`preProcessing/1`: run by RTEC before each query",
+                )
+                .with_help("define what it computes in ECDE and give that file instead (for CAVIAR's `distance`: datasets/ec/caviar_distance.ec)"),
+            );
+            continue;
+        }
         let (parsed, found) = syntax::parse(file, text);
         clauses.extend(parsed);
         diagnostics.extend(found);
@@ -98,6 +113,20 @@ pub fn compile_files_with(files: &[(&str, &str)], timing: Timing) -> EcProgram {
         shapes: translation.shapes,
         grounded: translation.grounded,
     }
+}
+
+/// Where `text` defines RTEC's `preProcessing/1` (a clause at the start of a line): the
+/// byte offset of the name. Read off the text, as Prolog code need not parse as ECDE.
+fn pre_processing(text: &str) -> Option<usize> {
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let indent = line.len() - line.trim_start().len();
+        if line.trim_start().starts_with("preProcessing(") {
+            return Some(offset + indent);
+        }
+        offset += line.len();
+    }
+    None
 }
 
 impl EcProgram {
