@@ -206,6 +206,9 @@ struct Names {
     fluent_order: Vec<String>,
     fluents: HashMap<String, FluentInfo>,
     events: HashMap<String, (usize, Span)>,
+    /// RTEC's grounding declarations, and its dynamic domains (name, arity).
+    groundings: Vec<(Entity, Vec<crate::model::GroundCond>)>,
+    dynamic: Vec<(String, usize)>,
     diagnostics: Diagnostics,
 }
 
@@ -258,21 +261,33 @@ impl Names {
                 self.event(&rule.head);
                 self.conds(&rule.body);
             }
-            Item::Grounding { entity, .. } => match entity {
-                Entity::Event(event) => self.event(event),
-                Entity::Fluent(fluent) => {
-                    if self.fluent(fluent) {
-                        if let (Some(info), Arg::Const(value, _)) =
-                            (self.fluents.get_mut(&fluent.name.text), &fluent.value)
-                        {
-                            if !info.grounded.contains(value) {
-                                info.grounded.push(*value);
-                            }
+            Item::DynamicDomain(domain, _) => {
+                self.dynamic
+                    .push((domain.name.text.clone(), domain.args.len()));
+            }
+            Item::Grounding { entity, body, .. } => {
+                self.groundings.push((entity.clone(), body.clone()));
+                self.ground(entity);
+            }
+            Item::Background { .. } => {}
+        }
+    }
+
+    /// Registers what a grounding declaration names.
+    fn ground(&mut self, entity: &Entity) {
+        match entity {
+            Entity::Event(event) => self.event(event),
+            Entity::Fluent(fluent) => {
+                if self.fluent(fluent) {
+                    if let (Some(info), Arg::Const(value, _)) =
+                        (self.fluents.get_mut(&fluent.name.text), &fluent.value)
+                    {
+                        if !info.grounded.contains(value) {
+                            info.grounded.push(*value);
                         }
                     }
                 }
-            },
-            Item::Background { .. } | Item::DynamicDomain(..) => {}
+            }
         }
     }
 
@@ -1140,7 +1155,11 @@ impl Generator<'_> {
             let mut needed = Vec::new();
             vars_of(&rule.head, &mut needed);
             let unsafe_ = needed.iter().any(|v| !bound.contains(v));
+            let implied = conjunct.iter().any(|(positive, atom)| {
+                *positive && self.names.implies_grounding(atom, &rule.head)
+            });
             let grounded = match self.grounded_exactly(&rule.head, time.clone()) {
+                Some(_) if implied => None,
                 Some(grounded) => Some(grounded),
                 None if unsafe_ => self.grounded(&rule.head, time.clone()),
                 None => None,

@@ -382,3 +382,82 @@ fn static_part(name: &str, statics: &[Value], value: Value) -> String {
     let place = statics.iter().position(|v| *v == value).unwrap_or(0);
     format!("{name}__value{place}")
 }
+
+impl super::Names {
+    /// Whether every instance of `atom` (a positive condition of a rule for `head`) is a
+    /// grounded instance of `head`'s pair, so that the rule needs no grounded condition:
+    /// `atom`'s pair is itself restricted to its grounding (a defined pair with one, or an
+    /// input entity whose grounding reads only dynamic domains, which its instances
+    /// extend), and that grounding is `head`'s, its arguments mapped through the rule's
+    /// variables (CTM: every pair is grounded by `vehicle(Id, Type)`). Groundings with
+    /// comparisons or variables of their own are not compared.
+    pub(super) fn implies_grounding(&self, atom: &FluentTerm, head: &FluentTerm) -> bool {
+        let (Some(of_atom), Some(of_head)) = (self.only_grounding(atom), self.only_grounding(head))
+        else {
+            return false;
+        };
+        let restricted = match self.fluents.get(&atom.name.text) {
+            Some(info) if info.defined.is_some() => true,
+            Some(_) => of_atom.1.iter().all(|cond| {
+                matches!(cond, GroundCond::Atom(a)
+                    if self.dynamic.iter().any(|(n, k)| *n == a.name.text && *k == a.args.len()))
+            }),
+            None => false,
+        };
+        if !restricted {
+            return false;
+        }
+        // Both bodies with each variable replaced by the rule variable at its place in
+        // the entity it grounds.
+        let in_rule = |(entity, body): &(Entity, Vec<GroundCond>), used: &FluentTerm| {
+            let Entity::Fluent(declared) = entity else {
+                return None;
+            };
+            let mut conds = Vec::new();
+            for cond in body {
+                let GroundCond::Atom(a) = cond else {
+                    return None;
+                };
+                let args = a
+                    .args
+                    .iter()
+                    .map(|arg| match arg {
+                        Arg::Var(v) => {
+                            let at = declared
+                                .args
+                                .iter()
+                                .position(|d| matches!(d, Arg::Var(w) if w.text == v.text))?;
+                            match used.args.get(at)? {
+                                Arg::Var(name) if name.text != "_" => Some(name.text.clone()),
+                                _ => None,
+                            }
+                        }
+                        Arg::Const(c, _) => Some(c.to_string()),
+                    })
+                    .collect::<Option<Vec<String>>>()?;
+                conds.push(format!("{}({})", a.name.text, args.join(",")));
+            }
+            conds.sort();
+            Some(conds)
+        };
+        match (in_rule(of_atom, atom), in_rule(of_head, head)) {
+            (Some(a), Some(h)) => a == h,
+            _ => false,
+        }
+    }
+
+    /// The one grounding declaration of `fluent`'s pair (a constant value), if it has
+    /// exactly one.
+    fn only_grounding(&self, fluent: &FluentTerm) -> Option<&(Entity, Vec<GroundCond>)> {
+        let Arg::Const(value, _) = &fluent.value else {
+            return None;
+        };
+        let mut found = self.groundings.iter().filter(|(entity, _)| {
+            matches!(entity, Entity::Fluent(f)
+                if f.name.text == fluent.name.text
+                    && matches!(&f.value, Arg::Const(v, _) if v == value))
+        });
+        let first = found.next()?;
+        found.next().is_none().then_some(first)
+    }
+}
