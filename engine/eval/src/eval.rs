@@ -545,8 +545,9 @@ pub fn eval(expr: &Expr, env: &[Option<Value>], t: u64) -> Option<Value> {
     }
 }
 
-/// `+ - * /` over numbers: integers stay integers (checked; division truncates), anything
-/// with a float is a float.
+/// `+ - * / mod` over numbers: integers stay integers (checked; division truncates, `mod`
+/// takes the divisor's sign), anything with a float is a float (`mod` of floats is
+/// undefined: nothing).
 pub fn arith(op: ArithOp, a: Value, b: Value) -> Option<Value> {
     match (a, b) {
         (Value::Int(x), Value::Int(y)) => match op {
@@ -554,6 +555,9 @@ pub fn arith(op: ArithOp, a: Value, b: Value) -> Option<Value> {
             ArithOp::Sub => x.checked_sub(y),
             ArithOp::Mul => x.checked_mul(y),
             ArithOp::Div => x.checked_div(y),
+            ArithOp::Mod => x
+                .checked_rem_euclid(y)
+                .map(|r| if y < 0 && r != 0 { r + y } else { r }),
         }
         .map(Value::Int),
         (Value::Sym(_), _) | (_, Value::Sym(_)) => None,
@@ -564,6 +568,7 @@ pub fn arith(op: ArithOp, a: Value, b: Value) -> Option<Value> {
                 ArithOp::Sub => x - y,
                 ArithOp::Mul => x * y,
                 ArithOp::Div => x / y,
+                ArithOp::Mod => return None,
             };
             result.is_finite().then_some(Value::Float(result))
         }

@@ -176,6 +176,8 @@ pub struct Sink<W: Write> {
     recognitions: Option<Vec<(PredId, Row, u64, u64)>>,
     /// With [`Sink::recognised`]: the (predicate, value) pairs written.
     recognised: Option<Vec<(PredId, Value)>>,
+    /// With [`Sink::printed_as`]: how RTEC writes a predicate, by predicate.
+    printed: Vec<Option<Printed>>,
     /// The first time point printed (`--print-from`): what holds before it is evaluated
     /// but not written; at it, `changes` starts with every fact that holds, and intervals
     /// start no earlier.
@@ -251,6 +253,7 @@ impl<W: Write> Sink<W> {
             files: Vec::new(),
             recognitions: None,
             recognised: None,
+            printed: Vec::new(),
             print_from: None,
         }
     }
@@ -271,6 +274,18 @@ impl<W: Write> Sink<W> {
     /// intervals in time order, lines in output order.
     pub fn recognitions(mut self) -> Sink<W> {
         self.recognitions = Some(Vec::new());
+        self
+    }
+
+    /// With [`Sink::recognitions`]: the predicates written with RTEC's name and compound
+    /// arguments ([`Printed`]).
+    pub fn printed_as(mut self, printed: Vec<(PredId, Printed)>) -> Sink<W> {
+        for (pred, how) in printed {
+            if self.printed.len() <= pred {
+                self.printed.resize(pred + 1, None);
+            }
+            self.printed[pred] = Some(how);
+        }
         self
     }
 
@@ -654,18 +669,25 @@ impl<W: Write> Sink<W> {
                 .iter()
                 .take_while(|(p, a, _, _)| *p == pred && a == args)
                 .count();
+            let printed = self.printed.get(pred).and_then(Option::as_ref);
             self.line.extend_from_slice(b"recognitions(predictions,");
-            self.line.extend_from_slice(self.names[pred].as_bytes());
+            let name = printed.map_or(self.names[pred].as_str(), |p| p.name.as_str());
+            self.line.extend_from_slice(name.as_bytes());
             self.line.extend_from_slice(b",[[");
             let (objects, value) = match args.split_last() {
                 Some((value, objects)) => (objects, Some(*value)),
                 None => (&args[..], None),
             };
-            for (k, object) in objects.iter().enumerate() {
-                if k > 0 {
-                    self.line.push(b',');
+            match printed {
+                Some(printed) => push_shaped(&mut self.line, &printed.args, &mut objects.iter()),
+                None => {
+                    for (k, object) in objects.iter().enumerate() {
+                        if k > 0 {
+                            self.line.push(b',');
+                        }
+                        push_value(&mut self.line, *object);
+                    }
                 }
-                push_value(&mut self.line, *object);
             }
             self.line.extend_from_slice(b"],");
             match value {
@@ -699,6 +721,44 @@ impl<W: Write> Sink<W> {
 
     pub fn into_inner(self) -> W {
         self.out
+    }
+}
+
+/// How `--mode rtec` writes a predicate whose RTEC fluent had compound arguments
+/// (`per(close_ballot(C, M))=true`, flattened to `per__close_ballot(C, M, true)`): its
+/// name and the shape of its object arguments.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Printed {
+    pub name: String,
+    pub args: Vec<Shape>,
+}
+
+/// An argument as written: one of the flattened arguments, or a compound term.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Shape {
+    Arg,
+    Term(String, Vec<Shape>),
+}
+
+/// Appends `shapes` filled with `values` in order.
+fn push_shaped(line: &mut Vec<u8>, shapes: &[Shape], values: &mut std::slice::Iter<'_, Value>) {
+    for (k, shape) in shapes.iter().enumerate() {
+        if k > 0 {
+            line.push(b',');
+        }
+        match shape {
+            Shape::Arg => {
+                if let Some(value) = values.next() {
+                    push_value(line, *value);
+                }
+            }
+            Shape::Term(name, inner) => {
+                line.extend_from_slice(name.as_bytes());
+                line.push(b'(');
+                push_shaped(line, inner, values);
+                line.push(b')');
+            }
+        }
     }
 }
 

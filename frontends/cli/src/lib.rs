@@ -52,6 +52,7 @@ pub fn run(
     let mut context = Context {
         formats: formats(),
         grounded: Vec::new(),
+        printed: Vec::new(),
         ec_timing: cli.ec_timing,
         stderr: &mut stderr,
         color,
@@ -96,6 +97,9 @@ pub(crate) struct Context<'a> {
     /// An event description's grounded fluent-value pairs (`EcProgram::grounded`), which
     /// `--mode rtec` prints alone of their fluents.
     grounded: Vec<(String, stgflow_lang::value::Value)>,
+    /// How an event description's fluents with compound arguments are written in RTEC's
+    /// form (`EcProgram::printed`).
+    printed: Vec<(String, stgflow_io::sink::Printed)>,
     /// `--ec-timing`, if given.
     ec_timing: Option<args::EcTiming>,
     stderr: &'a mut dyn Write,
@@ -135,6 +139,7 @@ impl Context<'_> {
             let ec = stgflow_ec::compile_files_with(&files, timing);
             self.formats.register(Arc::new(ec.records(true)));
             self.grounded = ec.grounded;
+            self.printed = ec.printed;
             ec.compiled
         } else if let Some(more) = background.first() {
             return Err(Failure::Message(format!(

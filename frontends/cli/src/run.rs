@@ -86,7 +86,14 @@ impl Context<'_> {
                     .iter()
                     .filter_map(|(name, value)| Some((program.pred_id(name)?, *value)))
                     .collect();
-                let sink = Sink::new(out, Mode::Intervals, program).recognitions();
+                let printed = self
+                    .printed
+                    .iter()
+                    .filter_map(|(name, how)| Some((program.pred_id(name)?, how.clone())))
+                    .collect();
+                let sink = Sink::new(out, Mode::Intervals, program)
+                    .recognitions()
+                    .printed_as(printed);
                 if grounded.is_empty() {
                     sink
                 } else {

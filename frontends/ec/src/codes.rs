@@ -4,10 +4,10 @@ stgflow_lang::error_codes! {
     /// EC syntax, the meaning of clauses, and the checks of the translation.
     pub enum Code {
         E501 => "EC: syntax (incl. `;`, `!`)",
-        E503 => "EC: an unknown clause head (with \"did you mean\")",
+        E503 => "EC: an unknown clause head (with \"did you mean\"), or RTEC's Prolog pre-processing",
         E504 => "EC: a clause of the wrong shape (`F` without `=V`, `fi` delay < 1)",
-        E505 => "EC: a nested term as an argument",
-        E506 => "EC: not a condition of a time-point rule",
+        E505 => "EC: a list or arithmetic as an argument",
+        E506 => "EC: not a condition of a time-point rule (incl. `findall`, and a predicate no background fact or rule defines)",
         E507 => "EC: not a condition of a `holdsFor` rule (incl. RTEC's `\\+ I=[]` checks)",
         E508 => "EC: an event or fluent used with two arities",
         E509 => "EC: a name used as event and fluent, or taken by a generated predicate",
@@ -16,10 +16,10 @@ stgflow_lang::error_codes! {
         E512 => "EC: `fi` relating two fluents",
         E513 => "EC: `initially` not ground",
         W502 => "EC: `holdsFor(…, [])` ignored",
-        W503 => "EC: an RTEC bookkeeping declaration ignored",
-        W504 => "EC: a head variable no condition binds",
+        W503 => "EC: an RTEC bookkeeping declaration ignored (`index`, `cachingOrder`, …)",
+        W504 => "EC: a head variable no condition binds (or no grounding names the pair: never computed)",
         W505 => "EC: `p` without `fi`",
         W506 => "EC: an output event",
-        W507 => "EC: background knowledge (time-independent facts) not read by the translation",
+        W507 => "EC: background facts that nothing reads",
     }
 }

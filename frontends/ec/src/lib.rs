@@ -50,6 +50,8 @@ pub struct EcProgram {
     /// The fluent-value pairs RTEC computes for the fluents its grounding declarations
     /// name (`--mode rtec` prints only those of such a fluent).
     pub grounded: Vec<(String, stgflow_lang::value::Value)>,
+    /// How RTEC writes the fluents with compound arguments (`--mode rtec`), by TD name.
+    pub printed: Vec<(String, model::Printed)>,
 }
 
 /// Compiles an event description; `name` is how diagnostics refer to the file.
@@ -112,6 +114,7 @@ pub fn compile_files_with(files: &[(&str, &str)], timing: Timing) -> EcProgram {
         ),
         shapes: translation.shapes,
         grounded: translation.grounded,
+        printed: translation.printed,
     }
 }
 

@@ -8,14 +8,20 @@
 //! | `fi(F=V, F=V2, D).` / `p(F=V).` | delayed initiation after `D` time points / its postponement |
 //! | `initially(F=V).` | `F=V` holds at time point 0 |
 //! | `event/1`, `inputEntity/1`, `outputEntity/1`, `points/1`, `buildFromPoints/1`, `collectIntervals/1`, `simpleFluent/1`, `sDFluent/1` | RTEC declarations |
+//! | `grounding(E) :- conds.`, `dynamicDomain(d(_)).` | what exists (see `translate::grounding`) |
+//! | `vehicle(75, bus).`, `role_of(A, chair) :- person(A), 0 is A mod 10.` | background knowledge |
 //!
 //! Bodies of time-point rules hold `[not] happensAt(E, T)` (E may be `start(F=V)` or
-//! `end(F=V)`), `[not] holdsAt(F=V, T)` and comparisons or assignments (`X < Y`, `D is
-//! X*2`). RTEC's own bookkeeping declarations (`index/2`, `grounding/1`, `dynamicDomain/1`,
-//! `cachingOrder/1`, …) are accepted and ignored with a warning.
+//! `end(F=V)`), `[not] holdsAt(F=V, T)`, background predicates (`role_of(C, chair)`) and
+//! comparisons or assignments (`X < Y`, `D is X*2`, `R is A mod 10`). RTEC's `grounding/1`
+//! and `dynamicDomain/1` are read, with ground facts and rules of other predicates (its
+//! background knowledge); its other bookkeeping declarations (`index/2`,
+//! `cachingOrder/1`, …) are accepted and ignored with a warning. A compound argument of
+//! an event or fluent is flattened into its name ([`FluentTerm`]).
 //!
 //! Pitfall: Prolog's `_Name` is an ordinary variable here (as in TD); only `_` is anonymous.
 
+pub use stgflow_io::sink::{Printed, Shape};
 use stgflow_lang::diag::{Diagnostic, Diagnostics, Span};
 use stgflow_lang::syntax::ast;
 use stgflow_lang::value::Value;
@@ -39,21 +45,25 @@ impl Arg {
     }
 }
 
-/// `f(args) = value`.
+/// `f(args) = value`. A compound term among the arguments is flattened: its functor
+/// joins the name (`per(close_ballot(C, M))` is `per__close_ballot` with arguments C, M)
+/// and `printed` says how RTEC writes it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FluentTerm {
     pub name: Name,
     pub args: Vec<Arg>,
     pub value: Arg,
     pub span: Span,
+    pub printed: Option<Printed>,
 }
 
-/// `e(args)`.
+/// `e(args)`, compound arguments flattened as in [`FluentTerm`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct EventTerm {
     pub name: Name,
     pub args: Vec<Arg>,
     pub span: Span,
+    pub printed: Option<Printed>,
 }
 
 /// What `happensAt` refers to.
@@ -82,6 +92,12 @@ pub enum Cond {
         span: Span,
     },
     Builtin(ast::Builtin),
+    /// `[not] b(args)`: a background predicate, which holds at every time point.
+    Background {
+        negated: bool,
+        atom: EventTerm,
+        span: Span,
+    },
 }
 
 /// A rule about one time point: `head(F=V, T) :- conds`.
@@ -187,6 +203,12 @@ pub enum Item {
     /// RTEC's `dynamicDomain(d(_, …)).`: the domain d grows with the input entities
     /// whose grounding reads it.
     DynamicDomain(EventTerm, Span),
+    /// A rule of background knowledge: `head :- conds.` over background predicates.
+    BackgroundRule {
+        head: EventTerm,
+        body: Vec<GroundCond>,
+        span: Span,
+    },
 }
 
 /// A condition of a `grounding` declaration.
@@ -212,7 +234,7 @@ pub fn classify(clauses: &[Clause]) -> (Vec<Item>, Diagnostics) {
     let mut items = Vec::new();
     for clause in clauses {
         if background_fact(clause) {
-            if let Ok((name, args)) = functor(&clause.head, "a fact") {
+            if let Ok((name, args, _)) = functor(&clause.head, "a fact") {
                 items.push(Item::Background {
                     name,
                     args,
@@ -475,6 +497,22 @@ fn item(clause: &Clause, diagnostics: &mut Diagnostics) -> Read<Option<Item>> {
         (known, _, _) if HEADS.contains(&known) || known == "event" || known == "inputEntity" => {
             return Err(shape_error(name, args.len(), fact, span));
         }
+        // Background knowledge as a rule (`role_of(A, chair) :- person(A), 0 is A mod
+        // 10.`): conditions on other background predicates and comparisons only.
+        (other, _, false)
+            if closest(other, HEADS.iter().copied()).is_none()
+                && clause.body.iter().all(background_cond) =>
+        {
+            Item::BackgroundRule {
+                head: event_term(&clause.head)?,
+                body: clause
+                    .body
+                    .iter()
+                    .map(ground_cond)
+                    .collect::<Read<Vec<GroundCond>>>()?,
+                span,
+            }
+        }
         (other, _, _) => {
             let mut diagnostic = Diagnostic::error(
                 Code::E503,
@@ -489,6 +527,18 @@ fn item(clause: &Clause, diagnostics: &mut Diagnostics) -> Read<Option<Item>> {
         }
     };
     Ok(Some(item))
+}
+
+/// Whether `term` can be a condition of background knowledge: a comparison, or an atom
+/// that is no Event Calculus predicate.
+fn background_cond(term: &Term) -> bool {
+    if builtin(term).is_some() {
+        return true;
+    }
+    term.functor().is_some_and(|(name, _)| {
+        !HEADS.contains(&name.text.as_str())
+            && !["holdsFor", "findall", "length", "not", "\\+"].contains(&name.text.as_str())
+    })
 }
 
 fn entity_of(entity: &Term) -> Read<Entity> {
@@ -552,25 +602,29 @@ fn fluent_term(term: &Term) -> Read<FluentTerm> {
                 .with_help(format!("every fluent has a value, e.g. `{term}=true`")),
         );
     };
-    let (name, args) = functor(fluent, "a fluent")?;
+    let (name, args, printed) = functor(fluent, "a fluent")?;
     Ok(FluentTerm {
         name,
         args,
         value: arg(value)?,
         span: *span,
+        printed,
     })
 }
 
 fn event_term(term: &Term) -> Read<EventTerm> {
-    let (name, args) = functor(term, "an event")?;
+    let (name, args, printed) = functor(term, "an event")?;
     Ok(EventTerm {
         name,
         args,
         span: term.span(),
+        printed,
     })
 }
 
-fn functor(term: &Term, what: &str) -> Read<(Name, Vec<Arg>)> {
+/// The name and arguments of an event or fluent, compound arguments flattened (see
+/// [`FluentTerm`]); how RTEC prints it where one was.
+fn functor(term: &Term, what: &str) -> Read<(Name, Vec<Arg>, Option<Printed>)> {
     let Some((name, args)) = term.functor() else {
         return Err(
             Diagnostic::error(Code::E504, format!("expected {what}, found `{term}`"))
@@ -578,10 +632,44 @@ fn functor(term: &Term, what: &str) -> Read<(Name, Vec<Arg>)> {
                 .with_help("events and fluents are names with arguments: `walking(Id)`"),
         );
     };
-    Ok((
-        name.clone(),
-        args.iter().map(arg).collect::<Read<Vec<Arg>>>()?,
-    ))
+    let mut flat = name.clone();
+    let mut out = Vec::new();
+    let mut shapes = Vec::new();
+    let compound = flatten(args, &mut flat.text, &mut out, &mut shapes)?;
+    let printed = compound.then(|| Printed {
+        name: name.text.clone(),
+        args: shapes,
+    });
+    Ok((flat, out, printed))
+}
+
+/// Appends `args` to `out`, a compound term's functor to `name` and its arguments in
+/// its place (recursively), and each argument's shape to `shapes`; whether one was
+/// compound.
+fn flatten(
+    args: &[Term],
+    name: &mut String,
+    out: &mut Vec<Arg>,
+    shapes: &mut Vec<Shape>,
+) -> Read<bool> {
+    let mut compound = false;
+    for term in args {
+        match term {
+            Term::Compound(inner, inner_args, _) => {
+                compound = true;
+                name.push_str("__");
+                name.push_str(&inner.text);
+                let mut nested = Vec::new();
+                flatten(inner_args, name, out, &mut nested)?;
+                shapes.push(Shape::Term(inner.text.clone(), nested));
+            }
+            other => {
+                out.push(arg(other)?);
+                shapes.push(Shape::Arg);
+            }
+        }
+    }
+    Ok(compound)
 }
 
 fn arg(term: &Term) -> Read<Arg> {
@@ -592,9 +680,11 @@ fn arg(term: &Term) -> Read<Arg> {
         Term::Float(x, span) => Arg::Const(Value::Float(*x), *span),
         Term::Str(text, span) => Arg::Const(Value::sym(text), *span),
         other => {
-            return Err(Diagnostic::error(Code::E505, format!("`{other}` cannot be an argument"))
-                .with_label(other.span(), "nested terms, lists and arithmetic are not arguments")
-                .with_help("flatten the term into extra arguments (`coord(Id, X, Y)=true`), or compute it in an assignment `V is …`"));
+            return Err(
+                Diagnostic::error(Code::E505, format!("`{other}` cannot be an argument"))
+                    .with_label(other.span(), "lists and arithmetic are not arguments")
+                    .with_help("compute the value in an assignment `V is …` and pass V"),
+            );
         }
     })
 }
@@ -607,11 +697,17 @@ fn expr(term: &Term) -> Read<ast::Expr> {
         Term::Int(i, span) => ast::Expr::Const(Value::Int(*i), *span),
         Term::Float(x, span) => ast::Expr::Const(Value::Float(*x), *span),
         Term::Str(text, span) => ast::Expr::Const(Value::sym(text), *span),
-        Term::Binary(op @ (BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div), lhs, rhs, span) => {
+        Term::Binary(
+            op @ (BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod),
+            lhs,
+            rhs,
+            span,
+        ) => {
             let op = match op {
                 BinOp::Add => ast::ArithOp::Add,
                 BinOp::Sub => ast::ArithOp::Sub,
                 BinOp::Mul => ast::ArithOp::Mul,
+                BinOp::Mod => ast::ArithOp::Mod,
                 _ => ast::ArithOp::Div,
             };
             ast::Expr::Binary(op, Box::new(expr(lhs)?), Box::new(expr(rhs)?), *span)
@@ -703,29 +799,46 @@ fn cond(term: &Term) -> Read<Cond> {
             time: expr(time)?,
             span,
         }),
-        _ => {
-            let mut diagnostic = Diagnostic::error(
-                Code::E506,
-                format!("`{inner}` is not a condition of a time-point rule"),
-            )
-            .with_label(
-                inner.span(),
-                "expected happensAt(E, T), holdsAt(F=V, T) or a comparison",
+        Some((name, _))
+            if !["holdsFor", "findall", "length", "happensAt", "holdsAt"]
+                .contains(&name.text.as_str())
+                && closest(&name.text, ["happensAt", "holdsAt"].into_iter()).is_none() =>
+        {
+            // Whether it names background knowledge is known once every clause is read.
+            Ok(Cond::Background {
+                negated,
+                atom: event_term(inner)?,
+                span,
+            })
+        }
+        _ => Err(not_a_condition(inner)),
+    }
+}
+
+/// E506: `inner` is no condition of a time-point rule.
+pub(crate) fn not_a_condition(inner: &Term) -> Diagnostic {
+    let mut diagnostic = Diagnostic::error(
+        Code::E506,
+        format!("`{inner}` is not a condition of a time-point rule"),
+    )
+    .with_label(
+        inner.span(),
+        "expected happensAt(E, T), holdsAt(F=V, T), background knowledge or a comparison",
+    );
+    if let Some((name, _)) = inner.functor() {
+        if name.text == "holdsFor" {
+            diagnostic = diagnostic.with_help(
+                "holdsFor conditions belong in `holdsFor(F=V, I) :- …` rules; here write `holdsAt(F=V, T)`",
             );
-            if let Some((name, _)) = inner.functor() {
-                if name.text == "holdsFor" {
-                    diagnostic = diagnostic.with_help(
-                        "holdsFor conditions belong in `holdsFor(F=V, I) :- …` rules; here write `holdsAt(F=V, T)`",
-                    );
-                } else if let Some(close) =
-                    closest(&name.text, ["happensAt", "holdsAt"].into_iter())
-                {
-                    diagnostic = diagnostic.with_help(format!("did you mean `{close}`?"));
-                }
-            }
-            Err(diagnostic)
+        } else if name.text == "findall" || name.text == "length" {
+            diagnostic = diagnostic.with_note(
+                "counting what holds (`findall`, `length`) is not supported yet: TD has no aggregates",
+            );
+        } else if let Some(close) = closest(&name.text, ["happensAt", "holdsAt"].into_iter()) {
+            diagnostic = diagnostic.with_help(format!("did you mean `{close}`?"));
         }
     }
+    diagnostic
 }
 
 fn interval_cond(term: &Term) -> Read<IntervalCond> {

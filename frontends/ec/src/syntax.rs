@@ -49,6 +49,8 @@ pub enum BinOp {
     Sub,
     Mul,
     Div,
+    /// `mod`
+    Mod,
 }
 
 impl BinOp {
@@ -72,7 +74,7 @@ impl BinOp {
     pub fn priority(self) -> u16 {
         match self {
             BinOp::Add | BinOp::Sub => 500,
-            BinOp::Mul | BinOp::Div => 400,
+            BinOp::Mul | BinOp::Div | BinOp::Mod => 400,
             _ => 700,
         }
     }
@@ -92,6 +94,7 @@ impl fmt::Display for BinOp {
             BinOp::Sub => "-",
             BinOp::Mul => "*",
             BinOp::Div => "/",
+            BinOp::Mod => " mod ",
         })
     }
 }

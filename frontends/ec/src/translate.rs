@@ -29,15 +29,19 @@
 //! `complement_all(L, J)` ¬(∨L)); the formula is put in disjunctive normal form and each
 //! disjunct becomes one `holdsAt` rule (schema 17) — the equivalence the paper cites.
 //!
+//! RTEC's grounding, background knowledge, fluents split by value and the timing of
+//! `start`/`end` ([`Timing`]) are in [`grounding`].
+//!
 //! Pitfalls:
-//! * RTEC grounds rule variables over declared domains; TD has none. A variable of an
-//!   `initiatedAt`/`terminatedAt` head that no condition binds (RTEC's
-//!   `initiatedAt(meeting(P1,_P2)=false, T) :- happensAt(start(running(P1)=true), T).`)
-//!   is bound by the instances of the fluent that hold another value at T (for
-//!   `terminatedAt`, the value itself): the rule then terminates what holds exactly as in
-//!   RTEC, but the initiated value does not start for instances that held nothing (W504).
-//! * `complement_all` alone has no positive condition, so its rule is unsafe (E002): TD
-//!   cannot enumerate "every instance that does not hold".
+//! * Without grounding declarations, a variable of an `initiatedAt`/`terminatedAt` head
+//!   that no condition binds (RTEC's `initiatedAt(meeting(P1,_P2)=false, T) :-
+//!   happensAt(start(running(P1)=true), T).`) is bound by the instances of the fluent
+//!   that hold another value at T (for `terminatedAt`, the value itself): the rule then
+//!   terminates what holds exactly as in RTEC, but the initiated value does not start for
+//!   instances that held nothing (W504). With a grounding declaration of the pair, the
+//!   grounded instances bind it, as in RTEC.
+//! * `complement_all` alone has no positive condition; without a grounding of its pair
+//!   its rule is unsafe (E002): TD cannot enumerate "every instance that does not hold".
 
 mod grounding;
 
@@ -66,6 +70,8 @@ pub struct Translation {
     /// The fluent-value pairs that RTEC's grounding declarations make it compute (and
     /// print), by fluent; a fluent not listed has no grounding.
     pub grounded: Vec<(String, Value)>,
+    /// How RTEC writes the fluents with compound arguments, by TD predicate.
+    pub printed: Vec<(String, crate::model::Printed)>,
     pub diagnostics: Diagnostics,
 }
 
@@ -76,6 +82,7 @@ impl Default for Translation {
             origins: Vec::new(),
             shapes: Vec::new(),
             grounded: Vec::new(),
+            printed: Vec::new(),
             diagnostics: Diagnostics::default(),
         }
     }
@@ -153,7 +160,9 @@ pub enum Timing {
     /// it holds, so what they initiate or terminate takes effect at the time point the
     /// paper's `start`/`end` happen at. A rule they trigger is evaluated one point late,
     /// its other conditions read one point back, its effect immediate (`f_ie`/`f_te`):
-    /// the same intervals as RTEC's, without looking ahead.
+    /// the same intervals as RTEC's, without looking ahead. And, as in RTEC, a value
+    /// initiated where it is also terminated does not start (two values initiated at
+    /// once end each other).
     Rtec,
 }
 
@@ -189,6 +198,7 @@ pub fn translate(items: &[Item], file: FileId, timing: Timing) -> Translation {
         generator.outputs(items);
     }
     out.shapes = names.shapes();
+    out.printed = std::mem::take(&mut names.printed);
     for name in &names.fluent_order {
         if let Some(info) = names.fluents.get(name) {
             if info.defined.is_some() {
@@ -209,6 +219,10 @@ struct Names {
     /// RTEC's grounding declarations, and its dynamic domains (name, arity).
     groundings: Vec<(Entity, Vec<crate::model::GroundCond>)>,
     dynamic: Vec<(String, usize)>,
+    /// How RTEC writes the fluents and events with compound arguments, by TD name.
+    printed: Vec<(String, crate::model::Printed)>,
+    /// The background predicates given by facts or rules (name, arity).
+    background: Vec<(String, usize)>,
     diagnostics: Diagnostics,
 }
 
@@ -269,7 +283,16 @@ impl Names {
                 self.groundings.push((entity.clone(), body.clone()));
                 self.ground(entity);
             }
-            Item::Background { .. } => {}
+            Item::Background { name, args, .. } => self.note_background(&name.text, args.len()),
+            Item::BackgroundRule { head, .. } => {
+                self.note_background(&head.name.text, head.args.len())
+            }
+        }
+    }
+
+    fn note_background(&mut self, name: &str, arity: usize) {
+        if !self.is_background(name, arity) {
+            self.background.push((name.to_owned(), arity));
         }
     }
 
@@ -310,9 +333,17 @@ impl Names {
                 Cond::Holds { fluent, .. } => {
                     self.fluent(fluent);
                 }
-                Cond::Builtin(_) => {}
+                Cond::Builtin(_) | Cond::Background { .. } => {}
             }
         }
+    }
+
+    /// Whether `name/arity` is background knowledge: facts, rules or a dynamic domain.
+    fn is_background(&self, name: &str, arity: usize) -> bool {
+        self.background
+            .iter()
+            .any(|(n, a)| n == name && *a == arity)
+            || self.dynamic.iter().any(|(n, a)| n == name && *a == arity)
     }
 
     fn arity_error(&mut self, name: &Name, arity: usize, first: (usize, Span), what: &str) {
@@ -332,6 +363,7 @@ impl Names {
     }
 
     fn event(&mut self, event: &EventTerm) {
+        self.note_printed(&event.name.text, event.printed.as_ref());
         let arity = event.args.len();
         if let Some(info) = self.fluents.get(&event.name.text) {
             let first = info.first;
@@ -362,8 +394,18 @@ impl Names {
         );
     }
 
+    /// Records how RTEC writes `name` (a TD name) where it had compound arguments.
+    fn note_printed(&mut self, name: &str, printed: Option<&crate::model::Printed>) {
+        if let Some(printed) = printed {
+            if !self.printed.iter().any(|(n, _)| n == name) {
+                self.printed.push((name.to_owned(), printed.clone()));
+            }
+        }
+    }
+
     /// Registers a mention of a fluent; returns whether it is consistent.
     fn fluent(&mut self, fluent: &FluentTerm) -> bool {
+        self.note_printed(&fluent.name.text, fluent.printed.as_ref());
         let name = &fluent.name.text;
         if let Some(&(_, first)) = self.events.get(name) {
             self.clash(&fluent.name, first);
@@ -775,7 +817,7 @@ impl Generator<'_> {
             }
             Item::HoldsAt(rule) => {
                 let head = fluent_atom(&rule.head, "", rule.time.clone());
-                let body = self.body(&rule.body);
+                let body = self.body(&rule.body, &rule.time);
                 self.emit(
                     head,
                     body,
@@ -807,6 +849,22 @@ impl Generator<'_> {
                 }
             }
             Item::Initially(fluent, span) => self.initially(fluent, *span),
+            Item::BackgroundRule { head, body, span } => {
+                let time = var("T", *span);
+                let head = atom(
+                    head.name.text.clone(),
+                    head.args.iter().map(arg_expr).collect(),
+                    time.clone(),
+                    head.span,
+                );
+                let body = grounding::conds(body, &time);
+                self.emit(
+                    head,
+                    body,
+                    *span,
+                    "RTEC background knowledge (a rule), at every time point".to_owned(),
+                );
+            }
             Item::Declare(..)
             | Item::Background { .. }
             | Item::Grounding { .. }
@@ -818,7 +876,7 @@ impl Generator<'_> {
                     rule.time.clone(),
                     rule.head.span,
                 );
-                let body = self.body(&rule.body);
+                let body = self.body(&rule.body, &rule.time);
                 self.emit(
                     head,
                     body,
@@ -829,8 +887,11 @@ impl Generator<'_> {
         }
     }
 
-    fn body(&mut self, conds: &[Cond]) -> Vec<ast::Literal> {
-        conds
+    /// The TD literals of `conds`; background knowledge is read at `time`.
+    fn body(&mut self, conds: &[Cond], time: &ast::Expr) -> Vec<ast::Literal> {
+        let names = self.names;
+        let mut unknown = Vec::new();
+        let body = conds
             .iter()
             .map(|cond| match cond {
                 Cond::Happens {
@@ -858,8 +919,46 @@ impl Generator<'_> {
                     span,
                 } => literal(*negated, fluent_atom(fluent, "", time.clone()), *span),
                 Cond::Builtin(builtin) => ast::Literal::Builtin(builtin.clone()),
+                Cond::Background {
+                    negated,
+                    atom: fact,
+                    span,
+                } => {
+                    if !names.is_background(&fact.name.text, fact.args.len()) {
+                        unknown.push(fact.clone());
+                    }
+                    let args = fact.args.iter().map(arg_expr).collect();
+                    literal(
+                        *negated,
+                        atom(fact.name.text.clone(), args, time.clone(), fact.span),
+                        *span,
+                    )
+                }
             })
-            .collect()
+            .collect();
+        for fact in unknown {
+            let mut diagnostic = Diagnostic::error(
+                Code::E506,
+                format!(
+                    "`{}/{}` is not a condition of a time-point rule",
+                    fact.name.text,
+                    fact.args.len()
+                ),
+            )
+            .with_label(
+                fact.span,
+                "expected happensAt(E, T), holdsAt(F=V, T), background knowledge or a comparison",
+            )
+            .with_note("no background fact or rule defines it");
+            let known = names.background.iter().map(|(n, _)| n.as_str());
+            if let Some(close) =
+                crate::model::closest(&fact.name.text, known.chain(["happensAt", "holdsAt"]))
+            {
+                diagnostic = diagnostic.with_help(format!("did you mean `{close}`?"));
+            }
+            self.out.diagnostics.push(diagnostic);
+        }
+        body
     }
 
     /// One initiation or termination rule, by Algorithm 3's cases (simple fluent, delayed
@@ -885,7 +984,7 @@ impl Generator<'_> {
         } else {
             "EC terminatedAt rule (schema 10)"
         };
-        let mut body = self.body(&rule.body);
+        let mut body = self.body(&rule.body, &state_time);
         let mut bound = Vec::new();
         for cond in &rule.body {
             match cond {
@@ -910,6 +1009,17 @@ impl Generator<'_> {
                     fluent,
                     ..
                 } => vars_of(fluent, &mut bound),
+                Cond::Background {
+                    negated: false,
+                    atom,
+                    ..
+                } => {
+                    for arg in &atom.args {
+                        if let Arg::Var(name) = arg {
+                            bound.push(name.text.clone());
+                        }
+                    }
+                }
                 Cond::Builtin(builtin) if builtin.op == ast::CmpOp::Eq => {
                     expr_vars(&builtin.lhs, &mut bound);
                     expr_vars(&builtin.rhs, &mut bound);
@@ -955,6 +1065,13 @@ impl Generator<'_> {
                 }
             }
             self.emit(head_atom, body, rule.span, schema.to_owned());
+            return;
+        }
+        // RTEC grounds the head's free variables over the pair's grounding declaration.
+        if let Some(grounded) = self.grounded_exactly(&head, rule.time.clone()) {
+            body.push(ast::Literal::Positive(grounded));
+            let by = format!("{schema}, head variables bound by RTEC's grounding");
+            self.emit(head_atom, body, rule.span, by);
             return;
         }
         let fluent = &head.name.text;
@@ -1166,6 +1283,21 @@ impl Generator<'_> {
             };
             if let Some(grounded) = grounded {
                 body.insert(0, ast::Literal::Positive(grounded));
+            } else if unsafe_ && !self.names.groundings.is_empty() {
+                // RTEC computes only what its grounding declarations name; no instance of
+                // this pair is named, so none is computed (voting's `pow(propose(_P, M))`).
+                self.out.diagnostics.push(
+                    Diagnostic::warning(
+                        Code::W504,
+                        format!(
+                            "`{}` is never computed: a variable of its head is bound by no condition and no grounding declaration names it",
+                            rule.head.name.text
+                        ),
+                    )
+                    .with_label(rule.head.span, "RTEC computes the grounded pairs only")
+                    .with_help("add a `grounding(…)` declaration for it, as RTEC would need to compute it"),
+                );
+                continue;
             }
             self.emit(
                 head.clone(),
@@ -1321,17 +1453,28 @@ impl Generator<'_> {
                 // `f_ie` holds what takes effect at T itself, `f_te` what stops at T.
                 let early_init = self.early.contains(&(name.clone(), true));
                 let early_stop = early_init || self.early.contains(&(name.clone(), false));
+                // RTEC: an initiation at a time point where the value is also
+                // terminated starts nothing (voting's simultaneous aye and nay).
+                let rtec = self.timing == Timing::Rtec;
                 for (v, value, which) in &instances {
+                    let mut start = vec![ast::Literal::Positive(instance(v.clone(), "_i", 1))];
+                    if rtec {
+                        start.push(literal(true, instance(v.clone(), "_t", 1), span));
+                    }
                     self.emit(
                         instance(v.clone(), "", 0),
-                        vec![ast::Literal::Positive(instance(v.clone(), "_i", 1))],
+                        start,
                         span,
                         format!("EC inertia (rule 14) for {which}"),
                     );
                     if early_init {
+                        let mut start = vec![ast::Literal::Positive(instance(v.clone(), "_ie", 0))];
+                        if rtec {
+                            start.push(literal(true, instance(v.clone(), "_te", 0), span));
+                        }
                         self.emit(
                             instance(v.clone(), "", 0),
-                            vec![ast::Literal::Positive(instance(v.clone(), "_ie", 0))],
+                            start,
                             span,
                             format!("EC inertia (rule 14), initiated by a start/end at RTEC's time, for {which}"),
                         );
@@ -1518,6 +1661,7 @@ fn rtec_early(rule: &TimeRule) -> Option<TimeRule> {
                 matches!(what, Happening::Start(_) | Happening::End(_)),
             ),
             Cond::Holds { time, .. } => (time, false),
+            Cond::Background { .. } => continue,
             Cond::Builtin(builtin) => {
                 let mut vars = Vec::new();
                 expr_vars(&builtin.lhs, &mut vars);

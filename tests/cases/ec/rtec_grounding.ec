@@ -9,7 +9,9 @@
 % * quiet=false is the complement of quiet=true (a statically determined value read by
 %   another of the same fluent);
 % * alert starts where mood=angry starts, at once (RTEC's start), unless the person
-%   sleeps then; the background fact `unused/1` is read by nothing (W507).
+%   sleeps then; the background fact `unused/1` is read by nothing (W507);
+% * bob shouts and sleeps at 8: angry, initiated and terminated at once, does not start
+%   (RTEC's reading), so from 9 his mood is unknown.
 person(cy).
 unused(1).
 dynamicDomain(person(_)).

@@ -74,6 +74,8 @@ pub enum ArithOp {
     Sub,
     Mul,
     Div,
+    /// `mod`: the remainder of integer division with the divisor's sign (Prolog's).
+    Mod,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -122,6 +124,7 @@ impl fmt::Display for ArithOp {
             ArithOp::Sub => "-",
             ArithOp::Mul => "*",
             ArithOp::Div => "/",
+            ArithOp::Mod => "mod",
         })
     }
 }
@@ -130,7 +133,7 @@ impl ArithOp {
     pub fn precedence(self) -> u8 {
         match self {
             ArithOp::Add | ArithOp::Sub => 1,
-            ArithOp::Mul | ArithOp::Div => 2,
+            ArithOp::Mul | ArithOp::Div | ArithOp::Mod => 2,
         }
     }
 }

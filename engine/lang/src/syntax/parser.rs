@@ -289,6 +289,7 @@ impl Parser {
                 TokenKind::Minus => ArithOp::Sub,
                 TokenKind::Star => ArithOp::Mul,
                 TokenKind::Slash => ArithOp::Div,
+                TokenKind::Ident(ref word) if word == "mod" => ArithOp::Mod,
                 _ => return Ok(lhs),
             };
             if op.precedence() < min_precedence {

@@ -128,6 +128,7 @@ impl Parser {
                     None => return Ok(lhs),
                 },
                 Tok::Name(name) if name == "is" => (BinOp::Is, "is"),
+                Tok::Name(name) if name == "mod" => (BinOp::Mod, "mod"),
                 _ => return Ok(lhs),
             };
             let priority = op.priority();

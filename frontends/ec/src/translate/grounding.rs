@@ -30,7 +30,7 @@ use stgflow_lang::value::Value;
 
 use super::{Generator, arg_expr, at, atom, fluent_atom, grounded_pred, literal, simple_part, var};
 use crate::codes::Code;
-use crate::model::{Arg, Entity, EventTerm, FluentTerm, GroundCond, Item};
+use crate::model::{Arg, Cond, Entity, EventTerm, FluentTerm, GroundCond, Item};
 
 impl Generator<'_> {
     /// Background facts that a grounding or a domain reads, the domains that grow with
@@ -54,9 +54,23 @@ impl Generator<'_> {
         };
         for item in items {
             match item {
-                Item::Grounding { body, .. } => {
+                Item::Grounding { body, .. } | Item::BackgroundRule { body, .. } => {
                     for cond in body {
                         if let GroundCond::Atom(a) = cond {
+                            note_read(&a.name.text, a.args.len(), a.name.span);
+                        }
+                    }
+                }
+                Item::Initiated(rule) | Item::Terminated(rule) | Item::HoldsAt(rule) => {
+                    for cond in &rule.body {
+                        if let Cond::Background { atom: a, .. } = cond {
+                            note_read(&a.name.text, a.args.len(), a.name.span);
+                        }
+                    }
+                }
+                Item::Happens(rule) => {
+                    for cond in &rule.body {
+                        if let Cond::Background { atom: a, .. } = cond {
                             note_read(&a.name.text, a.args.len(), a.name.span);
                         }
                     }
@@ -101,7 +115,16 @@ impl Generator<'_> {
                 .with_note("background facts are read by RTEC's grounding declarations; no grounding reads this one, and as a condition of a rule they are not supported yet (E506)"),
             );
         }
-        for (name, arity, span) in &read {
+        // What holds from where it is given on: facts and dynamic domains (a rule's head
+        // is derived at every time point from them).
+        let given = |name: &str, arity: usize| {
+            dynamic.iter().any(|(n, a)| *n == name && *a == arity)
+                || items.iter().any(|item| {
+                    matches!(item, Item::Background { name: n, args, .. }
+                        if n.text == name && args.len() == arity)
+                })
+        };
+        for (name, arity, span) in read.iter().filter(|(n, a, _)| given(n, *a)) {
             let xs: Vec<ast::Expr> = (1..=*arity).map(|i| var(&format!("X{i}"), *span)).collect();
             let time = var("T", *span);
             self.emit(
@@ -177,18 +200,7 @@ impl Generator<'_> {
                 continue;
             }
             let time = var("T", *span);
-            let conds = body
-                .iter()
-                .map(|cond| match cond {
-                    GroundCond::Atom(a) => ast::Literal::Positive(atom(
-                        a.name.text.clone(),
-                        a.args.iter().map(arg_expr).collect(),
-                        time.clone(),
-                        a.span,
-                    )),
-                    GroundCond::Builtin(builtin) => ast::Literal::Builtin(builtin.clone()),
-                })
-                .collect();
+            let conds = conds(body, &time);
             self.emit(
                 grounded_atom(fluent, time),
                 conds,
@@ -343,6 +355,21 @@ impl Generator<'_> {
             }
         }
     }
+}
+
+/// The TD literals of background conditions, read at `time`.
+pub(super) fn conds(body: &[GroundCond], time: &ast::Expr) -> Vec<ast::Literal> {
+    body.iter()
+        .map(|cond| match cond {
+            GroundCond::Atom(a) => ast::Literal::Positive(atom(
+                a.name.text.clone(),
+                a.args.iter().map(arg_expr).collect(),
+                time.clone(),
+                a.span,
+            )),
+            GroundCond::Builtin(builtin) => ast::Literal::Builtin(builtin.clone()),
+        })
+        .collect()
 }
 
 /// Whether every variable of `domain`'s arguments is an argument of `entity`.
