@@ -16,6 +16,7 @@ impl Context<'_> {
     ) -> Result<(), Failure> {
         use stgflow_eval::explain;
         crate::run::timeline_is_not_empty("--from", args.from, args.until)?;
+        self.timeline_start = args.from.map_or(0, |t| t / args.tick);
         let compiled = self.compile(&args.program, &args.background)?;
         let program = &compiled.program;
         let Some(analysis) = &compiled.analysis else {

@@ -54,6 +54,7 @@ pub fn run(
         grounded: Vec::new(),
         printed: Vec::new(),
         ec_timing: cli.ec_timing,
+        timeline_start: 0,
         stderr: &mut stderr,
         color,
         quiet: cli.verbosity.quiet,
@@ -102,6 +103,9 @@ pub(crate) struct Context<'a> {
     printed: Vec<(String, stgflow_io::sink::Printed)>,
     /// `--ec-timing`, if given.
     ec_timing: Option<args::EcTiming>,
+    /// The first time point of the timeline (`--from`, in time points): an event
+    /// description's background knowledge holds from it.
+    timeline_start: u64,
     stderr: &'a mut dyn Write,
     color: bool,
     quiet: bool,
@@ -136,7 +140,11 @@ impl Context<'_> {
                 None if rtec_file => stgflow_ec::Timing::Rtec,
                 None => stgflow_ec::Timing::Paper,
             };
-            let ec = stgflow_ec::compile_files_with(&files, timing);
+            let options = stgflow_ec::Options {
+                timing,
+                start: self.timeline_start,
+            };
+            let ec = stgflow_ec::compile_files_with(&files, options);
             self.formats.register(Arc::new(ec.records(true)));
             self.grounded = ec.grounded;
             self.printed = ec.printed;

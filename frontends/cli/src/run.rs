@@ -46,6 +46,7 @@ impl Context<'_> {
                 "--print-from with --output-dir: the dataflow engine's workers write the files and do not hold back what comes before it yet; use --engine reference, or print to stdout".to_owned(),
             ));
         }
+        self.timeline_start = args.from.map_or(0, |t| t / args.tick);
         let compiled = self.compile_with_outputs(&args)?;
         let program = &compiled.program;
         let Some(analysis) = &compiled.analysis else {

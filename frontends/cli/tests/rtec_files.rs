@@ -84,6 +84,18 @@ fn toy_from_rtecs_own_files_unchanged_gives_rtecs_intervals() {
     );
     assert_eq!(theirs.len(), 4, "RTEC's file: {theirs:?}");
     assert_eq!(ours, theirs);
+    // Background knowledge holds from the timeline's first time point, wherever it is.
+    let (from_5, _) = rtec_app(
+        "toy",
+        &[
+            "rtec/rules.prolog",
+            "rtec/toy_var_domain.prolog",
+            "toy_data.csv",
+        ],
+        &["--from", "5"],
+        21,
+    );
+    assert_eq!(from_5, theirs);
 }
 
 /// CTM from RTEC's rules and vehicle list unchanged: its grounding (which values of

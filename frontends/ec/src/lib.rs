@@ -63,12 +63,20 @@ pub fn compile_str(name: &str, text: &str) -> EcProgram {
 /// rules and its background knowledge, read as one list of clauses in the order given.
 /// Diagnostics name the file each clause is in; the first file is the program's.
 pub fn compile_files(files: &[(&str, &str)]) -> EcProgram {
-    compile_files_with(files, Timing::Paper)
+    compile_files_with(files, Options::default())
 }
 
-/// [`compile_files`] with `start`/`end` timed as `timing` says (RTEC's files are read
-/// with [`Timing::Rtec`]).
-pub fn compile_files_with(files: &[(&str, &str)], timing: Timing) -> EcProgram {
+/// How a description is read.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    /// When `start`/`end` happen (RTEC's files are read with [`Timing::Rtec`]).
+    pub timing: Timing,
+    /// The timeline's first time point (`--from`): background knowledge holds from it.
+    pub start: u64,
+}
+
+/// [`compile_files`] read as `options` say.
+pub fn compile_files_with(files: &[(&str, &str)], options: Options) -> EcProgram {
     let mut sources = Sources::new();
     let mut clauses = Vec::new();
     let mut diagnostics = stgflow_lang::diag::Diagnostics::default();
@@ -101,7 +109,7 @@ pub fn compile_files_with(files: &[(&str, &str)], timing: Timing) -> EcProgram {
     let translation = if diagnostics.has_errors() {
         translate::Translation::default()
     } else {
-        translate::translate(&items, file, timing)
+        translate::translate(&items, file, options)
     };
     diagnostics.extend(translation.diagnostics);
     EcProgram {

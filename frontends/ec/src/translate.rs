@@ -166,7 +166,7 @@ pub enum Timing {
     Rtec,
 }
 
-pub fn translate(items: &[Item], file: FileId, timing: Timing) -> Translation {
+pub fn translate(items: &[Item], file: FileId, options: crate::Options) -> Translation {
     let mut names = Names::default();
     for item in items {
         names.register(item);
@@ -185,7 +185,8 @@ pub fn translate(items: &[Item], file: FileId, timing: Timing) -> Translation {
         out: &mut out,
         file,
         grounded_read: Vec::new(),
-        timing,
+        timing: options.timing,
+        start: options.start,
         early: Vec::new(),
     };
     for item in items {
@@ -705,6 +706,8 @@ struct Generator<'a> {
     /// The fluent-value pairs whose grounded instances a rule reads ([`grounded_pred`]).
     grounded_read: Vec<(String, Value)>,
     timing: Timing,
+    /// The timeline's first time point, where background facts are given.
+    start: u64,
     /// The fluents with immediate initiations (`true`) or terminations (`false`), under
     /// [`Timing::Rtec`].
     early: Vec<(String, bool)>,

@@ -2,7 +2,7 @@
 //!
 //! | RTEC | TD |
 //! |---|---|
-//! | `vehicle(75, bus).` (read by a grounding) | `vehicle(75, bus, 0).` and `vehicle(X1, X2, T) :- vehicle(X1, X2, T-1).`: it holds at every time point |
+//! | `vehicle(75, bus).` (read by a grounding or a rule) | `vehicle(75, bus, 0).` (at the timeline's first time point) and `vehicle(X1, X2, T) :- vehicle(X1, X2, T-1).`: it holds at every time point |
 //! | `dynamicDomain(vehicle(_, _)).` with `grounding(stop_enter(Id, Type, _, _)) :- vehicle(Id, Type).` (an input entity) | `vehicle(Id, Type, T) :- stop_enter(Id, Type, _, _, T).`: the domain grows with the input, and keeps what it had |
 //! | `grounding(punctuality(Id, Type)=punctual) :- vehicle(Id, Type).` | `punctuality__grounded(Id, Type, punctual, T) :- vehicle(Id, Type, T).`, made where a rule reads it |
 //!
@@ -91,7 +91,8 @@ impl Generator<'_> {
                 .any(|(n, a, _)| *n == name.text && *a == args.len())
             {
                 let args = args.iter().map(arg_expr).collect();
-                let time = ast::Expr::Const(Value::Int(0), *span);
+                let start = i64::try_from(self.start).unwrap_or(i64::MAX);
+                let time = ast::Expr::Const(Value::Int(start), *span);
                 let fact = atom(name.text.clone(), args, time, name.span);
                 self.out.program.items.push(ast::Item::Fact(fact));
                 continue;
