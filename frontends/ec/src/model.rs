@@ -467,11 +467,7 @@ fn item(clause: &Clause, diagnostics: &mut Diagnostics) -> Read<Option<Item>> {
         ("initially", [fluent], true) => Item::Initially(fluent_term(fluent)?, span),
         ("grounding", [entity], _) => Item::Grounding {
             entity: entity_of(entity)?,
-            body: clause
-                .body
-                .iter()
-                .map(ground_cond)
-                .collect::<Read<Vec<GroundCond>>>()?,
+            body: ground_body(clause)?,
             span,
         },
         ("dynamicDomain", [domain], true) => Item::DynamicDomain(event_term(domain)?, span),
@@ -505,11 +501,7 @@ fn item(clause: &Clause, diagnostics: &mut Diagnostics) -> Read<Option<Item>> {
         {
             Item::BackgroundRule {
                 head: event_term(&clause.head)?,
-                body: clause
-                    .body
-                    .iter()
-                    .map(ground_cond)
-                    .collect::<Read<Vec<GroundCond>>>()?,
+                body: ground_body(clause)?,
                 span,
             }
         }
@@ -546,6 +538,11 @@ fn entity_of(entity: &Term) -> Read<Entity> {
         Term::Binary(BinOp::Eq, ..) => Entity::Fluent(fluent_term(entity)?),
         other => Entity::Event(event_term(other)?),
     })
+}
+
+/// The conditions of a grounding declaration or a background rule.
+fn ground_body(clause: &Clause) -> Read<Vec<GroundCond>> {
+    clause.body.iter().map(ground_cond).collect()
 }
 
 /// A condition of a `grounding` declaration: a background or domain atom, or a

@@ -1460,27 +1460,22 @@ impl Generator<'_> {
                 // terminated starts nothing (voting's simultaneous aye and nay).
                 let rtec = self.timing == Timing::Rtec;
                 for (v, value, which) in &instances {
-                    let mut start = vec![ast::Literal::Positive(instance(v.clone(), "_i", 1))];
-                    if rtec {
-                        start.push(literal(true, instance(v.clone(), "_t", 1), span));
-                    }
-                    self.emit(
-                        instance(v.clone(), "", 0),
-                        start,
-                        span,
-                        format!("EC inertia (rule 14) for {which}"),
-                    );
-                    if early_init {
-                        let mut start = vec![ast::Literal::Positive(instance(v.clone(), "_ie", 0))];
+                    // Rule 14 from `f<initiated>` read `k` points back.
+                    let start = |initiated: &str, terminated: &str, k: u32| {
+                        let mut body =
+                            vec![ast::Literal::Positive(instance(v.clone(), initiated, k))];
                         if rtec {
-                            start.push(literal(true, instance(v.clone(), "_te", 0), span));
+                            body.push(literal(true, instance(v.clone(), terminated, k), span));
                         }
-                        self.emit(
-                            instance(v.clone(), "", 0),
-                            start,
-                            span,
-                            format!("EC inertia (rule 14), initiated by a start/end at RTEC's time, for {which}"),
+                        body
+                    };
+                    let by = format!("EC inertia (rule 14) for {which}");
+                    self.emit(instance(v.clone(), "", 0), start("_i", "_t", 1), span, by);
+                    if early_init {
+                        let by = format!(
+                            "EC inertia (rule 14), initiated by a start/end at RTEC's time, for {which}"
                         );
+                        self.emit(instance(v.clone(), "", 0), start("_ie", "_te", 0), span, by);
                     }
                     let mut keep = vec![
                         ast::Literal::Positive(instance(v.clone(), "", 1)),
