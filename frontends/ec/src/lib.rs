@@ -106,12 +106,16 @@ pub fn compile_files_with(files: &[(&str, &str)], options: Options) -> EcProgram
     let file = first.unwrap_or_else(|| sources.add("", ""));
     let (items, classified) = model::classify(&clauses);
     diagnostics.extend(classified);
-    let translation = if diagnostics.has_errors() {
-        translate::Translation::default()
-    } else {
-        translate::translate(&items, file, options)
-    };
-    diagnostics.extend(translation.diagnostics);
+    // Every clause that could be read is translated, so that the errors of the later
+    // stages come in the same run. A clause with an error is left out, so the warnings
+    // that follow from it (a `p` whose `fi` was left out) are not reported.
+    let had_errors = diagnostics.has_errors();
+    let translation = translate::translate(&items, file, options);
+    for diagnostic in translation.diagnostics.iter() {
+        if diagnostic.is_error() || !had_errors {
+            diagnostics.push(diagnostic.clone());
+        }
+    }
     EcProgram {
         compiled: stgflow_lang::compile(
             sources,

@@ -177,7 +177,11 @@ pub fn translate(items: &[Item], file: FileId, options: crate::Options) -> Trans
         diagnostics: std::mem::take(&mut names.diagnostics),
         ..Translation::default()
     };
-    if out.diagnostics.has_errors() {
+    // With errors in the kinds of fluents or in `fi`, the rules are still translated, so
+    // that their own errors come in the same run; with a name used at two arities or as
+    // two things (E508, E509) they are not: every TD rule that mentions it would report
+    // the same again.
+    if names.clashed {
         return out;
     }
     let mut generator = Generator {
@@ -224,6 +228,8 @@ struct Names {
     printed: Vec<(String, crate::model::Printed)>,
     /// The background predicates given by facts or rules (name, arity).
     background: Vec<(String, usize)>,
+    /// Whether a name is used at two arities or as two things (E508, E509).
+    clashed: bool,
     diagnostics: Diagnostics,
 }
 
@@ -348,6 +354,7 @@ impl Names {
     }
 
     fn arity_error(&mut self, name: &Name, arity: usize, first: (usize, Span), what: &str) {
+        self.clashed = true;
         self.diagnostics.push(
             Diagnostic::error(
                 Code::E508,
@@ -384,6 +391,7 @@ impl Names {
     }
 
     fn clash(&mut self, name: &Name, first: Span) {
+        self.clashed = true;
         self.diagnostics.push(
             Diagnostic::error(
                 Code::E509,
@@ -603,6 +611,7 @@ impl Names {
                 .map(|i| i.first)
                 .or_else(|| self.events.get(&taken).map(|e| e.1));
             if let Some(span) = span {
+                self.clashed = true;
                 self.diagnostics.push(
                     Diagnostic::error(
                         Code::E509,
