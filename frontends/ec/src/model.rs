@@ -676,6 +676,13 @@ fn arg(term: &Term) -> Read<Arg> {
         Term::Int(i, span) => Arg::Const(Value::Int(*i), *span),
         Term::Float(x, span) => Arg::Const(Value::Float(*x), *span),
         Term::Str(text, span) => Arg::Const(Value::sym(text), *span),
+        Term::Binary(BinOp::Eq, ..) => {
+            return Err(
+                Diagnostic::error(Code::E505, format!("`{term}` cannot be an argument"))
+                    .with_label(term.span(), "a fluent-value pair is an argument of `start` and `end` only")
+                    .with_help("write `happensAt(start(F=V), T)` or `end(F=V)`; RTEC's `startI`/`endI` are not supported"),
+            );
+        }
         other => {
             return Err(
                 Diagnostic::error(Code::E505, format!("`{other}` cannot be an argument"))
