@@ -100,7 +100,6 @@ struct FluentInfo {
     first: Span,
     defined: Option<(Kind, Span)>,
     values: Vec<Value>,
-    variable_value: bool,
     declared_input: bool,
     shape: Option<RtecShape>,
     output: bool,
@@ -430,7 +429,6 @@ impl Names {
                     first: fluent.name.span,
                     defined: None,
                     values: Vec::new(),
-                    variable_value: false,
                     declared_input: false,
                     shape: None,
                     output: false,
@@ -480,9 +478,6 @@ impl Names {
             Some(value) if !part.values.contains(&value) => part.values.push(value),
             Some(_) => {}
             None => part.variable = true,
-        }
-        if kind == Kind::Simple && value.is_none() {
-            info.variable_value = true;
         }
         if info.defined.is_none() {
             info.defined = Some((kind, span));
@@ -770,6 +765,16 @@ fn fluent_atom(fluent: &FluentTerm, suffix: &str, time: ast::Expr) -> ast::Atom 
     )
 }
 
+/// `e(args…, time)` for an event term (or a background atom, which has the same form).
+fn event_atom(event: &EventTerm, time: ast::Expr) -> ast::Atom {
+    atom(
+        event.name.text.clone(),
+        event.args.iter().map(arg_expr).collect(),
+        time,
+        event.span,
+    )
+}
+
 fn vars_of(fluent: &FluentTerm, out: &mut Vec<String>) {
     for arg in fluent.args.iter().chain(std::iter::once(&fluent.value)) {
         if let Arg::Var(name) = arg {
@@ -863,12 +868,7 @@ impl Generator<'_> {
             Item::Initially(fluent, span) => self.initially(fluent, *span),
             Item::BackgroundRule { head, body, span } => {
                 let time = var("T", *span);
-                let head = atom(
-                    head.name.text.clone(),
-                    head.args.iter().map(arg_expr).collect(),
-                    time.clone(),
-                    head.span,
-                );
+                let head = event_atom(head, time.clone());
                 let body = grounding::conds(body, &time);
                 self.emit(
                     head,
@@ -882,12 +882,7 @@ impl Generator<'_> {
             | Item::Grounding { .. }
             | Item::DynamicDomain(..) => {}
             Item::Happens(rule) => {
-                let head = atom(
-                    rule.head.name.text.clone(),
-                    rule.head.args.iter().map(arg_expr).collect(),
-                    rule.time.clone(),
-                    rule.head.span,
-                );
+                let head = event_atom(&rule.head, rule.time.clone());
                 let body = self.body(&rule.body, &rule.time);
                 self.emit(
                     head,
@@ -913,12 +908,7 @@ impl Generator<'_> {
                     span,
                 } => {
                     let atom = match what {
-                        Happening::Event(event) => atom(
-                            event.name.text.clone(),
-                            event.args.iter().map(arg_expr).collect(),
-                            time.clone(),
-                            event.span,
-                        ),
+                        Happening::Event(event) => event_atom(event, time.clone()),
                         Happening::Start(fluent) => fluent_atom(fluent, "_start", time.clone()),
                         Happening::End(fluent) => fluent_atom(fluent, "_end", time.clone()),
                     };
@@ -939,12 +929,7 @@ impl Generator<'_> {
                     if !names.is_background(&fact.name.text, fact.args.len()) {
                         unknown.push(fact.clone());
                     }
-                    let args = fact.args.iter().map(arg_expr).collect();
-                    literal(
-                        *negated,
-                        atom(fact.name.text.clone(), args, time.clone(), fact.span),
-                        *span,
-                    )
+                    literal(*negated, event_atom(fact, time.clone()), *span)
                 }
             })
             .collect();
@@ -1115,7 +1100,7 @@ impl Generator<'_> {
             return;
         }
         match info {
-            Some(info) if !info.variable_value => {
+            Some(info) if !info.simple.variable => {
                 for value in &info.values {
                     if matches!(&head.value, Arg::Const(v, _) if v == value) {
                         continue;
@@ -1449,7 +1434,7 @@ impl Generator<'_> {
                 };
                 values.retain(|v| !info.statics.values.contains(v));
                 let any_value =
-                    info.grounded.is_empty() && (info.variable_value || values.is_empty());
+                    info.grounded.is_empty() && (info.simple.variable || values.is_empty());
                 let instances: Vec<(ast::Expr, Option<Value>, String)> = if any_value {
                     vec![(var("V", span), None, format!("`{name}`, any value"))]
                 } else {

@@ -28,7 +28,10 @@ use stgflow_lang::diag::{Diagnostic, Span};
 use stgflow_lang::syntax::ast;
 use stgflow_lang::value::Value;
 
-use super::{Generator, arg_expr, at, atom, fluent_atom, grounded_pred, literal, simple_part, var};
+use super::{
+    Generator, arg_expr, at, atom, event_atom, fluent_atom, grounded_pred, literal, simple_part,
+    var,
+};
 use crate::codes::Code;
 use crate::model::{Arg, Cond, Entity, EventTerm, FluentTerm, GroundCond, Item};
 
@@ -62,19 +65,9 @@ impl Generator<'_> {
                     }
                 }
                 Item::Initiated(rule) | Item::Terminated(rule) | Item::HoldsAt(rule) => {
-                    for cond in &rule.body {
-                        if let Cond::Background { atom: a, .. } = cond {
-                            note_read(&a.name.text, a.args.len(), a.name.span);
-                        }
-                    }
+                    note_conds(&rule.body, &mut note_read)
                 }
-                Item::Happens(rule) => {
-                    for cond in &rule.body {
-                        if let Cond::Background { atom: a, .. } = cond {
-                            note_read(&a.name.text, a.args.len(), a.name.span);
-                        }
-                    }
-                }
+                Item::Happens(rule) => note_conds(&rule.body, &mut note_read),
                 Item::DynamicDomain(domain, _) => {
                     note_read(&domain.name.text, domain.args.len(), domain.name.span)
                 }
@@ -156,19 +149,9 @@ impl Generator<'_> {
                     .any(|(n, a)| *n == domain.name.text && *a == domain.args.len());
                 if is_dynamic && bound_by(domain, entity) {
                     let time = var("T", *span);
-                    let head = atom(
-                        domain.name.text.clone(),
-                        domain.args.iter().map(arg_expr).collect(),
-                        time.clone(),
-                        domain.span,
-                    );
+                    let head = event_atom(domain, time.clone());
                     let source = match entity {
-                        Entity::Event(event) => atom(
-                            event.name.text.clone(),
-                            event.args.iter().map(arg_expr).collect(),
-                            time,
-                            event.span,
-                        ),
+                        Entity::Event(event) => event_atom(event, time),
                         Entity::Fluent(fluent) => fluent_atom(fluent, "", time),
                     };
                     self.emit(
@@ -358,16 +341,20 @@ impl Generator<'_> {
     }
 }
 
+/// Notes the background predicates that `body` reads.
+fn note_conds(body: &[Cond], note_read: &mut impl FnMut(&str, usize, Span)) {
+    for cond in body {
+        if let Cond::Background { atom: a, .. } = cond {
+            note_read(&a.name.text, a.args.len(), a.name.span);
+        }
+    }
+}
+
 /// The TD literals of background conditions, read at `time`.
 pub(super) fn conds(body: &[GroundCond], time: &ast::Expr) -> Vec<ast::Literal> {
     body.iter()
         .map(|cond| match cond {
-            GroundCond::Atom(a) => ast::Literal::Positive(atom(
-                a.name.text.clone(),
-                a.args.iter().map(arg_expr).collect(),
-                time.clone(),
-                a.span,
-            )),
+            GroundCond::Atom(a) => ast::Literal::Positive(event_atom(a, time.clone())),
             GroundCond::Builtin(builtin) => ast::Literal::Builtin(builtin.clone()),
         })
         .collect()
