@@ -3,8 +3,9 @@
 //! an input handle, its output counted by a probe — no parsing, no rule in front of it,
 //! no output formatting. The stream is the `inertia` workload's: 10 events per time point
 //! on 10⁵ fluents with 3 values, each event `init(f, v)` at t, which the operator sees
-//! twice (+1 at t, −1 at t + 1): for the terminating rule, and for the start rule, which
-//! it applies itself a time point later; throughput is counted in events.
+//! as two changes (+1 at t, −1 at t + 1) and reads at two offsets: for the terminating
+//! rule at t, and for the start rule, which it applies itself a time point later;
+//! throughput is counted in events.
 //!
 //! ```text
 //! cargo bench -p stgflow-bench --bench persist
@@ -50,15 +51,16 @@ fn inertia_plan() -> (Program, PersistPlan) {
     (compiled.program, persist.clone())
 }
 
-/// The operator's input, batch by batch, as `render` tags it: each event once for the
-/// terminating rule's `init(F, W, T)` and once for the start rule's `init(F, V, T-1)` (the
-/// operator moves that one on a time point and copies it into a start fact).
+/// The operator's input, batch by batch, as `render` tags it: each event once, as a fact
+/// of `init` (+1 at t, −1 at t + 1), which the operator reads at two offsets: for the
+/// terminating rule's `init(F, W, T)` and for the start rule's `init(F, V, T-1)`, which it
+/// copies into a start fact.
 fn batches(persist_plan: &PersistPlan) -> (Vec<Vec<Update>>, u64) {
-    let tag = |offset: u32| {
-        let slot = persist_plan.slots.iter().position(|&(_, k)| k == offset);
-        1 + slot.unwrap_or_else(|| panic!("no slot at offset {offset}")) as u32
+    let [init] = persist_plan.inputs()[..] else {
+        panic!("inertia reads one predicate from outside: {persist_plan:?}");
     };
-    let (init_now, init_before) = (tag(0), tag(1));
+    assert_eq!(persist_plan.slots, [(init, 0), (init, 1)]);
+    let tag = 1;
     let mut rng = SplitMix64::new(7);
     let symbol = |prefix: &str, i: u64| Value::sym(&format!("{prefix}{i}"));
     let mut by_time: Vec<Vec<Update>> = vec![Vec::new(); TIME_POINTS as usize + 2];
@@ -72,10 +74,8 @@ fn batches(persist_plan: &PersistPlan) -> (Vec<Vec<Update>>, u64) {
         for (f, v) in fluents {
             let row: Row = [symbol("f", f), symbol("v", v)].into_iter().collect();
             let at = t as usize;
-            for tag in [init_now, init_before] {
-                by_time[at].push(((tag, row.clone()), t, 1));
-                by_time[at + 1].push(((tag, row.clone()), t + 1, -1));
-            }
+            by_time[at].push(((tag, row.clone()), t, 1));
+            by_time[at + 1].push(((tag, row), t + 1, -1));
             events += 1;
         }
     }

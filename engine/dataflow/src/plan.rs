@@ -132,6 +132,17 @@ pub struct PersistPlan {
     pub key: HashMap<PredId, usize>,
 }
 
+impl PersistPlan {
+    /// The predicates of `slots`, each once, in order: the operator's inputs from outside
+    /// (tags 1, 2, …; a predicate read at several offsets comes in once).
+    pub fn inputs(&self) -> Vec<PredId> {
+        let mut preds: Vec<PredId> = self.slots.iter().map(|&(q, _)| q).collect();
+        preds.sort_unstable();
+        preds.dedup();
+        preds
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Plan {
     pub components: Vec<Component>,

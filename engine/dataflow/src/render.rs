@@ -239,31 +239,16 @@ impl<'p, 's> Builder<'p, 's> {
             .starts(pred, &persist_plan.starts)
             .unwrap_or_else(|| empty(self.scope));
         let mut sources = vec![records::map(starts, |row| (0, row))];
-        // One input per predicate, tagged for each of its slots; the operator applies the
-        // offsets.
-        let mut preds: Vec<PredId> = persist_plan.slots.iter().map(|&(q, _)| q).collect();
-        preds.sort_unstable();
-        preds.dedup();
-        for q in preds {
-            // Inline, so that copying it per record allocates nothing.
-            let tags: smallvec::SmallVec<[u32; 4]> = (0..persist_plan.slots.len())
-                .filter(|&i| persist_plan.slots[i].0 == q)
-                .map(|i| 1 + i as u32)
-                .collect();
-            let facts = self.holding(q);
-            sources.push(match tags.as_slice() {
-                [tag] => {
-                    let tag = *tag;
-                    records::map(facts, move |row| (tag, row))
-                }
-                _ => records::flat_map(facts, move |row| {
-                    tags.clone().into_iter().map(move |tag| (tag, row.clone()))
-                }),
-            });
+        // One input per predicate, however many offsets it is read at: the operator
+        // applies them.
+        let inputs = persist_plan.inputs();
+        for (i, &q) in inputs.iter().enumerate() {
+            let tag = 1 + i as u32;
+            sources.push(records::map(self.holding(q), move |row| (tag, row)));
         }
         if let Some((term, _)) = &persist_plan.term {
             if let Some(own) = self.inputs[*term].clone() {
-                let tag = 1 + persist_plan.slots.len() as u32;
+                let tag = 1 + inputs.len() as u32;
                 sources.push(records::map(own, move |row| (tag, row)));
             }
         }

@@ -36,7 +36,9 @@ impl Rows for Relation {
 #[derive(Clone, Debug, Default)]
 pub struct SmallRelation {
     list: smallvec::SmallVec<[Row; 1]>,
-    set: Option<Relation>,
+    /// Boxed: a relation this small is mostly a field of a key's state, whose size
+    /// decides how many cache lines the key costs.
+    set: Option<Box<Relation>>,
 }
 
 /// Most tuples a [`SmallRelation`] keeps in its vector.
@@ -53,7 +55,7 @@ impl SmallRelation {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.list.is_empty() && self.set.as_ref().is_none_or(Relation::is_empty)
+        self.list.is_empty() && self.set.as_ref().is_none_or(|set| set.is_empty())
     }
 
     /// Adds `tuple`; whether it is new. Once the relation has a hash set, everything goes
@@ -70,7 +72,7 @@ impl SmallRelation {
         } else {
             let mut set: Relation = self.list.drain(..).collect();
             set.insert(tuple);
-            self.set = Some(set);
+            self.set = Some(Box::new(set));
         }
         true
     }
@@ -90,7 +92,9 @@ impl SmallRelation {
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &Row> {
-        self.list.iter().chain(self.set.iter().flatten())
+        self.list
+            .iter()
+            .chain(self.set.iter().flat_map(|set| set.iter()))
     }
 }
 

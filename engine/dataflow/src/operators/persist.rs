@@ -32,12 +32,15 @@ use timely::container::CapacityContainerBuilder;
 use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::generic::Operator;
 
+use std::collections::VecDeque;
+
 use super::Facts;
 use super::stepper::{Inputs, KeyTable, TimeStepped, Update, diff, next_time, step_through};
 use crate::plan::PersistPlan;
-use stgflow_eval::eval::{Facts as FactStore, Rows, RulePlan, SmallRelation};
-use stgflow_lang::ir::{Literal, PredId, Program, Term};
-use stgflow_lang::value::{Row, Value};
+use stgflow_eval::eval::{Facts as FactStore, Rows, RulePlan, SmallRelation, compare};
+use stgflow_lang::ir::{Atom, Expr, Literal, PredId, Program, Term, VarId};
+use stgflow_lang::syntax::ast::CmpOp;
+use stgflow_lang::value::{Row, Value, copied};
 
 /// The tag of the start facts.
 const START: usize = 0;
@@ -56,7 +59,7 @@ pub fn render<'s>(program: &Program, plan: &PersistPlan, source: Facts<'s, u64>)
             move |capability, _info| {
                 let mut capability = Some(capability);
                 move |(input, frontier), output| {
-                    input.for_each(|_, data| state.stash_moved_on(data));
+                    input.for_each(|_, data| state.stash.add(data, &|t, _| t));
                     let limit = frontier.frontier().first().copied();
                     step_through(&mut state, &mut capability, limit, output);
                 }
@@ -173,6 +176,8 @@ struct Copy {
     filter: Vec<(usize, Value)>,
     /// Per head argument: the atom's position it copies, or the head's constant.
     project: Vec<Probe>,
+    /// Whether what it starts is the fact itself (`h(X, Y, T) :- h_i(X, Y, T-1).`).
+    identity: bool,
 }
 
 impl Copy {
@@ -188,8 +193,15 @@ impl Copy {
                 (None, Term::Const(c)) => Probe::Is(*c),
                 (None, _) => Probe::Any,
             })
-            .collect();
-        Some(Copy { filter, project })
+            .collect::<Vec<_>>();
+        let identity = filter.is_empty()
+            && project.len() == atom.args.len()
+            && (project.iter().enumerate()).all(|(i, p)| matches!(p, Probe::At(j) if *j == i));
+        Some(Copy {
+            filter,
+            project,
+            identity,
+        })
     }
 
     /// The fact `row` starts, if it matches.
@@ -212,23 +224,144 @@ struct KeyState {
     key: Value,
     /// The time point this key was last put on the work list for, plus one (0: never).
     listed: u64,
+    /// How many of its facts are on their way to a later time point (`Delay`): a key
+    /// with some is not removed, its index stays its own.
+    pending: u32,
     /// What the predicate holds for this key.
     held: SmallRelation,
     /// What `term` holds for this key.
     terminated: SmallRelation,
-    /// Input counts by (tag, fact).
+    /// Input counts by (local, fact): local 0 the start facts, 1 + s slot s's facts,
+    /// 1 + slots `term`'s own.
     inputs: Inputs,
+}
+
+/// The facts of one input predicate read at offset k ≥ 1, on their way to the time point
+/// they hold at for that slot: in the order they were taken, so in time order.
+struct Delay {
+    offset: u64,
+    queue: VecDeque<Pending>,
+}
+
+struct Pending {
+    at: u64,
+    index: u32,
+    slot: u32,
+    row: Row,
+    diff: isize,
+}
+
+/// What one slot's facts are used for.
+struct SlotUse {
+    /// The copies of its facts that start the predicate.
+    copies: Vec<Copy>,
+    /// Whether its facts are kept (a keep rule's negation or `term` reads them).
+    stored: bool,
 }
 
 /// `term`'s rules, planned, with what they read.
 struct TermRules {
     pred: PredId,
+    /// Rules of the shape [`Differs`] describes, applied as such.
+    differs: Vec<Differs>,
     plans: Vec<RulePlan>,
-    /// Per rule, the tags of its positive atoms from outside: with none of them holding a
-    /// fact for a key, the rule derives nothing there.
+    /// Per rule of `plans`, the slots of its positive atoms from outside: with none of
+    /// them holding a fact for a key, the rule derives nothing there.
     needs: Vec<Vec<usize>>,
-    /// The tag of `term`'s own input facts.
-    own: usize,
+    /// Whether some rule of `plans` reads a slot: their facts are gathered per slot.
+    reads_slots: bool,
+}
+
+/// A terminating rule of the multi-valued form, `term(X…, T) :- h(X…, T), s(…, T-k),
+/// V != W.`, with `h`'s arguments distinct variables, the head's the same, and `s`'s
+/// variables `h`'s but for W at one position: a held fact x is terminated by a fact y of
+/// the slot that agrees with x where they share a variable and whose W differs from x's V.
+struct Differs {
+    slot: usize,
+    /// (position in s, position in h) of their shared variables.
+    joins: Vec<(usize, usize)>,
+    /// s's constants.
+    constants: Vec<(usize, Value)>,
+    /// (position of W in s, position of V in h).
+    differ: (usize, usize),
+    arity: usize,
+}
+
+impl Differs {
+    fn new(
+        program: &Program,
+        rule: usize,
+        pred: PredId,
+        slot_of: &dyn Fn(&Atom) -> usize,
+    ) -> Option<Differs> {
+        let rule = &program.rules[rule];
+        let mut own = None;
+        let mut outside = None;
+        let mut compared = None;
+        for literal in &rule.body {
+            match literal {
+                Literal::Positive(a) if a.pred == pred && own.is_none() => own = Some(a),
+                Literal::Positive(a) if a.pred != pred && outside.is_none() => outside = Some(a),
+                Literal::Compare {
+                    op: CmpOp::Ne,
+                    lhs: Expr::Var(a),
+                    rhs: Expr::Var(b),
+                    ..
+                } if compared.is_none() => compared = Some((*a, *b)),
+                _ => return None,
+            }
+        }
+        let (own, outside, (a, b)) = (own?, outside?, compared?);
+        let vars: Vec<VarId> = own
+            .args
+            .iter()
+            .map(|t| match t {
+                Term::Var(v) => Some(*v),
+                _ => None,
+            })
+            .collect::<Option<_>>()?;
+        let distinct = vars.iter().enumerate().all(|(i, v)| !vars[..i].contains(v));
+        if own.offset != 0 || !distinct || rule.head.args != own.args {
+            return None;
+        }
+        let in_own = |v: VarId| vars.iter().position(|&w| w == v);
+        let (v, w) = match (in_own(a), in_own(b)) {
+            (Some(i), None) => (i, b),
+            (None, Some(i)) => (i, a),
+            _ => return None,
+        };
+        let (mut joins, mut constants, mut at_w) = (Vec::new(), Vec::new(), None);
+        for (j, term) in outside.args.iter().enumerate() {
+            match term {
+                Term::Var(x) if *x == w => {
+                    if at_w.replace(j).is_some() {
+                        return None;
+                    }
+                }
+                Term::Var(x) => joins.push((j, in_own(*x)?)),
+                Term::Const(c) => constants.push((j, *c)),
+                Term::Wildcard => {}
+            }
+        }
+        Some(Differs {
+            slot: slot_of(outside),
+            joins,
+            constants,
+            differ: (at_w?, v),
+            arity: outside.args.len(),
+        })
+    }
+
+    /// Whether `y`, a fact of the slot, terminates the held fact `x`.
+    fn terminates(&self, x: &[Value], y: &[Value]) -> bool {
+        y.len() == self.arity
+            && self.joins.iter().all(|&(j, i)| y.get(j) == x.get(i))
+            && self.constants.iter().all(|(j, c)| y.get(*j) == Some(c))
+            && match (y.get(self.differ.0), x.get(self.differ.1)) {
+                (Some(&w), Some(&v)) => compare(CmpOp::Ne, v, w),
+                _ => false,
+            }
+    }
 }
 
 struct State {
@@ -236,25 +369,23 @@ struct State {
     keeps: Vec<Keep>,
     term: Option<TermRules>,
     slots: Vec<(PredId, u32)>,
-    /// The key position of each tag's facts.
+    /// The key position of each input tag's facts.
     key_positions: Vec<usize>,
-    /// Per tag: how far its facts are moved on in time (its slot's offset).
-    offsets: Vec<u64>,
-    /// The offsets above 0, each once.
-    distinct_offsets: Vec<u64>,
-    /// Facts of one offset on their way to the stash, and the others.
-    shifted: Vec<Update>,
-    rest: Vec<Update>,
-    /// Per tag: the copies of its facts that start the predicate.
-    copies: Vec<Vec<Copy>>,
-    /// Per tag: whether its facts are kept (a keep rule's negation or `term` reads them).
-    stored: Vec<bool>,
+    /// Per input tag of a predicate from outside (tag 1 + i): its slots, (offset, slot).
+    readings: Vec<Vec<(u64, usize)>>,
+    /// The input tag of `term`'s own facts (past the predicates').
+    own_tag: usize,
+    uses: Vec<SlotUse>,
+    delays: Vec<Delay>,
     table: KeyTable<KeyState>,
-    /// Keys whose state changed at `last_processed`: evaluated at the next time point.
+    /// Keys whose state changed at `last_processed` and that hold a terminated fact:
+    /// evaluated at the next time point (see [`State::evaluate`]).
     changed: Vec<usize>,
     stash: super::zero_one::Stash<(u32, Row)>,
     last_processed: Option<u64>,
     work: Vec<usize>,
+    /// The key indices of a time point's changes.
+    indices: Vec<usize>,
     /// Buffers for what `term` holds next and for its rules' inputs.
     next_terminated: SmallRelation,
     relations: Vec<SmallRelation>,
@@ -263,50 +394,80 @@ struct State {
 
 impl State {
     fn new(program: &Program, plan: &PersistPlan) -> State {
-        let tag_of =
-            |slot: &(PredId, u32)| 1 + plan.slots.iter().position(|s| s == slot).unwrap_or(0);
+        let slot_index =
+            |slot: &(PredId, u32)| plan.slots.iter().position(|s| s == slot).unwrap_or(0);
+        let tag_of = |slot: &(PredId, u32)| 1 + slot_index(slot);
         let term_pred = plan.term.as_ref().map(|(t, _)| *t);
         let keeps = plan
             .keeps
             .iter()
             .map(|&r| Keep::new(program, r, term_pred, &tag_of))
             .collect();
-        let own = 1 + plan.slots.len();
-        let term = plan.term.as_ref().map(|(term, rules)| TermRules {
-            pred: *term,
-            plans: rules
-                .iter()
-                .map(|&r| RulePlan::new(&program.rules[r], |_| false))
-                .collect(),
-            needs: rules
-                .iter()
-                .map(|&r| {
+        let slot_of = |atom: &Atom| slot_index(&(atom.pred, atom.offset));
+        let term = plan.term.as_ref().map(|(term, rules)| {
+            let (mut differs, mut plans, mut needs) = (Vec::new(), Vec::new(), Vec::new());
+            for &r in rules {
+                if let Some(d) = Differs::new(program, r, plan.pred, &slot_of) {
+                    differs.push(d);
+                    continue;
+                }
+                plans.push(RulePlan::new(&program.rules[r], |_| false));
+                needs.push(
                     program.rules[r]
                         .body
                         .iter()
                         .filter_map(|l| match l {
-                            Literal::Positive(a) if a.pred != plan.pred => {
-                                Some(tag_of(&(a.pred, a.offset)))
-                            }
+                            Literal::Positive(a) if a.pred != plan.pred => Some(slot_of(a)),
                             _ => None,
                         })
-                        .collect()
-                })
-                .collect(),
-            own,
+                        .collect::<Vec<_>>(),
+                );
+            }
+            let reads_slots = !plans.is_empty();
+            TermRules {
+                pred: *term,
+                differs,
+                plans,
+                needs,
+                reads_slots,
+            }
         });
         let position = |p: PredId| plan.key.get(&p).copied().unwrap_or(0);
+        let inputs = plan.inputs();
         let mut key_positions = vec![position(plan.pred)];
-        key_positions.extend(plan.slots.iter().map(|&(p, _)| position(p)));
+        key_positions.extend(inputs.iter().map(|&p| position(p)));
         if let Some((term, _)) = &plan.term {
             key_positions.push(position(*term));
         }
-        let tags = key_positions.len();
-        let mut offsets = vec![0; tags];
-        for (i, &(_, offset)) in plan.slots.iter().enumerate() {
-            offsets[1 + i] = u64::from(offset);
-        }
-        let mut copies: Vec<Vec<Copy>> = (0..tags).map(|_| Vec::new()).collect();
+        let readings = inputs
+            .iter()
+            .map(|&p| {
+                let mut slots: Vec<(u64, usize)> = (plan.slots.iter().enumerate())
+                    .filter(|(_, (q, _))| *q == p)
+                    .map(|(s, &(_, k))| (u64::from(k), s))
+                    .collect();
+                slots.sort_unstable();
+                slots
+            })
+            .collect();
+        let mut uses: Vec<SlotUse> = plan
+            .slots
+            .iter()
+            .map(|slot| {
+                let read = |r: &usize| {
+                    program.rules[*r]
+                        .body
+                        .iter()
+                        .filter_map(Literal::atom)
+                        .any(|a| (a.pred, a.offset) == *slot)
+                };
+                let term_rules = plan.term.iter().flat_map(|(_, rules)| rules);
+                SlotUse {
+                    copies: Vec::new(),
+                    stored: plan.keeps.iter().chain(term_rules).any(read),
+                }
+            })
+            .collect();
         for &r in &plan.copies {
             let rule = &program.rules[r];
             let slot = rule.body.iter().find_map(|l| match l {
@@ -314,32 +475,29 @@ impl State {
                 _ => None,
             });
             if let (Some(slot), Some(copy)) = (slot, Copy::new(program, r)) {
-                copies[tag_of(&slot)].push(copy);
+                uses[slot_index(&slot)].copies.push(copy);
             }
         }
-        let mut stored = vec![true; tags];
-        for (i, slot) in plan.slots.iter().enumerate() {
-            let read = |r: &usize| {
-                program.rules[*r]
-                    .body
-                    .iter()
-                    .filter_map(Literal::atom)
-                    .any(|a| (a.pred, a.offset) == *slot)
-            };
-            let term_rules = plan.term.iter().flat_map(|(_, rules)| rules);
-            stored[1 + i] = plan.keeps.iter().chain(term_rules).any(read);
-        }
-        let mut distinct_offsets: Vec<u64> = offsets.iter().copied().filter(|&k| k > 0).collect();
-        distinct_offsets.sort_unstable();
-        distinct_offsets.dedup();
+        let mut offsets: Vec<u64> = plan
+            .slots
+            .iter()
+            .map(|&(_, k)| u64::from(k))
+            .filter(|&k| k > 0)
+            .collect();
+        offsets.sort_unstable();
+        offsets.dedup();
         State {
             pred: plan.pred,
-            offsets,
-            distinct_offsets,
-            shifted: Vec::new(),
-            rest: Vec::new(),
-            copies,
-            stored,
+            own_tag: 1 + inputs.len(),
+            readings,
+            uses,
+            delays: offsets
+                .into_iter()
+                .map(|offset| Delay {
+                    offset,
+                    queue: VecDeque::new(),
+                })
+                .collect(),
             keeps,
             term,
             slots: plan.slots.clone(),
@@ -349,38 +507,60 @@ impl State {
             stash: super::zero_one::Stash::default(),
             last_processed: None,
             work: Vec::new(),
+            indices: Vec::new(),
             next_terminated: SmallRelation::default(),
             relations: vec![SmallRelation::default(); plan.slots.len()],
             derived: Vec::new(),
         }
     }
 
-    /// Buffers `data` by time point, each fact moved on by its slot's offset (a slot
-    /// read k points back holds at t + k what was given at t). The facts of one offset
-    /// are buffered together, so that the stash sees runs of equal times (a fact read at
-    /// two offsets comes in twice, one after the other).
-    fn stash_moved_on(&mut self, data: &mut Vec<Update>) {
-        let offsets = &self.offsets;
-        let offset = |tag: u32| offsets.get(tag as usize).copied().unwrap_or(0);
-        for &k in &self.distinct_offsets {
-            for update in data.drain(..) {
-                if offset(update.0.0) == k {
-                    self.shifted.push(update);
-                } else {
-                    self.rest.push(update);
-                }
-            }
-            std::mem::swap(data, &mut self.rest);
-            self.stash.add(&mut self.shifted, &|t, _| t + k);
+    /// The first time point with input: buffered, or on its way to a slot.
+    fn first_input(&self) -> Option<u64> {
+        let delayed = self
+            .delays
+            .iter()
+            .filter_map(|d| d.queue.front().map(|p| p.at));
+        self.stash.first_time().into_iter().chain(delayed).min()
+    }
+
+    /// Puts the key at `index` on the work list of `t`, once.
+    fn list(work: &mut Vec<usize>, state: &mut KeyState, index: usize, t: u64) {
+        if state.listed != t + 1 {
+            state.listed = t + 1;
+            work.push(index);
         }
-        self.stash.add(data, &|t, _| t);
+    }
+}
+
+/// Adds a fact of slot `slot`, as it holds for that slot at the time being taken, to a
+/// key's input: its copies as start facts, itself where it is read.
+fn apply(uses: &[SlotUse], inputs: &mut Inputs, slot: usize, row: Row, diff: isize) {
+    let Some(slot_use) = uses.get(slot) else {
+        return;
+    };
+    if let ([copy], false) = (&slot_use.copies[..], slot_use.stored) {
+        // The one use of the fact: moved, not copied, where it is itself the start fact.
+        if copy.identity {
+            inputs.add(START, row, diff);
+        } else if let Some(started) = copy.apply(&row) {
+            inputs.add(START, started, diff);
+        }
+        return;
+    }
+    for copy in &slot_use.copies {
+        if let Some(started) = copy.apply(&row) {
+            inputs.add(START, started, diff);
+        }
+    }
+    if slot_use.stored {
+        inputs.add(1 + slot, row, diff);
     }
 }
 
 impl TimeStepped for State {
     fn next_time(&self, limit: Option<u64>) -> Option<u64> {
         next_time(
-            self.stash.first_time(),
+            self.first_input(),
             !self.changed.is_empty(),
             self.last_processed,
             limit,
@@ -391,38 +571,91 @@ impl TimeStepped for State {
         let mut work = std::mem::take(&mut self.work);
         work.clear();
         let mut changes = self.stash.take(t);
-        for ((tag, row), diff) in changes.drain(..) {
-            let key = key_of(&self.key_positions, tag, &row);
-            let index = self.table.index(key, |&key| KeyState {
+        // The keys first, then their states, then the changes: each pass a short loop of
+        // independent loads, so that the CPU waits for the cache misses of a time point's
+        // keys (random among many) together, not one after the other.
+        let mut indices = std::mem::take(&mut self.indices);
+        indices.clear();
+        for ((tag, row), _) in &changes {
+            let key = key_of(&self.key_positions, *tag, row);
+            indices.push(self.table.index(key, |&key| KeyState {
                 key,
                 listed: 0,
+                pending: 0,
                 held: SmallRelation::default(),
                 terminated: SmallRelation::default(),
                 inputs: Inputs::default(),
-            });
+            }));
+        }
+        for &index in &indices {
             let state = &mut self.table.states[index];
-            if state.listed != t + 1 {
-                state.listed = t + 1;
-                work.push(index);
-            }
+            State::list(&mut work, state, index, t);
+            // Every cache line of the state, loaded now with the others'.
+            std::hint::black_box(
+                state.held.is_empty() | state.terminated.is_empty() | state.inputs.is_empty(),
+            );
+        }
+        for (((tag, row), diff), &index) in changes.drain(..).zip(&indices) {
+            let state = &mut self.table.states[index];
             let tag = tag as usize;
-            for copy in self.copies.get(tag).into_iter().flatten() {
-                if let Some(started) = copy.apply(&row) {
-                    state.inputs.add(START, started, diff);
-                }
+            if tag == START {
+                state.inputs.add(START, row, diff);
+                continue;
             }
-            if self.stored.get(tag).copied().unwrap_or(true) {
-                state.inputs.add(tag, row, diff);
+            if tag == self.own_tag {
+                state.inputs.add(1 + self.slots.len(), row, diff);
+                continue;
+            }
+            let Some(readings) = self.readings.get(tag - 1) else {
+                continue;
+            };
+            // A fact read at several offsets: each but the last gets a copy.
+            let mut row = Some(row);
+            for (i, &(offset, slot)) in readings.iter().enumerate() {
+                let Some(fact) = (if i + 1 == readings.len() {
+                    row.take()
+                } else {
+                    row.as_deref().map(copied)
+                }) else {
+                    break;
+                };
+                if offset == 0 {
+                    apply(&self.uses, &mut state.inputs, slot, fact, diff);
+                } else if let Some(delay) = self.delays.iter_mut().find(|d| d.offset == offset) {
+                    state.pending += 1;
+                    delay.queue.push_back(Pending {
+                        at: t + offset,
+                        index: index as u32,
+                        slot: slot as u32,
+                        row: fact,
+                        diff,
+                    });
+                }
             }
         }
         self.stash.give_back(changes);
+        self.indices = indices;
+        for delay in &mut self.delays {
+            while delay.queue.front().is_some_and(|p| p.at == t) {
+                let Some(pending) = delay.queue.pop_front() else {
+                    break;
+                };
+                let index = pending.index as usize;
+                let state = &mut self.table.states[index];
+                state.pending -= 1;
+                State::list(&mut work, state, index, t);
+                apply(
+                    &self.uses,
+                    &mut state.inputs,
+                    pending.slot as usize,
+                    pending.row,
+                    pending.diff,
+                );
+            }
+        }
         // Keys whose state changed at t − 1 (`next_time` makes t the next time point).
         for index in std::mem::take(&mut self.changed) {
-            let state = &mut self.table.states[index];
-            if state.listed != t + 1 {
-                state.listed = t + 1;
-                work.push(index);
-            }
+            State::list(&mut work, &mut self.table.states[index], index, t);
         }
         for &index in &work {
             if self.evaluate(index, t, out) {
@@ -435,7 +668,12 @@ impl TimeStepped for State {
 }
 
 impl State {
-    /// The key at `index` at `t`: its new state, and the changes to it; whether it changed.
+    /// The key at `index` at `t`: its new state, and the changes to it; whether it must be
+    /// evaluated at t + 1 although its input does not change there. That is where its
+    /// state changed and it holds a terminated fact: with its input, its facts and `term`'s
+    /// the same at t + 1 as at t, it holds the same at t + 1, and with no terminated fact
+    /// at t nothing it holds stops at t + 1 unless its input changes.
+    ///
     /// The state is updated in place: of what the key held, only the facts that stop are
     /// touched, and only the facts that start are copied in.
     fn evaluate(&mut self, index: usize, t: u64, out: &mut Vec<Update>) -> bool {
@@ -447,18 +685,18 @@ impl State {
         // What stops: held at t − 1, not started at t, and no keep rule lets it through.
         for fact in state.held.iter() {
             if !started(&state.inputs, fact) && !kept(&self.keeps, state, fact) {
-                out.push(((pred, fact.clone()), t, -1));
+                out.push(((pred, copied(fact)), t, -1));
             }
         }
         let stopped = out.len();
-        for (tag, fact, count) in state.inputs.iter() {
-            if tag == START && count > 0 && !state.held.contains_row(fact) {
-                out.push(((pred, fact.clone()), t, 1));
+        for (local, fact, count) in state.inputs.iter() {
+            if local == START && count > 0 && !state.held.contains_row(fact) {
+                out.push(((pred, copied(fact)), t, 1));
             }
         }
         for ((_, fact), _, diff) in &out[start..] {
             if *diff > 0 {
-                state.held.insert(fact.clone());
+                state.held.insert(copied(fact));
             }
         }
         for ((_, fact), _, _) in &out[start..stopped] {
@@ -467,38 +705,54 @@ impl State {
         if let Some(term) = &self.term {
             let next = &mut self.next_terminated;
             next.clear();
+            let own = 1 + self.slots.len();
             let mut reads_any = false;
-            for relation in &mut self.relations {
-                relation.clear();
-            }
-            for (tag, fact, count) in state.inputs.iter() {
-                if count <= 0 || tag == START {
-                    continue;
-                }
-                if tag == term.own {
-                    next.insert(fact.clone());
-                } else if let Some(relation) = self.relations.get_mut(tag - 1) {
-                    relation.insert(fact.clone());
-                    reads_any = true;
+            if term.reads_slots {
+                for relation in &mut self.relations {
+                    relation.clear();
                 }
             }
-            let view = TermView {
-                pred: self.pred,
-                held: &state.held,
-                slots: &self.slots,
-                relations: &self.relations,
-                t,
-            };
-            for (plan, needs) in term.plans.iter().zip(&term.needs) {
-                // A rule that reads a fact from outside derives nothing without one.
-                let idle = !needs.is_empty()
-                    && (!reads_any || needs.iter().any(|&tag| self.relations[tag - 1].is_empty()));
-                if idle {
+            for (local, fact, count) in state.inputs.iter() {
+                if count <= 0 || local == START {
                     continue;
                 }
-                plan.fire(t, None, &view, &mut self.derived);
-                for fact in self.derived.drain(..) {
-                    next.insert(fact);
+                if local == own {
+                    next.insert(copied(fact));
+                    continue;
+                }
+                reads_any = true;
+                for differs in term.differs.iter().filter(|d| 1 + d.slot == local) {
+                    for x in state.held.iter() {
+                        if differs.terminates(x, fact) {
+                            next.insert(copied(x));
+                        }
+                    }
+                }
+                if term.reads_slots {
+                    if let Some(relation) = self.relations.get_mut(local - 1) {
+                        relation.insert(copied(fact));
+                    }
+                }
+            }
+            if !term.plans.is_empty() {
+                let view = TermView {
+                    pred: self.pred,
+                    held: &state.held,
+                    slots: &self.slots,
+                    relations: &self.relations,
+                    t,
+                };
+                for (plan, needs) in term.plans.iter().zip(&term.needs) {
+                    // A rule that reads a fact from outside derives nothing without one.
+                    let idle = !needs.is_empty()
+                        && (!reads_any || needs.iter().any(|&s| self.relations[s].is_empty()));
+                    if idle {
+                        continue;
+                    }
+                    plan.fire(t, None, &view, &mut self.derived);
+                    for fact in self.derived.drain(..) {
+                        next.insert(fact);
+                    }
                 }
             }
             if diff(term.pred, &state.terminated, next, t, out) {
@@ -507,6 +761,7 @@ impl State {
         }
         let changed = out.len() > start;
         if !changed
+            && state.pending == 0
             && state.held.is_empty()
             && state.terminated.is_empty()
             && state.inputs.is_empty()
@@ -515,8 +770,9 @@ impl State {
             state.terminated = SmallRelation::default();
             let key = state.key;
             self.table.remove(&key, index);
+            return false;
         }
-        changed
+        changed && !state.terminated.is_empty()
     }
 }
 

@@ -240,7 +240,8 @@ struct KeyState {
 #[derive(Default)]
 pub(super) struct Inputs {
     list: smallvec::SmallVec<[(usize, Row, isize); 1]>,
-    map: Option<HashMap<(usize, Row), isize>>,
+    /// Boxed, as `SmallRelation`'s set: a key's state stays a few cache lines.
+    map: Option<Box<HashMap<(usize, Row), isize>>>,
 }
 
 impl Inputs {
@@ -272,18 +273,18 @@ impl Inputs {
                 let mut map: HashMap<(usize, Row), isize> =
                     list.drain(..).map(|(l, f, c)| ((l, f), c)).collect();
                 map.insert((local, fact), diff);
-                self.map = Some(map);
+                self.map = Some(Box::new(map));
             }
         }
     }
 
     pub(super) fn is_empty(&self) -> bool {
-        self.list.is_empty() && self.map.as_ref().is_none_or(HashMap::is_empty)
+        self.list.is_empty() && self.map.as_ref().is_none_or(|map| map.is_empty())
     }
 
     pub(super) fn iter(&self) -> impl Iterator<Item = (usize, &Row, isize)> {
         let listed = self.list.iter().map(|(l, f, c)| (*l, f, *c));
-        let mapped = self.map.iter().flatten().map(|((l, f), c)| (*l, f, *c));
+        let mapped = (self.map.iter().flat_map(|map| map.iter())).map(|((l, f), c)| (*l, f, *c));
         listed.chain(mapped)
     }
 }
