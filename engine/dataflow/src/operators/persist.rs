@@ -12,18 +12,34 @@
 //!
 //! per key, from the key's input at T and its own state at T-1. So a key whose input did
 //! not change at T and whose state did not change at T-1 keeps its state at T: it is not
-//! touched. An event costs a hash lookup per input change and an evaluation at each time
-//! point where its key's input or state changed (an inertia event: t, t + 1 and t + 2),
-//! each a pass over the key's few facts in place of the stepper's evaluation of every
-//! rule of the component over the horizon's slots.
+//! touched. Nor is a key whose state changed at T-1 but which holds no terminated fact
+//! there: with its input as it was, the same facts start, nothing stops and `term`
+//! derives what it derived. And `term` is derived again only where the key's facts or
+//! the input its rules read (not the start facts) changed. An inertia event costs two
+//! hash lookups (its +1 at t and its −1 at t + 1) and three passes over its key's few
+//! facts: at t (the old value terminated), t + 1 (the new value holds, the old one and
+//! the termination go) and t + 2 (the start fact goes; the value persists).
+//!
+//! The terminating rule of the multi-valued form (`term(F, V, T) :- init(F, W, T),
+//! h(F, V, T), V != W.`, [`Differs`]) is applied as a comparison of each held fact with
+//! each fact of its slot; other terminating rules run through [`RulePlan`].
 //!
 //! **Input.** One tagged stream: tag 0 the start facts (changes of the start rules that
 //! are rendered as dataflow rules in front of this operator, and of the predicate's own
-//! input), tag 1 + i the facts of `plan.slots[i]` as given (the operator moves them on by
-//! the slot's offset: no delay operator in front), and, with a terminating predicate, the
-//! next tag its own input facts. All are exchanged by the key's hash, so a key's facts
-//! meet on one worker. A start rule that copies one atom (`plan.copies`) is applied to its
-//! slot's facts as they come in: what it derives is a start fact.
+//! input), tag 1 + i the facts of `plan.inputs()[i]` as given, once however many slots
+//! (offsets) read the predicate, and, with a terminating predicate, the next tag its own
+//! input facts. All are exchanged by the key's hash, so a key's facts meet on one
+//! worker. A fact is applied to its offset-0 slot as it is taken and put on a queue per
+//! offset k ≥ 1 with its key's index, to be applied at t + k without a second lookup (no
+//! delay operator in front). A start rule that copies one atom (`plan.copies`) is
+//! applied to its slot's facts there: what it derives is a start fact.
+//!
+//! **Memory.** At 10⁵ keys in random order the states (216 bytes each) and the key
+//! table fall out of the caches. A time point's changes are taken in three short
+//! passes — look up every key, load every state, apply the changes — so that the CPU
+//! waits for a time point's cache misses together rather than one after the other
+//! (BENCHMARKS.md, twelfth pass); the key table holds 4-byte indices
+//! (`stepper::KeyTable`).
 //!
 //! **Output.** The changes of the predicate and of `term`, tagged with their ids.
 
@@ -35,7 +51,7 @@ use timely::dataflow::operators::generic::Operator;
 use std::collections::VecDeque;
 
 use super::Facts;
-use super::stepper::{Inputs, KeyTable, TimeStepped, Update, diff, next_time, step_through};
+use super::stepper::{Inputs, KeyTable, Keyed, TimeStepped, Update, diff, next_time, step_through};
 use crate::plan::PersistPlan;
 use stgflow_eval::eval::{Facts as FactStore, Rows, RulePlan, SmallRelation, compare};
 use stgflow_lang::ir::{Atom, Expr, Literal, PredId, Program, Term, VarId};
@@ -58,10 +74,11 @@ pub fn render<'s>(program: &Program, plan: &PersistPlan, source: Facts<'s, u64>)
             "Persist",
             move |capability, _info| {
                 let mut capability = Some(capability);
+                let mut out = Vec::new();
                 move |(input, frontier), output| {
                     input.for_each(|_, data| state.stash.add(data, &|t, _| t));
                     let limit = frontier.frontier().first().copied();
-                    step_through(&mut state, &mut capability, limit, output);
+                    step_through(&mut state, &mut capability, limit, output, &mut out);
                 }
             },
         )
@@ -220,6 +237,12 @@ impl Copy {
     }
 }
 
+impl Keyed<Value> for KeyState {
+    fn key(&self) -> &Value {
+        &self.key
+    }
+}
+
 struct KeyState {
     key: Value,
     /// The time point this key was last put on the work list for, plus one (0: never).
@@ -227,6 +250,10 @@ struct KeyState {
     /// How many of its facts are on their way to a later time point (`Delay`): a key
     /// with some is not removed, its index stays its own.
     pending: u32,
+    /// Whether input that `term`'s rules read (not a start fact) changed at the time point
+    /// being taken: with it and the predicate's facts as they were, `term` holds what it
+    /// held.
+    read_changed: bool,
     /// What the predicate holds for this key.
     held: SmallRelation,
     /// What `term` holds for this key.
@@ -534,10 +561,11 @@ impl State {
 
 /// Adds a fact of slot `slot`, as it holds for that slot at the time being taken, to a
 /// key's input: its copies as start facts, itself where it is read.
-fn apply(uses: &[SlotUse], inputs: &mut Inputs, slot: usize, row: Row, diff: isize) {
+fn apply(uses: &[SlotUse], state: &mut KeyState, slot: usize, row: Row, diff: isize) {
     let Some(slot_use) = uses.get(slot) else {
         return;
     };
+    let inputs = &mut state.inputs;
     if let ([copy], false) = (&slot_use.copies[..], slot_use.stored) {
         // The one use of the fact: moved, not copied, where it is itself the start fact.
         if copy.identity {
@@ -554,6 +582,7 @@ fn apply(uses: &[SlotUse], inputs: &mut Inputs, slot: usize, row: Row, diff: isi
     }
     if slot_use.stored {
         inputs.add(1 + slot, row, diff);
+        state.read_changed = true;
     }
 }
 
@@ -582,6 +611,7 @@ impl TimeStepped for State {
                 key,
                 listed: 0,
                 pending: 0,
+                read_changed: false,
                 held: SmallRelation::default(),
                 terminated: SmallRelation::default(),
                 inputs: Inputs::default(),
@@ -604,6 +634,7 @@ impl TimeStepped for State {
             }
             if tag == self.own_tag {
                 state.inputs.add(1 + self.slots.len(), row, diff);
+                state.read_changed = true;
                 continue;
             }
             let Some(readings) = self.readings.get(tag - 1) else {
@@ -620,7 +651,7 @@ impl TimeStepped for State {
                     break;
                 };
                 if offset == 0 {
-                    apply(&self.uses, &mut state.inputs, slot, fact, diff);
+                    apply(&self.uses, state, slot, fact, diff);
                 } else if let Some(delay) = self.delays.iter_mut().find(|d| d.offset == offset) {
                     state.pending += 1;
                     delay.queue.push_back(Pending {
@@ -646,7 +677,7 @@ impl TimeStepped for State {
                 State::list(&mut work, state, index, t);
                 apply(
                     &self.uses,
-                    &mut state.inputs,
+                    state,
                     pending.slot as usize,
                     pending.row,
                     pending.diff,
@@ -702,7 +733,12 @@ impl State {
         for ((_, fact), _, _) in &out[start..stopped] {
             state.held.remove(fact);
         }
-        if let Some(term) = &self.term {
+        let read_changed = std::mem::take(&mut state.read_changed);
+        if let Some(term) = self
+            .term
+            .as_ref()
+            .filter(|_| read_changed || out.len() > start)
+        {
             let next = &mut self.next_terminated;
             next.clear();
             let own = 1 + self.slots.len();

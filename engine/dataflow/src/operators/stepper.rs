@@ -53,9 +53,10 @@
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
+use std::hash::BuildHasher;
 
 use differential_dataflow::{AsCollection, Hashable};
-use hashbrown::HashMap;
+use hashbrown::{DefaultHashBuilder, HashMap, HashTable};
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::generic::Operator;
@@ -66,8 +67,8 @@ use stgflow_eval::eval::{
     Facts as FactStore, Rows, RulePlan, SMALL_LIMIT, Scratch, SmallRelation, evaluate_stratum_with,
 };
 use stgflow_lang::ir::{Literal, PredId, Program};
-use stgflow_lang::value::Row;
 use stgflow_lang::value::Value;
+use stgflow_lang::value::{Row, copied};
 
 /// Tags of input facts of the component's own predicates carry this bit.
 const INPUT_BIT: u32 = 1 << 31;
@@ -104,10 +105,11 @@ pub fn render<'s>(program: &Program, plan: &StepperPlan, source: Facts<'s, u64>)
             "Stepper",
             move |capability, _info| {
                 let mut capability = Some(capability);
+                let mut out = Vec::new();
                 move |(input, frontier), output| {
                     input.for_each(|_, data| state.stash.add(data, &|t, _| t));
                     let limit = frontier.frontier().first().copied();
-                    step_through(&mut state, &mut capability, limit, output);
+                    step_through(&mut state, &mut capability, limit, output, &mut out);
                 }
             },
         )
@@ -125,62 +127,97 @@ pub(super) trait TimeStepped {
 
 /// Takes every time point `state` has below `limit` (the input frontier), sending their
 /// output as one message (`zero_one::send_first`), and moves the capability up to `limit`.
+/// `out` is the operator's own: it starts each activation with the room the last one's
+/// output took, so that it does not grow (and copy itself) again every time.
 pub(super) fn step_through(
     state: &mut impl TimeStepped,
     capability: &mut Option<timely::dataflow::operators::Capability<u64>>,
     limit: Option<u64>,
     output: &mut super::zero_one::Output<'_, (u32, Row)>,
+    out: &mut Vec<Update>,
 ) {
-    let mut out: Vec<Update> = Vec::new();
     let mut first = None;
     while let Some(t) = state.next_time(limit) {
-        state.process(t, &mut out);
-        super::zero_one::mark(&mut first, t, &out);
+        state.process(t, out);
+        super::zero_one::mark(&mut first, t, out);
     }
-    super::zero_one::send_first(output, capability.as_ref(), &mut first, &mut out);
+    super::zero_one::send_first(output, capability.as_ref(), &mut first, out);
     super::follow_frontier(capability, limit);
 }
 
-/// Keys and their states: key → index into a vector of states (the only hash lookup),
-/// the indices of removed keys taken by new ones.
+/// A key's state knows its key (the key table finds states through it).
+pub(super) trait Keyed<K> {
+    fn key(&self) -> &K;
+}
+
+/// Keys and their states: a table of 4-byte indices into a vector of states (the only hash
+/// lookup), the key compared where the state has it; the indices of removed keys taken
+/// by new ones. A table of whole keys (24 bytes for a `Value` and its index) fell out of
+/// the caches at 10⁵ keys, a miss per lookup on top of the state's own; this one stays
+/// in them, and the miss left is the state's, which the caller needs anyway.
 pub(super) struct KeyTable<S, K = Value> {
-    keys: HashMap<K, usize>,
+    index: HashTable<u32>,
+    hasher: DefaultHashBuilder,
     pub(super) states: Vec<S>,
     free: Vec<usize>,
+    key: std::marker::PhantomData<K>,
 }
 
 impl<S, K> Default for KeyTable<S, K> {
     fn default() -> Self {
         KeyTable {
-            keys: HashMap::new(),
+            index: HashTable::new(),
+            hasher: DefaultHashBuilder::default(),
             states: Vec::new(),
             free: Vec::new(),
+            key: std::marker::PhantomData,
         }
     }
 }
 
-impl<S, K: std::hash::Hash + Eq> KeyTable<S, K> {
+impl<S: Keyed<K>, K: std::hash::Hash + Eq> KeyTable<S, K> {
     /// The index of `key`'s state, made by `make` (given the key) for a new key.
     pub(super) fn index(&mut self, key: K, make: impl FnOnce(&K) -> S) -> usize {
-        let (states, free) = (&mut self.states, &mut self.free);
-        *self.keys.entry(key).or_insert_with_key(|key| {
-            let state = make(key);
-            match free.pop() {
-                Some(index) => {
-                    states[index] = state;
-                    index
-                }
-                None => {
-                    states.push(state);
-                    states.len() - 1
-                }
+        let hash = self.hasher.hash_one(&key);
+        let KeyTable {
+            index,
+            hasher,
+            states,
+            free,
+            ..
+        } = self;
+        let entry = index.entry(
+            hash,
+            |&i| states[i as usize].key() == &key,
+            |&i| hasher.hash_one(states[i as usize].key()),
+        );
+        match entry {
+            hashbrown::hash_table::Entry::Occupied(entry) => *entry.get() as usize,
+            hashbrown::hash_table::Entry::Vacant(entry) => {
+                let state = make(&key);
+                let at = match free.pop() {
+                    Some(at) => {
+                        states[at] = state;
+                        at
+                    }
+                    None => {
+                        states.push(state);
+                        states.len() - 1
+                    }
+                };
+                // More than 2³² keys' states cannot be allocated.
+                entry.insert(u32::try_from(at).unwrap_or(u32::MAX));
+                at
             }
-        })
+        }
     }
 
     /// Forgets `key`, whose state is at `index`: a new key takes its place.
     pub(super) fn remove(&mut self, key: &K, index: usize) {
-        self.keys.remove(key);
+        let hash = self.hasher.hash_one(key);
+        if let Ok(entry) = self.index.find_entry(hash, |&i| i as usize == index) {
+            entry.remove();
+        }
         self.free.push(index);
     }
 }
@@ -214,6 +251,12 @@ fn route(positions: Option<&[Option<usize>]>, tag: u32, row: &Row) -> u64 {
     {
         Some(value) => value.hashed(),
         None => 0,
+    }
+}
+
+impl Keyed<Row> for KeyState {
+    fn key(&self) -> &Row {
+        &self.key
     }
 }
 
@@ -623,7 +666,7 @@ impl TimeStepped for State {
                 let group = self.groups.entry(value).or_default();
                 for &index in &group.members {
                     let state = &mut self.table.states[index];
-                    state.inputs.add(local, row.clone(), diff);
+                    state.inputs.add(local, copied(&row), diff);
                     list(state, index, t, &mut work);
                 }
                 group.facts.add(local, row, diff);
@@ -658,7 +701,7 @@ impl TimeStepped for State {
                 let group = self.groups.entry(value).or_default();
                 group.members.push(index);
                 for (l, fact, count) in group.facts.iter() {
-                    state.inputs.add(l, fact.clone(), count);
+                    state.inputs.add(l, copied(fact), count);
                 }
             }
             list(state, index, t, &mut work);
@@ -703,7 +746,7 @@ impl State {
         for (local, fact, count) in state.inputs.iter() {
             if count > 0 {
                 if let Some(relation) = slot.get_mut(local) {
-                    relation.insert(fact.clone());
+                    relation.insert(copied(fact));
                 }
             }
         }
@@ -827,10 +870,10 @@ pub(super) fn diff(
 ) -> bool {
     let start = out.len();
     for fact in now.iter().filter(|f| !before.contains_row(f)) {
-        out.push(((pred as u32, fact.clone()), t, 1));
+        out.push(((pred as u32, copied(fact)), t, 1));
     }
     for fact in before.iter().filter(|f| !now.contains_row(f)) {
-        out.push(((pred as u32, fact.clone()), t, -1));
+        out.push(((pred as u32, copied(fact)), t, -1));
     }
     out.len() > start
 }
