@@ -92,9 +92,10 @@ impl SmallRelation {
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &Row> {
-        self.list
-            .iter()
-            .chain(self.set.iter().flat_map(|set| set.iter()))
+        match &self.set {
+            Some(set) => SmallRows::Set(set.iter()),
+            None => SmallRows::List(self.list.iter()),
+        }
     }
 }
 
@@ -107,29 +108,26 @@ impl Rows for SmallRelation {
     }
 
     fn rows(&self) -> impl Iterator<Item = &[Value]> {
-        match &self.set {
-            Some(set) => SmallRows::Set(set.iter()),
-            None => SmallRows::List(self.list.iter()),
-        }
+        self.iter().map(|t| &t[..])
     }
 }
 
 /// The rows of a [`SmallRelation`]: its vector's, or once it has a hash set, the set's
-/// (the vector is then empty).
+/// (the vector is then empty): one of the two, not a chain of both, which cost a check of
+/// both sides per row on the hot paths.
 enum SmallRows<'a> {
     List(std::slice::Iter<'a, Row>),
     Set(hashbrown::hash_set::Iter<'a, Row>),
 }
 
 impl<'a> Iterator for SmallRows<'a> {
-    type Item = &'a [Value];
+    type Item = &'a Row;
 
-    fn next(&mut self) -> Option<&'a [Value]> {
+    fn next(&mut self) -> Option<&'a Row> {
         match self {
             SmallRows::List(rows) => rows.next(),
             SmallRows::Set(rows) => rows.next(),
         }
-        .map(|t| &t[..])
     }
 }
 

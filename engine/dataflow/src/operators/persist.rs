@@ -814,9 +814,7 @@ impl State {
 
 /// Whether `fact` is among the key's start facts.
 fn started(inputs: &Inputs, fact: &[Value]) -> bool {
-    inputs
-        .iter()
-        .any(|(tag, row, count)| tag == START && count > 0 && row[..] == *fact)
+    inputs.holds(START, fact)
 }
 
 /// Whether a keep rule lets `fact`, held at T-1, hold at T.

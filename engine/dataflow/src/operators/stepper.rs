@@ -325,10 +325,34 @@ impl Inputs {
         self.list.is_empty() && self.map.as_ref().is_none_or(|map| map.is_empty())
     }
 
+    /// The counts: the list's, or once there is a map, the map's (the list is then empty).
     pub(super) fn iter(&self) -> impl Iterator<Item = (usize, &Row, isize)> {
-        let listed = self.list.iter().map(|(l, f, c)| (*l, f, *c));
-        let mapped = (self.map.iter().flat_map(|map| map.iter())).map(|((l, f), c)| (*l, f, *c));
-        listed.chain(mapped)
+        match &self.map {
+            Some(map) => InputsIter::Map(map.iter()),
+            None => InputsIter::List(self.list.iter()),
+        }
+    }
+
+    /// Whether `fact` of `local` has a positive count.
+    pub(super) fn holds(&self, local: usize, fact: &[Value]) -> bool {
+        self.iter()
+            .any(|(l, f, c)| l == local && c > 0 && f[..] == *fact)
+    }
+}
+
+enum InputsIter<'a> {
+    List(std::slice::Iter<'a, (usize, Row, isize)>),
+    Map(hashbrown::hash_map::Iter<'a, (usize, Row), isize>),
+}
+
+impl<'a> Iterator for InputsIter<'a> {
+    type Item = (usize, &'a Row, isize);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            InputsIter::List(counts) => counts.next().map(|(l, f, c)| (*l, f, *c)),
+            InputsIter::Map(counts) => counts.next().map(|((l, f), c)| (*l, f, *c)),
+        }
     }
 }
 
