@@ -324,9 +324,13 @@ pub fn shape_counts(cases: impl IntoIterator<Item = Case>) -> ShapeCounts {
 pub fn persistence_case(seed: u64) -> Case {
     let mut rng = Rng::new(seed);
     let mut program = String::new();
-    let h_arity = 1 + rng.below(2);
+    // A third of the programs are exactly EC's simple fluent of exclusive values
+    // (`operators::persist`'s exclusive form): h(X, V) started by e2 a point back, kept
+    // unless terminated, terminated by an e2 of another value.
+    let exclusive = rng.chance(33);
+    let h_arity = if exclusive { 2 } else { 1 + rng.below(2) };
     // What `h(X, …)` is written with: the key X, then a variable or a constant.
-    let second = if rng.chance(50) {
+    let second = if exclusive || rng.chance(50) {
         "V"
     } else {
         *rng.pick(&["0", "a"])
@@ -342,7 +346,7 @@ pub fn persistence_case(seed: u64) -> Case {
     program.push_str("s0(X, Y, T) :- e0(X, Y, T), e1(X, T).\n");
     program.push_str("s1(X, T) :- e1(X, T), not e2(X, _, T).\n");
     // Start rules: from an event a point back, from an input at offset 0, a join.
-    let start_offset = rng.below(3);
+    let start_offset = if exclusive { 1 } else { rng.below(3) };
     let has_v = h_arity == 2 && second == "V";
     let start_args = h_args("X");
     let event_args = if has_v { "X, V" } else { "X, _" };
@@ -350,14 +354,14 @@ pub fn persistence_case(seed: u64) -> Case {
         "h({start_args}, T) :- e2({event_args}, {}).\n",
         time_term(start_offset)
     ));
-    if rng.chance(50) {
+    if !exclusive && rng.chance(50) {
         program.push_str(&format!(
             "h({}, T) :- e1(X, T), s1(X, T-1).\n",
             h_args("X").replace(", V", ", 1")
         ));
     }
     // Keep rules.
-    let terminated = rng.chance(50);
+    let terminated = exclusive || rng.chance(50);
     let stops = [
         "not s1(X, T-1)".to_owned(),
         format!(
@@ -367,9 +371,10 @@ pub fn persistence_case(seed: u64) -> Case {
         "not e1(X, T)".to_owned(),
         format!("not e0(X, {}, T-2)", *rng.pick(&["0", "_"])),
     ];
-    for _ in 0..1 + rng.below(2) {
+    let keeps = if exclusive { 1 } else { 1 + rng.below(2) };
+    for _ in 0..keeps {
         let mut body = vec![format!("h({}, T-1)", h_args("X"))];
-        for _ in 0..rng.below(3) {
+        for _ in 0..if exclusive { 0 } else { rng.below(3) } {
             body.push(rng.pick(&stops).clone());
         }
         if terminated {
@@ -378,14 +383,14 @@ pub fn persistence_case(seed: u64) -> Case {
         program.push_str(&format!("h({}, T) :- {}.\n", h_args("X"), body.join(", ")));
     }
     if terminated {
-        let condition = match rng.below(3) {
+        let condition = match if exclusive { 0 } else { rng.below(3) } {
             0 if h_arity == 2 => format!("e2(X, W, T), h({}, T), {} != W", h_args("X"), second),
             1 => format!("e1(X, T), h({}, T), not e0(X, 1, T)", h_args("X")),
             _ => format!("e0(X, Y, T), h({}, T), Y != 0", h_args("X")),
         };
         program.push_str(&format!("term({}, T) :- {condition}.\n", h_args("X")));
     }
-    if rng.chance(20) {
+    if !exclusive && rng.chance(20) {
         // No key: the negation reads no argument of h.
         program.push_str(&format!(
             "h({}, T) :- h({}, T-1), not e1(1, T-1).\n",

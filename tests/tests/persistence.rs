@@ -4,7 +4,8 @@
 //! multi-valued form, stops from joins and negations at offsets 0–2, facts of the
 //! persisting and terminating predicates in the input) mixed with joins, negation, a
 //! window over the persisting predicate and another recursion through time that reads
-//! it, with 1, 2 and 3 workers.
+//! it, with 1, 2 and 3 workers; a third of them exactly EC's simple fluent of exclusive
+//! values, which the operator runs in a form of its own.
 
 use proptest::prelude::*;
 use stgflow_tests::generate::persistence_case;
@@ -30,6 +31,33 @@ proptest! {
     fn persistence_lowered_equals_literal_equals_reference_on_200_random_programs(seed in any::<u64>()) {
         check(seed).map_err(TestCaseError::fail)?;
     }
+}
+
+/// Whether `program` runs `h` in the persistence operator's form for exclusive values.
+fn exclusive(program: &str) -> bool {
+    let compiled = stgflow_lang::compile_str("plan.tdl", program);
+    let analysis = compiled.analysis.as_ref().expect("a valid program");
+    let planned = stgflow_dataflow::plan::plan(&compiled.program, analysis, true);
+    planned.components.iter().any(|component| match component {
+        stgflow_dataflow::plan::Component::Persist(p) => {
+            stgflow_dataflow::operators::persist::is_exclusive(&compiled.program, p)
+        }
+        _ => false,
+    })
+}
+
+/// A third of the generated programs take the exclusive form (and are held to the
+/// literal rules and the reference by the property above); the others take the general
+/// one.
+#[test]
+fn a_third_of_generated_programs_run_in_the_exclusive_form() {
+    let exclusive = (0..300u64)
+        .filter(|&seed| exclusive(&persistence_case(seed).program))
+        .count();
+    assert!(
+        (60..160).contains(&exclusive),
+        "{exclusive} of 300 exclusive"
+    );
 }
 
 /// The generator writes the lowered shapes (and, with `not e1(1, T-1)`, ones that are

@@ -61,8 +61,18 @@ use stgflow_lang::value::{Row, Value, copied};
 /// The tag of the start facts.
 const START: usize = 0;
 
+mod exclusive;
+
+/// Whether `plan` runs in the form for a fluent of exclusive values ([`exclusive`]).
+pub fn is_exclusive(program: &Program, plan: &PersistPlan) -> bool {
+    exclusive::Shape::of(program, plan).is_some()
+}
+
 /// Renders the operator for `plan` over its tagged `source` (see the module docs).
 pub fn render<'s>(program: &Program, plan: &PersistPlan, source: Facts<'s, u64>) -> Facts<'s, u64> {
+    if let Some(shape) = exclusive::Shape::of(program, plan) {
+        return exclusive::render(plan, shape, source);
+    }
     let mut state = State::new(program, plan);
     let positions = state.key_positions.clone();
     source
