@@ -22,7 +22,11 @@
 //!
 //! The terminating rule of the multi-valued form (`term(F, V, T) :- init(F, W, T),
 //! h(F, V, T), V != W.`, [`Differs`]) is applied as a comparison of each held fact with
-//! each fact of its slot; other terminating rules run through [`RulePlan`].
+//! each fact of its slot; other terminating rules run through [`RulePlan`]. Where that
+//! rule, one start rule from the same event a point back and one keep rule are all the
+//! component has (EC's simple fluent as Algorithm 3 writes it), [`exclusive`] runs it in a
+//! form of its own, with two evaluations per event and none of the general form's
+//! bookkeeping.
 //!
 //! **Input.** One tagged stream: tag 0 the start facts (changes of the start rules that
 //! are rendered as dataflow rules in front of this operator, and of the predicate's own
