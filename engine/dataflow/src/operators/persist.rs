@@ -47,15 +47,12 @@
 //!
 //! **Output.** The changes of the predicate and of `term`, tagged with their ids.
 
-use differential_dataflow::{AsCollection, Hashable};
-use timely::container::CapacityContainerBuilder;
-use timely::dataflow::channels::pact::Exchange;
-use timely::dataflow::operators::generic::Operator;
+use differential_dataflow::Hashable;
 
 use std::collections::VecDeque;
 
 use super::Facts;
-use super::stepper::{Inputs, KeyTable, Keyed, TimeStepped, Update, diff, next_time, step_through};
+use super::stepper::{Inputs, KeyTable, Keyed, TimeStepped, Update, diff, next_time, operate};
 use crate::plan::PersistPlan;
 use stgflow_eval::eval::{Facts as FactStore, Rows, RulePlan, SmallRelation, compare};
 use stgflow_lang::ir::{Atom, Expr, Literal, PredId, Program, Term, VarId};
@@ -77,26 +74,14 @@ pub fn render<'s>(program: &Program, plan: &PersistPlan, source: Facts<'s, u64>)
     if let Some(shape) = exclusive::Shape::of(program, plan) {
         return exclusive::render(plan, shape, source);
     }
-    let mut state = State::new(program, plan);
+    let state = State::new(program, plan);
     let positions = state.key_positions.clone();
-    source
-        .inner
-        .unary_frontier::<CapacityContainerBuilder<Vec<Update>>, _, _, _>(
-            Exchange::new(move |((tag, row), _, _): &Update| {
-                key_of(&positions, *tag, row).hashed()
-            }),
-            "Persist",
-            move |capability, _info| {
-                let mut capability = Some(capability);
-                let mut out = Vec::new();
-                move |(input, frontier), output| {
-                    input.for_each(|_, data| state.stash.add(data, &|t, _| t));
-                    let limit = frontier.frontier().first().copied();
-                    step_through(&mut state, &mut capability, limit, output, &mut out);
-                }
-            },
-        )
-        .as_collection()
+    operate(
+        source,
+        "Persist",
+        move |((tag, row), _, _): &Update| key_of(&positions, *tag, row).hashed(),
+        state,
+    )
 }
 
 /// The key of a fact with input tag `tag`: the value at its slot's key position.
@@ -601,6 +586,10 @@ fn apply(uses: &[SlotUse], state: &mut KeyState, slot: usize, row: Row, diff: is
 }
 
 impl TimeStepped for State {
+    fn stash(&mut self) -> &mut super::zero_one::Stash<(u32, Row)> {
+        &mut self.stash
+    }
+
     fn next_time(&self, limit: Option<u64>) -> Option<u64> {
         next_time(
             self.first_input(),
@@ -618,10 +607,11 @@ impl TimeStepped for State {
         // independent loads, so that the CPU waits for the cache misses of a time point's
         // keys (random among many) together, not one after the other.
         let mut indices = std::mem::take(&mut self.indices);
-        indices.clear();
-        for ((tag, row), _) in &changes {
-            let key = key_of(&self.key_positions, *tag, row);
-            indices.push(self.table.index(key, |&key| KeyState {
+        let positions = &self.key_positions;
+        self.table.index_all(
+            &changes,
+            |tag, row| key_of(positions, tag, row),
+            |&key| KeyState {
                 key,
                 listed: 0,
                 pending: 0,
@@ -629,8 +619,9 @@ impl TimeStepped for State {
                 held: SmallRelation::default(),
                 terminated: SmallRelation::default(),
                 inputs: Inputs::default(),
-            }));
-        }
+            },
+            &mut indices,
+        );
         for &index in &indices {
             let state = &mut self.table.states[index];
             State::list(&mut work, state, index, t);

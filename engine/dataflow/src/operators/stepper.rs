@@ -95,19 +95,33 @@ pub fn render<'s>(program: &Program, plan: &StepperPlan, source: Facts<'s, u64>)
         positions
     });
     let route_positions = key_positions.clone();
-    let mut state = State::new(program, plan, key_positions);
+    let state = State::new(program, plan, key_positions);
+    operate(
+        source,
+        "Stepper",
+        move |((tag, row), _, _): &Update| route(route_positions.as_deref(), *tag, row),
+        state,
+    )
+}
+
+/// `state` as a unary operator named `name` over `source`, its input exchanged by `route`
+/// (a key's facts meet on one worker), buffered by time point and taken in order.
+pub(super) fn operate<'s, S: TimeStepped + 'static>(
+    source: Facts<'s, u64>,
+    name: &str,
+    route: impl Fn(&Update) -> u64 + 'static,
+    mut state: S,
+) -> Facts<'s, u64> {
     source
         .inner
         .unary_frontier::<CapacityContainerBuilder<Vec<Update>>, _, _, _>(
-            Exchange::new(move |((tag, row), _, _): &Update| {
-                route(route_positions.as_deref(), *tag, row)
-            }),
-            "Stepper",
+            Exchange::new(route),
+            name,
             move |capability, _info| {
                 let mut capability = Some(capability);
                 let mut out = Vec::new();
                 move |(input, frontier), output| {
-                    input.for_each(|_, data| state.stash.add(data, &|t, _| t));
+                    input.for_each(|_, data| state.stash().add(data, &|t, _| t));
                     let limit = frontier.frontier().first().copied();
                     step_through(&mut state, &mut capability, limit, output, &mut out);
                 }
@@ -119,6 +133,8 @@ pub fn render<'s>(program: &Program, plan: &StepperPlan, source: Facts<'s, u64>)
 /// An operator that takes its input a time point at a time, in order (this one and
 /// `persist`).
 pub(super) trait TimeStepped {
+    /// Where its input waits for its time point.
+    fn stash(&mut self) -> &mut super::zero_one::Stash<(u32, Row)>;
     /// The next time point to take below `limit` (see [`next_time`]).
     fn next_time(&self, limit: Option<u64>) -> Option<u64>;
     /// Takes time point `t`, its output into `out`.
@@ -209,6 +225,22 @@ impl<S: Keyed<K>, K: std::hash::Hash + Eq> KeyTable<S, K> {
                 entry.insert(u32::try_from(at).unwrap_or(u32::MAX));
                 at
             }
+        }
+    }
+
+    /// The index of each change's key (`key_of` its tag and fact) into `indices`, states
+    /// made by `make` for new keys: a pass of its own over a time point's changes, so that
+    /// the CPU waits for the cache misses of their lookups together.
+    pub(super) fn index_all(
+        &mut self,
+        changes: &[((u32, Row), isize)],
+        key_of: impl Fn(u32, &Row) -> K,
+        make: impl Fn(&K) -> S,
+        indices: &mut Vec<usize>,
+    ) {
+        indices.clear();
+        for ((tag, row), _) in changes {
+            indices.push(self.index(key_of(*tag, row), &make));
         }
     }
 
@@ -666,6 +698,10 @@ fn list(state: &mut KeyState, index: usize, t: u64, work: &mut Vec<usize>) {
 }
 
 impl TimeStepped for State {
+    fn stash(&mut self) -> &mut super::zero_one::Stash<(u32, Row)> {
+        &mut self.stash
+    }
+
     fn next_time(&self, limit: Option<u64>) -> Option<u64> {
         // Once the input is closed there are no more time points to wake keys at.
         let woken = limit.and(self.wakeups.peek().map(|Reverse((t, _))| *t));

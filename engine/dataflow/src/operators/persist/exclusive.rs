@@ -26,14 +26,11 @@
 //! key is evaluated again at the next point only where it has an event it does not hold
 //! or holds a terminated fact; otherwise nothing it holds can change until its input does.
 
-use differential_dataflow::{AsCollection, Hashable};
+use differential_dataflow::Hashable;
 use smallvec::SmallVec;
-use timely::container::CapacityContainerBuilder;
-use timely::dataflow::channels::pact::Exchange;
-use timely::dataflow::operators::generic::Operator;
 
 use super::super::Facts;
-use super::super::stepper::{KeyTable, Keyed, TimeStepped, Update, next_time, step_through};
+use super::super::stepper::{KeyTable, Keyed, TimeStepped, Update, next_time, operate};
 use super::{Copy, Differs, Keep, Probe, Source, key_of};
 use crate::plan::PersistPlan;
 use stgflow_lang::ir::{PredId, Program};
@@ -118,7 +115,7 @@ pub(super) fn render<'s>(
         .into_iter()
         .map(position)
         .collect();
-    let mut state = State {
+    let state = State {
         shape,
         key_positions: positions.clone(),
         table: KeyTable::default(),
@@ -129,24 +126,12 @@ pub(super) fn render<'s>(
         indices: Vec::new(),
         next_terminated: SmallVec::new(),
     };
-    source
-        .inner
-        .unary_frontier::<CapacityContainerBuilder<Vec<Update>>, _, _, _>(
-            Exchange::new(move |((tag, row), _, _): &Update| {
-                key_of(&positions, *tag, row).hashed()
-            }),
-            "Persist",
-            move |capability, _info| {
-                let mut capability = Some(capability);
-                let mut out = Vec::new();
-                move |(input, frontier), output| {
-                    input.for_each(|_, data| state.stash.add(data, &|t, _| t));
-                    let limit = frontier.frontier().first().copied();
-                    step_through(&mut state, &mut capability, limit, output, &mut out);
-                }
-            },
-        )
-        .as_collection()
+    operate(
+        source,
+        "Persist",
+        move |((tag, row), _, _): &Update| key_of(&positions, *tag, row).hashed(),
+        state,
+    )
 }
 
 /// Facts with counts, none of them zero.
@@ -205,6 +190,10 @@ fn holding(counts: &Counts) -> impl Iterator<Item = &Row> {
 }
 
 impl TimeStepped for State {
+    fn stash(&mut self) -> &mut super::super::zero_one::Stash<(u32, Row)> {
+        &mut self.stash
+    }
+
     fn next_time(&self, limit: Option<u64>) -> Option<u64> {
         next_time(
             self.stash.first_time(),
@@ -220,10 +209,11 @@ impl TimeStepped for State {
         let mut changes = self.stash.take(t);
         // As in the general operator: the keys, then their states, then the changes.
         let mut indices = std::mem::take(&mut self.indices);
-        indices.clear();
-        for ((tag, row), _) in &changes {
-            let key = key_of(&self.key_positions, *tag, row);
-            indices.push(self.table.index(key, |&key| KeyState {
+        let positions = &self.key_positions;
+        self.table.index_all(
+            &changes,
+            |tag, row| key_of(positions, tag, row),
+            |&key| KeyState {
                 key,
                 listed: 0,
                 held: SmallVec::new(),
@@ -231,8 +221,9 @@ impl TimeStepped for State {
                 events: SmallVec::new(),
                 own: Vec::new(),
                 own_term: Vec::new(),
-            }));
-        }
+            },
+            &mut indices,
+        );
         for &index in &indices {
             let state = &mut self.table.states[index];
             list(&mut work, state, index, t);
