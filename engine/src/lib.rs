@@ -99,7 +99,14 @@ impl Engine {
 /// components are lowered to windows and persistence, which run on the time-stepping
 /// operator; `lower` as [`DataflowOptions::lower`].
 pub fn dataflow_plan(program: &Program, analysis: &Analysis, lower: bool) -> String {
-    stgflow_dataflow::plan::plan(program, analysis, lower).dump(program)
+    use stgflow_dataflow::plan::Component;
+    let planned = stgflow_dataflow::plan::plan(program, analysis, lower);
+    planned.dump_noting(program, |component| match component {
+        Component::Persist(p) if stgflow_dataflow::operators::persist::is_exclusive(program, p) => {
+            Some("exclusive values".to_owned())
+        }
+        _ => None,
+    })
 }
 
 /// How many components of each kind the dataflow engine's plan has (`check -v`).

@@ -35,15 +35,9 @@ proptest! {
 
 /// Whether `program` runs `h` in the persistence operator's form for exclusive values.
 fn exclusive(program: &str) -> bool {
-    let compiled = stgflow_lang::compile_str("plan.tdl", program);
-    let analysis = compiled.analysis.as_ref().expect("a valid program");
-    let planned = stgflow_dataflow::plan::plan(&compiled.program, analysis, true);
-    planned.components.iter().any(|component| match component {
-        stgflow_dataflow::plan::Component::Persist(p) => {
-            stgflow_dataflow::operators::persist::is_exclusive(&compiled.program, p)
-        }
-        _ => false,
-    })
+    lowered_plan(program)
+        .lines()
+        .any(|line| line.starts_with("persist h:") && line.ends_with("; exclusive values"))
 }
 
 /// A third of the generated programs take the exclusive form (and are held to the

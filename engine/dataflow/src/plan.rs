@@ -178,6 +178,16 @@ impl Plan {
     /// The plan as text, one component per line in evaluation order, rules by their
     /// index (`check --dump plan`).
     pub fn dump(&self, program: &Program) -> String {
+        self.dump_noting(program, |_| None)
+    }
+
+    /// [`Plan::dump`], with what `note` says of a component at the end of its line (what
+    /// the operators make of it, which the plan does not know).
+    pub fn dump_noting(
+        &self,
+        program: &Program,
+        note: impl Fn(&Component) -> Option<String>,
+    ) -> String {
         let name = |p: &PredId| program.pred_name(*p).to_owned();
         let names = |ps: &[PredId]| ps.iter().map(name).collect::<Vec<_>>().join(", ");
         let rules = |rs: &[usize]| {
@@ -283,6 +293,10 @@ impl Plan {
                 ),
             };
             text.push_str(&line);
+            if let Some(note) = note(component) {
+                text.push_str("; ");
+                text.push_str(&note);
+            }
             text.push('\n');
         }
         text

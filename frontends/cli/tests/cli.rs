@@ -291,7 +291,7 @@ fn check_dumps_the_dataflow_plan() {
     let lowered = plan(&[]);
     assert!(
         lowered.contains(
-            "persist holds: copies r0; keeps r1; terminated by term r2; reads init(T-0) init(T-1); key holds/1 init/1 term/1"
+            "persist holds: copies r0; keeps r1; terminated by term r2; reads init(T-0) init(T-1); key holds/1 init/1 term/1; exclusive values"
         ),
         "{lowered}"
     );
