@@ -289,8 +289,7 @@ fn timed(
             .finish()?;
         runs.push(usage);
     }
-    runs.sort_by_key(|u| u.wall);
-    Ok(runs[(runs.len() - 1) / 2])
+    Usage::median(&runs).context("no run (`--repeat 0`)")
 }
 
 fn read(path: &Path) -> anyhow::Result<String> {

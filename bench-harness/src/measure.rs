@@ -298,6 +298,31 @@ pub fn stream_through(
     Ok(latencies)
 }
 
+/// The median of `values`: the middle one, or the mean of the two middle ones when there
+/// is an even number of them (of two runs, their mean, not the faster); `None` when empty.
+pub fn median(values: &[f64]) -> Option<f64> {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(sorted[n / 2]),
+        _ => Some((sorted[n / 2 - 1] + sorted[n / 2]) / 2.0),
+    }
+}
+
+impl Usage {
+    /// The median of each measure of `runs` on its own ([`median`]).
+    pub fn median(runs: &[Usage]) -> Option<Usage> {
+        let of = |f: &dyn Fn(&Usage) -> f64| median(&runs.iter().map(f).collect::<Vec<_>>());
+        Some(Usage {
+            wall: Duration::from_secs_f64(of(&|u| u.wall.as_secs_f64())?),
+            cpu: Duration::from_secs_f64(of(&|u| u.cpu.as_secs_f64())?),
+            peak_rss_kib: of(&|u| u.peak_rss_kib as f64)? as u64,
+        })
+    }
+}
+
 /// The `q`-quantile (0..=1) of `values` by the nearest-rank method; `None` when empty.
 pub fn quantile(values: &[f64], q: f64) -> Option<f64> {
     if values.is_empty() {
@@ -339,6 +364,21 @@ mod tests {
         assert_eq!(change_time("+q(1,1) @7"), Some(7));
         assert_eq!(change_time("-alarm @0\n"), Some(0));
         assert_eq!(change_time("q(1,1) [3,4)"), None);
+    }
+
+    #[test]
+    fn a_median_of_an_even_number_of_runs_is_the_mean_of_the_middle_two() {
+        assert_eq!(median(&[3.0, 1.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), Some(2.5));
+        assert_eq!(median(&[5.0, 1.0, 3.0]), Some(3.0));
+        assert_eq!(median(&[]), None);
+        let run = |wall: f64, rss: u64| Usage {
+            wall: Duration::from_secs_f64(wall),
+            cpu: Duration::from_secs_f64(wall * 2.0),
+            peak_rss_kib: rss,
+        };
+        let both = Usage::median(&[run(1.0, 100), run(2.0, 300)]).map(|u| (u.wall, u.peak_rss_kib));
+        assert_eq!(both, Some((Duration::from_secs_f64(1.5), 200)));
     }
 
     #[test]

@@ -576,7 +576,7 @@ pub fn medians(rows: &[Row]) -> Vec<Row> {
         .map(|group| {
             let median = |f: &dyn Fn(&Row) -> f64| {
                 let values: Vec<f64> = group.iter().map(|r| f(r)).collect();
-                measure::quantile(&values, 0.5).unwrap_or(0.0)
+                measure::median(&values).unwrap_or(0.0)
             };
             let latencies: Vec<f64> = group
                 .iter()
