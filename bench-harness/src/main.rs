@@ -7,7 +7,7 @@ use std::ffi::OsString;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, anyhow, bail};
 use clap::{Args, Parser, Subcommand};
@@ -55,6 +55,9 @@ enum Command {
     #[command(hide = true)]
     MeasureOne {
         file: PathBuf,
+        /// Kill the command (and what it started) after this many seconds.
+        #[arg(long, value_name = "SECONDS")]
+        timeout: Option<f64>,
         #[arg(last = true, required = true)]
         command: Vec<OsString>,
     },
@@ -88,6 +91,10 @@ struct SweepArgs {
     /// Runs per grid point (medians are reported).
     #[arg(long, default_value_t = 3)]
     repeat: usize,
+    /// Kill a run that takes longer than this many seconds (and stop with an error that
+    /// names it).
+    #[arg(long, value_name = "SECONDS")]
+    timeout: Option<f64>,
     /// Streaming mode: time points per second fed (default: as fast as stgflow reads).
     #[arg(long, value_name = "POINTS_PER_S")]
     pace: Option<f64>,
@@ -128,6 +135,10 @@ struct CompareArgs {
     /// Runs per system (medians are reported).
     #[arg(long, default_value_t = 3)]
     repeat: usize,
+    /// Kill a run (stgflow's or a peer's) that takes longer than this many seconds, and
+    /// stop with an error that names it.
+    #[arg(long, value_name = "SECONDS")]
+    timeout: Option<f64>,
     /// Diff only the predicates both sides print.
     #[arg(long)]
     common_only: bool,
@@ -158,7 +169,14 @@ fn name_value(text: &str) -> Result<(String, String), String> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::MeasureOne { file, command } => return measure::measure_one(&file, &command),
+        Command::MeasureOne {
+            file,
+            timeout,
+            command,
+        } => {
+            let timeout = timeout.and_then(|s| Duration::try_from_secs_f64(s).ok());
+            return measure::measure_one(&file, timeout, &command);
+        }
         Command::Sweep(args) => run_sweep(args),
         Command::Compare(args) => run_compare(args),
         Command::Replot { dir } => replot(&dir),
@@ -190,10 +208,22 @@ fn locate_stgflow(binary: &Binary) -> anyhow::Result<PathBuf> {
     Ok(path)
 }
 
-fn wrapper(out: &Path) -> anyhow::Result<Wrapper> {
+fn wrapper(out: &Path, timeout: Option<f64>) -> anyhow::Result<Wrapper> {
+    let timeout = match timeout {
+        Some(seconds) => Some(
+            Duration::try_from_secs_f64(seconds)
+                .ok()
+                .filter(|d| !d.is_zero())
+                .with_context(|| {
+                    format!("--timeout {seconds}: not a positive number of seconds")
+                })?,
+        ),
+        None => None,
+    };
     Ok(Wrapper {
         harness: std::env::current_exe().context("cannot find this executable")?,
         scratch: out.join("scratch"),
+        timeout,
     })
 }
 
@@ -201,7 +231,7 @@ fn run_sweep(args: SweepArgs) -> anyhow::Result<ExitCode> {
     let command_line = std::env::args().collect::<Vec<_>>().join(" ");
     let setup = Setup {
         stgflow: locate_stgflow(&args.binary)?,
-        wrapper: wrapper(&args.out)?,
+        wrapper: wrapper(&args.out, args.timeout)?,
         out: args.out.clone(),
     };
     let grid = Grid {
@@ -333,7 +363,7 @@ fn run_compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
         common_only: args.common_only,
         out: args.out.clone(),
     };
-    let outcomes = compare::run(&comparison, &wrapper(&args.out)?)?;
+    let outcomes = compare::run(&comparison, &wrapper(&args.out, args.timeout)?)?;
     let table = compare::table(&outcomes);
     print!("{table}");
     let path = args.out.join("table.md");

@@ -42,7 +42,12 @@ pub struct Wrapper {
     pub harness: PathBuf,
     /// Where the wrappers leave their figures.
     pub scratch: PathBuf,
+    /// How long one command may run before it is killed (`--timeout`).
+    pub timeout: Option<Duration>,
 }
+
+/// The wrapper's exit code for a command it killed at its timeout (as timeout(1)'s).
+pub const TIMED_OUT: u8 = 124;
 
 /// A command started under the wrapper.
 #[derive(Debug)]
@@ -67,9 +72,14 @@ impl Wrapper {
         let usage_file = self
             .scratch
             .join(format!("usage-{}-{n}.txt", std::process::id()));
-        let child = Command::new(&self.harness)
-            .arg("measure-one")
-            .arg(&usage_file)
+        let mut command = Command::new(&self.harness);
+        command.arg("measure-one").arg(&usage_file);
+        if let Some(timeout) = self.timeout {
+            command
+                .arg("--timeout")
+                .arg(timeout.as_secs_f64().to_string());
+        }
+        let child = command
             .arg("--")
             .arg(program)
             .args(args)
@@ -115,6 +125,9 @@ impl Measured {
             .context("waiting for the measured command")?;
         let text = std::fs::read_to_string(&self.usage_file);
         let _ = std::fs::remove_file(&self.usage_file);
+        if status.code() == Some(i32::from(TIMED_OUT)) && text.is_err() {
+            bail!("`{}` timed out and was killed", self.what);
+        }
         if !status.success() {
             bail!(
                 "`{}` failed ({status}){}{}",
@@ -149,15 +162,34 @@ fn parse_usage(text: &str) -> Option<Usage> {
 }
 
 /// The wrapper's side: runs `command`, waits, writes `wall_ns cpu_ns peak_rss_kib` to
-/// `usage_file`, and exits with the command's code.
-pub fn measure_one(usage_file: &Path, command: &[OsString]) -> ExitCode {
+/// `usage_file`, and exits with the command's code. With a `timeout`, the command runs in
+/// a process group of its own, which is killed (whatever the command started) when it
+/// runs longer; the wrapper then writes no figures and exits with [`TIMED_OUT`].
+pub fn measure_one(usage_file: &Path, timeout: Option<Duration>, command: &[OsString]) -> ExitCode {
     let Some((program, args)) = command.split_first() else {
         eprintln!("error: measure-one needs a command after `--`");
         return ExitCode::from(2);
     };
     let started = Instant::now();
-    let status = match Command::new(program).args(args).status() {
-        Ok(status) => status,
+    let mut command = Command::new(program);
+    command.args(args);
+    if timeout.is_some() {
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    }
+    let status = command.spawn().and_then(|mut child| match timeout {
+        None => child.wait().map(Some),
+        Some(timeout) => wait_within(&mut child, started + timeout),
+    });
+    let status = match status {
+        Ok(Some(status)) => status,
+        Ok(None) => {
+            eprintln!(
+                "error: {} ran longer than {:.1} s (--timeout) and was killed",
+                Path::new(program).display(),
+                timeout.unwrap_or_default().as_secs_f64()
+            );
+            return ExitCode::from(TIMED_OUT);
+        }
         Err(error) => {
             eprintln!(
                 "error: cannot start {}: {error}",
@@ -191,6 +223,26 @@ pub fn measure_one(usage_file: &Path, command: &[OsString]) -> ExitCode {
             std::os::unix::process::ExitStatusExt::signal(&status)
                 .map_or(1, |s| (128 + s).clamp(0, 255) as u8),
         ),
+    }
+}
+
+/// Waits for `child` until `deadline`; past it, kills its process group (`child` leads
+/// one) and answers `None`.
+fn wait_within(
+    child: &mut Child,
+    deadline: Instant,
+) -> io::Result<Option<std::process::ExitStatus>> {
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(Some(status));
+        }
+        if Instant::now() >= deadline {
+            let group = nix::unistd::Pid::from_raw(child.id() as i32);
+            let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+            child.wait()?;
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
 

@@ -384,3 +384,37 @@ fn sweep_runs_the_recorded_event_calculus_workloads() {
     assert!(text(&streaming.stderr).contains("streaming mode needs a generated TD stream"));
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// A peer that hangs is killed at `--timeout`, with whatever it started, and `compare`
+/// stops with an error that names it instead of waiting for it.
+#[test]
+fn compare_kills_a_peer_past_its_timeout() {
+    let dir = scratch("timeout");
+    let program = dir.join("q.tdl");
+    std::fs::write(&program, "q(A, T) :- p(A, T).\n").expect("write the program");
+    let stream = dir.join("s.facts");
+    std::fs::write(&stream, "p(1, 0).\n").expect("write the stream");
+    let out = dir.join("out");
+    let started = std::time::Instant::now();
+    let hung = bench(&[
+        "compare",
+        "--program",
+        &program.to_string_lossy(),
+        "--stream",
+        &stream.to_string_lossy(),
+        "--repeat",
+        "1",
+        "--timeout",
+        "2",
+        "--out",
+        &out.to_string_lossy(),
+        "--peer",
+        "laser=sleep 30",
+    ]);
+    let stderr = text(&hung.stderr);
+    assert_eq!(hung.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("timed out and was killed"), "{stderr}");
+    assert!(stderr.contains("sleep 30"), "{stderr}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    let _ = std::fs::remove_dir_all(&dir);
+}
