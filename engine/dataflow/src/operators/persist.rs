@@ -52,7 +52,9 @@ use differential_dataflow::Hashable;
 use std::collections::VecDeque;
 
 use super::Facts;
-use super::stepper::{Inputs, KeyTable, Keyed, TimeStepped, Update, diff, next_time, operate};
+use super::stepper::{
+    Inputs, KeyTable, Keyed, Listed, TimeStepped, Update, diff, list, next_time, operate,
+};
 use crate::plan::PersistPlan;
 use stgflow_eval::eval::{Facts as FactStore, Rows, RulePlan, SmallRelation, compare};
 use stgflow_lang::ir::{Atom, Expr, Literal, PredId, Program, Term, VarId};
@@ -239,6 +241,16 @@ impl Copy {
 impl Keyed<Value> for KeyState {
     fn key(&self) -> &Value {
         &self.key
+    }
+}
+
+impl Listed for KeyState {
+    fn listed(&mut self) -> &mut u64 {
+        &mut self.listed
+    }
+
+    fn touch(&self) -> bool {
+        self.held.is_empty() | self.terminated.is_empty() | self.inputs.is_empty()
     }
 }
 
@@ -548,14 +560,6 @@ impl State {
             .filter_map(|d| d.queue.front().map(|p| p.at));
         self.stash.first_time().into_iter().chain(delayed).min()
     }
-
-    /// Puts the key at `index` on the work list of `t`, once.
-    fn list(work: &mut Vec<usize>, state: &mut KeyState, index: usize, t: u64) {
-        if state.listed != t + 1 {
-            state.listed = t + 1;
-            work.push(index);
-        }
-    }
 }
 
 /// Adds a fact of slot `slot`, as it holds for that slot at the time being taken, to a
@@ -603,12 +607,9 @@ impl TimeStepped for State {
         let mut work = std::mem::take(&mut self.work);
         work.clear();
         let mut changes = self.stash.take(t);
-        // The keys first, then their states, then the changes: each pass a short loop of
-        // independent loads, so that the CPU waits for the cache misses of a time point's
-        // keys (random among many) together, not one after the other.
         let mut indices = std::mem::take(&mut self.indices);
         let positions = &self.key_positions;
-        self.table.index_all(
+        self.table.take_keys(
             &changes,
             |tag, row| key_of(positions, tag, row),
             |&key| KeyState {
@@ -621,15 +622,9 @@ impl TimeStepped for State {
                 inputs: Inputs::default(),
             },
             &mut indices,
+            &mut work,
+            t,
         );
-        for &index in &indices {
-            let state = &mut self.table.states[index];
-            State::list(&mut work, state, index, t);
-            // Every cache line of the state, loaded now with the others'.
-            std::hint::black_box(
-                state.held.is_empty() | state.terminated.is_empty() | state.inputs.is_empty(),
-            );
-        }
         for (((tag, row), diff), &index) in changes.drain(..).zip(&indices) {
             let state = &mut self.table.states[index];
             let tag = tag as usize;
@@ -679,7 +674,7 @@ impl TimeStepped for State {
                 let index = pending.index as usize;
                 let state = &mut self.table.states[index];
                 state.pending -= 1;
-                State::list(&mut work, state, index, t);
+                list(&mut work, state, index, t);
                 apply(
                     &self.uses,
                     state,
@@ -691,7 +686,7 @@ impl TimeStepped for State {
         }
         // Keys whose state changed at t − 1 (`next_time` makes t the next time point).
         for index in std::mem::take(&mut self.changed) {
-            State::list(&mut work, &mut self.table.states[index], index, t);
+            list(&mut work, &mut self.table.states[index], index, t);
         }
         for &index in &work {
             if self.evaluate(index, t, out) {

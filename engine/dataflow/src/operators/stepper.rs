@@ -161,6 +161,23 @@ pub(super) fn step_through(
     super::follow_frontier(capability, limit);
 }
 
+/// A key's state as the work lists see it.
+pub(super) trait Listed {
+    /// The time point it was last put on a work list for, plus one (0: never).
+    fn listed(&mut self) -> &mut u64;
+    /// Reads each of its cache lines (the pass of [`KeyTable::take_keys`] that loads them).
+    fn touch(&self) -> bool;
+}
+
+/// Puts the key at `index` on the work list for `t`, once.
+pub(super) fn list(work: &mut Vec<usize>, state: &mut impl Listed, index: usize, t: u64) {
+    let listed = state.listed();
+    if *listed != t + 1 {
+        *listed = t + 1;
+        work.push(index);
+    }
+}
+
 /// A key's state knows its key (the key table finds states through it).
 pub(super) trait Keyed<K> {
     fn key(&self) -> &K;
@@ -229,18 +246,30 @@ impl<S: Keyed<K>, K: std::hash::Hash + Eq> KeyTable<S, K> {
     }
 
     /// The index of each change's key (`key_of` its tag and fact) into `indices`, states
-    /// made by `make` for new keys: a pass of its own over a time point's changes, so that
-    /// the CPU waits for the cache misses of their lookups together.
-    pub(super) fn index_all(
+    /// made by `make` for new keys, each key put on `work` for `t` once. The keys first,
+    /// then their states, each pass a short loop of independent loads, so that the CPU
+    /// waits for the cache misses of a time point's keys (random among many) together, not
+    /// one after the other.
+    pub(super) fn take_keys(
         &mut self,
         changes: &[((u32, Row), isize)],
         key_of: impl Fn(u32, &Row) -> K,
         make: impl Fn(&K) -> S,
         indices: &mut Vec<usize>,
-    ) {
+        work: &mut Vec<usize>,
+        t: u64,
+    ) where
+        S: Listed,
+    {
         indices.clear();
         for ((tag, row), _) in changes {
             indices.push(self.index(key_of(*tag, row), &make));
+        }
+        for &index in indices.iter() {
+            let state = &mut self.states[index];
+            list(work, state, index, t);
+            // Every cache line of the state, loaded now with the others'.
+            std::hint::black_box(state.touch());
         }
     }
 
@@ -689,11 +718,13 @@ impl State {
     }
 }
 
-/// Puts the key at `index` on the work list for `t`, once.
-fn list(state: &mut KeyState, index: usize, t: u64, work: &mut Vec<usize>) {
-    if state.listed != t + 1 {
-        state.listed = t + 1;
-        work.push(index);
+impl Listed for KeyState {
+    fn listed(&mut self) -> &mut u64 {
+        &mut self.listed
+    }
+
+    fn touch(&self) -> bool {
+        self.runs.is_empty() | self.inputs.is_empty()
     }
 }
 
@@ -727,7 +758,7 @@ impl TimeStepped for State {
                 for &index in &group.members {
                     let state = &mut self.table.states[index];
                     state.inputs.add(local, copied(&row), diff);
-                    list(state, index, t, &mut work);
+                    list(&mut work, state, index, t);
                 }
                 group.facts.add(local, row, diff);
                 if group.facts.is_empty() && group.members.is_empty() {
@@ -764,7 +795,7 @@ impl TimeStepped for State {
                     state.inputs.add(l, copied(fact), count);
                 }
             }
-            list(state, index, t, &mut work);
+            list(&mut work, state, index, t);
             state.inputs.add(local, row, diff);
         }
         self.stash.give_back(changes);
@@ -775,7 +806,7 @@ impl TimeStepped for State {
             self.wakeups.pop();
             if let Some(state) = self.table.states.get_mut(index) {
                 if state.live {
-                    list(state, index, t, &mut work);
+                    list(&mut work, state, index, t);
                 }
             }
         }

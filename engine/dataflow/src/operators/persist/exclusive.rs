@@ -30,7 +30,9 @@ use differential_dataflow::Hashable;
 use smallvec::SmallVec;
 
 use super::super::Facts;
-use super::super::stepper::{KeyTable, Keyed, TimeStepped, Update, next_time, operate};
+use super::super::stepper::{
+    KeyTable, Keyed, Listed, TimeStepped, Update, list, next_time, operate,
+};
 use super::{Copy, Differs, Keep, Probe, Source, key_of};
 use crate::plan::PersistPlan;
 use stgflow_lang::ir::{PredId, Program};
@@ -159,6 +161,16 @@ impl Keyed<Value> for KeyState {
     }
 }
 
+impl Listed for KeyState {
+    fn listed(&mut self) -> &mut u64 {
+        &mut self.listed
+    }
+
+    fn touch(&self) -> bool {
+        self.held.is_empty() | self.events.is_empty()
+    }
+}
+
 struct State {
     shape: Shape,
     key_positions: Vec<usize>,
@@ -207,10 +219,9 @@ impl TimeStepped for State {
         let mut work = std::mem::take(&mut self.work);
         work.clear();
         let mut changes = self.stash.take(t);
-        // As in the general operator: the keys, then their states, then the changes.
         let mut indices = std::mem::take(&mut self.indices);
         let positions = &self.key_positions;
-        self.table.index_all(
+        self.table.take_keys(
             &changes,
             |tag, row| key_of(positions, tag, row),
             |&key| KeyState {
@@ -223,12 +234,9 @@ impl TimeStepped for State {
                 own_term: Vec::new(),
             },
             &mut indices,
+            &mut work,
+            t,
         );
-        for &index in &indices {
-            let state = &mut self.table.states[index];
-            list(&mut work, state, index, t);
-            std::hint::black_box(state.held.is_empty() | state.events.is_empty());
-        }
         for (((tag, row), diff), &index) in changes.drain(..).zip(&indices) {
             let state = &mut self.table.states[index];
             match tag {
@@ -253,14 +261,6 @@ impl TimeStepped for State {
         }
         self.work = work;
         self.last_processed = Some(t);
-    }
-}
-
-/// Puts the key at `index` on the work list of `t`, once.
-fn list(work: &mut Vec<usize>, state: &mut KeyState, index: usize, t: u64) {
-    if state.listed != t + 1 {
-        state.listed = t + 1;
-        work.push(index);
     }
 }
 
