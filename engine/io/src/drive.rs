@@ -43,6 +43,13 @@ pub trait FactSource {
     fn declared_timeline(&self) -> Option<(u64, u64)> {
         None
     }
+    /// The source as blocks of whole lines of a file, unparsed, for readers elsewhere to
+    /// parse (the dataflow workers: [`crate::stream::blocks::RawBlocks`]); asked before
+    /// the first fact, and after it the source itself yields nothing. `None`: the source
+    /// is read here, fact by fact.
+    fn raw_blocks(&mut self) -> Option<crate::stream::blocks::RawBlocks> {
+        None
+    }
 }
 
 impl<R: io::BufRead> FactSource for FactReader<R> {

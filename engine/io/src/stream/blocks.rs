@@ -21,6 +21,10 @@
 //!   ([`super::Format::reads_in_blocks`]) with no lateness ([`ParallelReader::supports`]).
 //!   Facts that hold on intervals and late facts are held back across lines by the
 //!   reader, so those streams use the sequential [`FactReader`].
+//! * Nothing starts before the first fact is asked for. A caller that parses the blocks
+//!   elsewhere (the dataflow workers) takes them unparsed instead
+//!   ([`FactSource::raw_blocks`]: [`RawBlocks`]), parses each with [`parse_block`] and
+//!   takes them back in order through a [`BlockOrder`], as this reader does.
 //! * The reader thread is not joined when the source is dropped early: it may be waiting
 //!   on input that never ends. It stops at its next block, when it finds the channel
 //!   closed.
@@ -52,6 +56,20 @@ impl Default for Parallelism {
     }
 }
 
+impl Parallelism {
+    /// Blocks for readers elsewhere ([`FactSource::raw_blocks`]: the dataflow workers):
+    /// 256 KiB, a quarter of the default. Each block's facts go in as one step of the
+    /// dataflow, and its operators' vectors then stay small enough to be reused (♢10 over
+    /// 3·10⁶ names on 2 workers: 2.07 s and 191 MB with 1 MiB blocks, 1.52 s and 99 MB
+    /// with 256 KiB, 1.93 s with 64 KiB; BENCHMARKS.md).
+    pub fn on_workers() -> Parallelism {
+        Parallelism {
+            threads: 1,
+            block_bytes: 1 << 18,
+        }
+    }
+}
+
 /// The part of a reader's state that carries from one block to the next.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Carried {
@@ -61,37 +79,67 @@ struct Carried {
     timeline: Option<(u64, u64)>,
 }
 
-/// A parsed block.
-struct Chunk {
-    bytes: Vec<u8>,
-    /// Lines before the block.
-    lines_before: usize,
-    facts: Vec<InputFact>,
-    error: Option<Box<StreamError>>,
-    /// The block's first time point.
+/// A block of whole lines of a file, not parsed yet: what [`RawBlocks`] hands out, for a
+/// reader elsewhere (a dataflow worker) to parse with [`parse_block`].
+#[derive(Clone, Debug)]
+pub struct RawBlock {
+    pub bytes: Arc<Vec<u8>>,
+    /// Lines of the file before the block.
+    pub lines_before: usize,
+    /// Lines in the block (about the facts it holds: their vector is made that big).
+    pub lines: usize,
+}
+
+/// A block parsed on its own ([`parse_block`]): its facts and what its [`BlockOrder`]
+/// needs to know of it.
+#[derive(Debug)]
+pub struct ParsedBlock {
+    pub facts: Vec<InputFact>,
+    pub summary: BlockSummary,
+}
+
+/// What a block parsed on its own says besides its facts.
+#[derive(Debug)]
+pub struct BlockSummary {
+    /// The error that ended the block, if any (after its facts).
+    pub error: Option<Box<StreamError>>,
+    /// The block's first time point (of a fact or not).
     first: Option<u64>,
+    /// The times of the block's first and last facts.
+    pub first_fact: Option<u64>,
+    pub last: Option<u64>,
     /// The state at the block's end, as parsed on its own.
     end: Carried,
-    skipped: SkipCounts,
+    pub skipped: SkipCounts,
+}
+
+/// A parsed block with its bytes, as the parsing pool hands it to a [`ParallelReader`].
+struct Chunk {
+    block: RawBlock,
+    parsed: ParsedBlock,
 }
 
 enum Block {
     Parsed(Receiver<Chunk>),
+    /// Not parsed: for [`RawBlocks`].
+    Raw(RawBlock),
     /// The input could not be read.
     Failed(Box<StreamError>),
 }
 
 /// Reads one file's facts in order, parsing blocks of it on a pool of threads (see the module
-/// docs).
+/// docs). Nothing starts before the first fact is asked for, or before the blocks are taken
+/// unparsed ([`FactSource::raw_blocks`]) for readers elsewhere to parse.
 pub struct ParallelReader {
     /// A reader over no input with the settings every block's reader copies.
     like: Arc<FactReader<io::Empty>>,
-    blocks: Receiver<Block>,
+    /// The input and how to split it, until the reading starts.
+    unstarted: Option<(Box<dyn Read + Send>, Parallelism)>,
+    blocks: Option<Receiver<Block>>,
     facts: std::vec::IntoIter<InputFact>,
     error: Option<Box<StreamError>>,
     done: bool,
-    carried: Carried,
-    skipped: SkipCounts,
+    order: BlockOrder,
 }
 
 impl std::fmt::Debug for ParallelReader {
@@ -108,87 +156,73 @@ impl ParallelReader {
         format.reads_in_blocks() && tolerance.lateness == 0
     }
 
-    /// Starts reading `input` as `like` would (its name, format, schema, tick and
-    /// tolerance; see [`ParallelReader::supports`]).
+    /// A reader of `input` as `like` would read it (its name, format, schema, tick and
+    /// tolerance; see [`ParallelReader::supports`]); it starts at the first fact asked for.
     pub fn spawn<R: Read + Send + 'static>(
         input: R,
         like: FactReader<io::Empty>,
         parallelism: Parallelism,
     ) -> io::Result<ParallelReader> {
+        Ok(ParallelReader {
+            like: Arc::new(like),
+            unstarted: Some((Box::new(input), parallelism)),
+            blocks: None,
+            facts: Vec::new().into_iter(),
+            error: None,
+            done: false,
+            order: BlockOrder::default(),
+        })
+    }
+
+    /// Starts the reader thread (and the parsing pool, unless the blocks go out raw).
+    fn start(&mut self, raw: bool) -> Option<Receiver<Block>> {
+        let (input, parallelism) = self.unstarted.take()?;
         let threads = parallelism.threads.max(1);
-        let pool = Pool::new(threads)?;
-        let like = Arc::new(like);
+        let pool = if raw {
+            None
+        } else {
+            match Pool::new(threads) {
+                Ok(pool) => Some(pool),
+                Err(e) => {
+                    self.error = Some(failure(&self.like, format!("cannot start parsing: {e}")));
+                    return None;
+                }
+            }
+        };
         // Blocks in flight: each thread's, the next each would take, and the caller's.
         let (sender, blocks) = bounded(2 * threads + 1);
         let reader = Reader {
             input,
-            like: like.clone(),
+            like: self.like.clone(),
             pool,
             block_bytes: parallelism.block_bytes.max(1),
             out: sender,
         };
-        std::thread::Builder::new()
+        let spawned = std::thread::Builder::new()
             .name("stgflow:read".to_owned())
-            .spawn(move || reader.run())?;
-        Ok(ParallelReader {
-            like,
-            blocks,
-            facts: Vec::new().into_iter(),
-            error: None,
-            done: false,
-            carried: Carried::default(),
-            skipped: SkipCounts::default(),
-        })
+            .spawn(move || reader.run());
+        if let Err(e) = spawned {
+            self.error = Some(failure(&self.like, format!("cannot start reading: {e}")));
+            return None;
+        }
+        Some(blocks)
     }
 
-    /// Takes a parsed block in: parses it again with the state before it where parsing
-    /// it on its own may have read it differently (see the module docs).
+    /// Takes a parsed block in (see [`BlockOrder::take`]).
     fn take(&mut self, chunk: Chunk) {
-        let Chunk {
-            bytes,
-            lines_before,
-            mut facts,
-            mut error,
-            first,
-            mut end,
-            mut skipped,
-        } = chunk;
-        let before = self.carried;
-        let behind = first
-            .zip(before.latest)
-            .is_some_and(|(first, (latest, _))| first < latest);
-        let fresh = before == Carried::default();
-        if !fresh && (error.is_some() || behind || end.timeline.is_some()) {
-            (facts, error, end, skipped) = {
-                let mut reader = block_reader(&self.like, &bytes, lines_before, before);
-                let (facts, error) = read_all(&mut reader);
-                let end = Carried {
-                    latest: reader.latest,
-                    timeline: reader.timeline,
-                };
-                (facts, error, end, std::mem::take(&mut reader.skipped))
-            };
-            self.carried = end;
-        } else {
-            // The block on its own saw the same times; a latest time it shares with the
-            // blocks before was first seen before it.
-            if let Some((time, line)) = end.latest {
-                if before.latest.is_none_or(|(latest, _)| time > latest) {
-                    self.carried.latest = Some((time, line));
-                }
-            }
-            if end.timeline.is_some() {
-                self.carried.timeline = end.timeline;
-            }
-        }
-        self.skipped.merge(skipped);
-        self.facts = facts.into_iter();
-        self.error = error;
+        let Chunk { block, parsed } = chunk;
+        let taken = self.order.take(&self.like, &block, parsed.summary);
+        self.facts = taken.facts.unwrap_or(parsed.facts).into_iter();
+        self.error = taken.error;
     }
 }
 
 impl FactSource for ParallelReader {
     fn next_fact(&mut self) -> Result<Option<InputFact>, Box<StreamError>> {
+        if self.unstarted.is_some() {
+            self.blocks = self.start(false);
+            self.done = self.blocks.is_none() && self.error.is_none();
+        }
         loop {
             if let Some(fact) = self.facts.next() {
                 return Ok(Some(fact));
@@ -197,10 +231,10 @@ impl FactSource for ParallelReader {
                 self.done = true;
                 return Err(error);
             }
-            if self.done {
+            let Some(blocks) = self.blocks.as_ref().filter(|_| !self.done) else {
                 return Ok(None);
-            }
-            match self.blocks.recv() {
+            };
+            match blocks.recv() {
                 Ok(Block::Parsed(chunk)) => match chunk.recv() {
                     Ok(chunk) => self.take(chunk),
                     Err(_) => {
@@ -208,6 +242,8 @@ impl FactSource for ParallelReader {
                         return Err(failure(&self.like, "a parsing thread failed".to_owned()));
                     }
                 },
+                // Raw blocks go to `RawBlocks`, never here.
+                Ok(Block::Raw(_)) => self.done = true,
                 Ok(Block::Failed(error)) => self.error = Some(error),
                 Err(_) => self.done = true,
             }
@@ -215,10 +251,168 @@ impl FactSource for ParallelReader {
     }
 
     fn skipped(&self) -> SkipCounts {
-        self.skipped.clone()
+        self.order.skipped.clone()
     }
 
     fn declared_timeline(&self) -> Option<(u64, u64)> {
+        self.order.carried.timeline
+    }
+
+    fn raw_blocks(&mut self) -> Option<RawBlocks> {
+        let blocks = self.start(true)?;
+        self.done = true;
+        Some(RawBlocks {
+            like: self.like.clone(),
+            blocks,
+        })
+    }
+}
+
+/// A file's blocks of whole lines, unparsed, in order (from
+/// [`FactSource::raw_blocks`]): a reader thread reads them ahead, a bounded number at a
+/// time. Whoever parses them ([`parse_block`]) takes them back in order through a
+/// [`BlockOrder`], so that the facts, errors and skip counts are the sequential reader's.
+pub struct RawBlocks {
+    like: Arc<FactReader<io::Empty>>,
+    blocks: Receiver<Block>,
+}
+
+impl std::fmt::Debug for RawBlocks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RawBlocks")
+            .field("name", &self.like.name)
+            .finish()
+    }
+}
+
+impl RawBlocks {
+    /// The reader whose settings every block's reader copies.
+    pub fn like(&self) -> &Arc<FactReader<io::Empty>> {
+        &self.like
+    }
+
+    /// The next block, waiting for the reader thread; `None` at the end of the file, an
+    /// error where it could not be read further.
+    pub fn next(&self) -> Option<Result<RawBlock, Box<StreamError>>> {
+        match self.blocks.recv() {
+            Ok(Block::Raw(block)) => Some(Ok(block)),
+            Ok(Block::Failed(error)) => Some(Err(error)),
+            Ok(Block::Parsed(_)) => Some(Err(failure(
+                &self.like,
+                "blocks were parsed that should not have been".to_owned(),
+            ))),
+            Err(_) => None,
+        }
+    }
+}
+
+/// A file's blocks taken back in order after each was parsed on its own: where that may
+/// have read a block differently from the sequential reader, the block is parsed again
+/// with the state of the blocks before it (see the module docs). Holds that state and the
+/// skip counts so far.
+#[derive(Clone, Debug, Default)]
+pub struct BlockOrder {
+    carried: Carried,
+    skipped: SkipCounts,
+}
+
+/// A block as the sequential reader reads it ([`BlockOrder::take`]).
+#[derive(Debug)]
+pub struct Taken {
+    /// The block's facts where they differ from those parsed on its own (it was parsed
+    /// again); `None`: those stand.
+    pub facts: Option<Vec<InputFact>>,
+    /// The error that ends the file in this block.
+    pub error: Option<Box<StreamError>>,
+    /// The times of the block's first and last facts.
+    pub first: Option<u64>,
+    pub last: Option<u64>,
+    /// What is left of the block unread, after a stop ([`BlockOrder::take_until`]).
+    pub rest: Option<RawBlock>,
+}
+
+impl BlockOrder {
+    /// Takes the next block in, with what parsing it on its own said (`summary`).
+    pub fn take(
+        &mut self,
+        like: &FactReader<io::Empty>,
+        block: &RawBlock,
+        summary: BlockSummary,
+    ) -> Taken {
+        let BlockSummary {
+            error,
+            first,
+            first_fact,
+            last,
+            end,
+            skipped,
+        } = summary;
+        let before = self.carried;
+        let behind = first
+            .zip(before.latest)
+            .is_some_and(|(first, (latest, _))| first < latest);
+        let fresh = before == Carried::default();
+        if !fresh && (error.is_some() || behind || end.timeline.is_some()) {
+            return self.take_until(like, block, |_| false);
+        }
+        // The block on its own saw the same times; a latest time it shares with the
+        // blocks before was first seen before it.
+        if let Some((time, line)) = end.latest {
+            if before.latest.is_none_or(|(latest, _)| time > latest) {
+                self.carried.latest = Some((time, line));
+            }
+        }
+        if end.timeline.is_some() {
+            self.carried.timeline = end.timeline;
+        }
+        self.skipped.merge(skipped);
+        Taken {
+            facts: None,
+            error,
+            first: first_fact,
+            last,
+            rest: None,
+        }
+    }
+
+    /// Takes the next block in by parsing it again with the state of the blocks before
+    /// it, up to the line of the first fact `stop` holds for: the facts up to it and the
+    /// rest of its line, the rest of the block left unread (as the sequential reader leaves
+    /// a file once it has read that fact) in [`Taken::rest`].
+    pub fn take_until(
+        &mut self,
+        like: &FactReader<io::Empty>,
+        block: &RawBlock,
+        stop: impl Fn(&InputFact) -> bool,
+    ) -> Taken {
+        let mut reader = block_reader(like, &block.bytes, block.lines_before, self.carried);
+        let (facts, error) = read_all(&mut reader, block.lines, stop);
+        self.carried = Carried {
+            latest: reader.latest,
+            timeline: reader.timeline,
+        };
+        self.skipped.merge(std::mem::take(&mut reader.skipped));
+        let rest = (!reader.input.is_empty()).then(|| RawBlock {
+            bytes: Arc::new(reader.input.to_vec()),
+            lines_before: reader.line,
+            lines: block.lines.saturating_sub(reader.line - block.lines_before),
+        });
+        Taken {
+            first: facts.first().map(|f| f.time),
+            last: facts.last().map(|f| f.time),
+            facts: Some(facts),
+            error,
+            rest,
+        }
+    }
+
+    /// What the blocks taken so far skipped.
+    pub fn skipped(&self) -> &SkipCounts {
+        &self.skipped
+    }
+
+    /// The timeline the blocks taken so far declare.
+    pub fn declared_timeline(&self) -> Option<(u64, u64)> {
         self.carried.timeline
     }
 }
@@ -255,7 +449,8 @@ impl Pool {
 struct Reader<R> {
     input: R,
     like: Arc<FactReader<io::Empty>>,
-    pool: Pool,
+    /// Where the blocks are parsed; `None`: they go out raw.
+    pool: Option<Pool>,
     block_bytes: usize,
     out: Sender<Block>,
 }
@@ -267,6 +462,7 @@ impl<R: Read> Reader<R> {
         loop {
             let mut bytes = std::mem::take(&mut carry);
             let wanted = self.block_bytes;
+            bytes.reserve(wanted);
             let (at_end, failed) = match (&mut self.input)
                 .take(wanted as u64)
                 .read_to_end(&mut bytes)
@@ -288,16 +484,28 @@ impl<R: Read> Reader<R> {
             }
             if !bytes.is_empty() {
                 let lines = bytes.iter().filter(|&&b| b == b'\n').count();
-                let (sender, receiver) = bounded(1);
-                if self.out.send(Block::Parsed(receiver)).is_err() {
+                let block = RawBlock {
+                    bytes: Arc::new(bytes),
+                    lines_before,
+                    lines,
+                };
+                lines_before += lines;
+                let sent = match &self.pool {
+                    None => self.out.send(Block::Raw(block)),
+                    Some(pool) => {
+                        let (sender, receiver) = bounded(1);
+                        let like = self.like.clone();
+                        pool.spawn(move || {
+                            let parsed = parse_block(&like, &block);
+                            let _ = sender.send(Chunk { block, parsed });
+                        });
+                        self.out.send(Block::Parsed(receiver))
+                    }
+                };
+                if sent.is_err() {
                     // The caller is gone.
                     return;
                 }
-                let like = self.like.clone();
-                self.pool.spawn(move || {
-                    let _ = sender.send(parse(&like, bytes, lines_before));
-                });
-                lines_before += lines;
             }
             if let Some(e) = failed {
                 let mut error = failure(&self.like, format!("cannot read input: {e}"));
@@ -312,24 +520,23 @@ impl<R: Read> Reader<R> {
     }
 }
 
-/// Parses a block on its own.
-fn parse(like: &FactReader<io::Empty>, bytes: Vec<u8>, lines_before: usize) -> Chunk {
-    let mut reader = block_reader(like, &bytes, lines_before, Carried::default());
-    let (facts, error) = read_all(&mut reader);
-    let (first, skipped) = (reader.first, std::mem::take(&mut reader.skipped));
-    let end = Carried {
-        latest: reader.latest,
-        timeline: reader.timeline,
-    };
-    Chunk {
-        bytes,
-        lines_before,
-        facts,
+/// Parses `block` on its own, with `like`'s settings, starting at its first line (so errors
+/// name the file's line) with no latest time and no declared timeline.
+pub fn parse_block(like: &FactReader<io::Empty>, block: &RawBlock) -> ParsedBlock {
+    let mut reader = block_reader(like, &block.bytes, block.lines_before, Carried::default());
+    let (facts, error) = read_all(&mut reader, block.lines, |_| false);
+    let summary = BlockSummary {
         error,
-        first,
-        end,
-        skipped,
-    }
+        first: reader.first,
+        first_fact: facts.first().map(|f| f.time),
+        last: facts.last().map(|f| f.time),
+        end: Carried {
+            latest: reader.latest,
+            timeline: reader.timeline,
+        },
+        skipped: std::mem::take(&mut reader.skipped),
+    };
+    ParsedBlock { facts, summary }
 }
 
 /// A reader of `bytes`, which start after line `lines_before`, with `like`'s settings and
@@ -347,12 +554,25 @@ fn block_reader<'b>(
     reader
 }
 
-/// Every fact up to the end or the first error.
-fn read_all(reader: &mut FactReader<&[u8]>) -> (Vec<InputFact>, Option<Box<StreamError>>) {
-    let mut facts = Vec::new();
+/// Every fact up to the end, the first error, or the first fact `stop` holds for (with it);
+/// room for `lines` facts at first (a vector that grows by doubling takes fresh pages).
+fn read_all(
+    reader: &mut FactReader<&[u8]>,
+    lines: usize,
+    stop: impl Fn(&InputFact) -> bool,
+) -> (Vec<InputFact>, Option<Box<StreamError>>) {
+    let mut facts = Vec::with_capacity(lines);
     loop {
         match reader.next_fact() {
-            Ok(Some(fact)) => facts.push(fact),
+            Ok(Some(fact)) => {
+                let last = stop(&fact);
+                facts.push(fact);
+                if last {
+                    // The rest of its line: parsed with it, handed out before the next.
+                    facts.extend(reader.pending.drain(..));
+                    return (facts, None);
+                }
+            }
             Ok(None) => return (facts, None),
             Err(error) => return (facts, Some(error)),
         }
