@@ -70,13 +70,15 @@ impl Engine {
     /// The dataflow engine on `workers` threads of this process, windows and persistence
     /// lowered to their own operators or every rule run as written.
     pub fn dataflow(workers: usize, lower: bool) -> Engine {
+        Engine::Dataflow(local(workers, lower))
+    }
+
+    /// [`Engine::dataflow`] with the input read on the workers: each parses its share of
+    /// the blocks of every source that comes in blocks, and the input is diffed there.
+    pub fn dataflow_reading_on_workers(workers: usize, lower: bool) -> Engine {
         Engine::Dataflow(DataflowOptions {
-            cluster: Cluster {
-                workers,
-                ..Cluster::default()
-            },
-            lower,
-            ..DataflowOptions::default()
+            read_on_workers: true,
+            ..local(workers, lower)
         })
     }
 
@@ -84,14 +86,21 @@ impl Engine {
     /// of on the calling thread.
     pub fn dataflow_diffing_on_workers(workers: usize, lower: bool) -> Engine {
         Engine::Dataflow(DataflowOptions {
-            cluster: Cluster {
-                workers,
-                ..Cluster::default()
-            },
-            lower,
             diff_on_workers: true,
-            ..DataflowOptions::default()
+            ..local(workers, lower)
         })
+    }
+}
+
+/// The dataflow engine's options for `workers` threads of this process, lowered or not.
+fn local(workers: usize, lower: bool) -> DataflowOptions {
+    DataflowOptions {
+        cluster: Cluster {
+            workers,
+            ..Cluster::default()
+        },
+        lower,
+        ..DataflowOptions::default()
     }
 }
 

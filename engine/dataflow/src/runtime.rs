@@ -18,6 +18,10 @@
 //!   update before that time is then final. Each worker keeps the output it computed, puts
 //!   it in output order ([`in_output_order`]) and sends it to the calling thread, which
 //!   merges the workers' runs and writes them to the [`Sink`] time point by time point.
+//! * With [`Options::read_on_workers`], batch replay reads the files on the workers
+//!   instead: each parses its share of every file's blocks and introduces the facts
+//!   through its own input handles, diffed on the workers, while the calling thread only
+//!   keeps the blocks in order ([`reading`]).
 //! * A live stream (`-`) sends each time point as soon as it is complete and waits for its
 //!   output, so each time point is printed before the next line is read.
 //! * In a cluster only process 0 reads the input and writes the output: its workers serve
@@ -30,6 +34,7 @@ mod feeder;
 mod greeting;
 mod messages;
 mod order;
+mod reading;
 mod worker;
 
 use std::io::Write;
@@ -66,6 +71,10 @@ pub struct Options {
     /// Diff the input on the workers, each its share after an exchange by hash
     /// ([`crate::operators::points`]), instead of on the calling thread.
     pub diff_on_workers: bool,
+    /// Read the input on the workers in batch replay: each parses its share of every
+    /// file's blocks and introduces the facts itself ([`reading`]); the input is then
+    /// diffed on the workers too.
+    pub read_on_workers: bool,
     /// Write one file per printed predicate, from the workers of process 0 (each its share
     /// of the predicates, in parallel), instead of the output to the sink.
     pub files: Option<Files>,
@@ -80,6 +89,7 @@ impl Default for Options {
             batch_points: 4096,
             batch_updates: 1 << 14,
             diff_on_workers: false,
+            read_on_workers: false,
             files: None,
         }
     }
@@ -94,7 +104,8 @@ pub fn run<W: Write>(
     options: &Options,
     sink: &mut Sink<W>,
 ) -> Result<RunSummary, RunError> {
-    let diff_here = !options.diff_on_workers;
+    // Every process decides alike from the options: the dataflow's shape depends on it.
+    let diff_here = !options.diff_on_workers && !options.read_on_workers;
     let setup = Arc::new(Setup {
         program: program.clone(),
         plan: plan(program, analysis, options.lower),
@@ -108,9 +119,15 @@ pub fn run<W: Write>(
             .unzip();
     let from_main = Arc::new(from_main);
     let (to_main, from_workers) = unbounded::<FromWorker>();
+    let wakers: Arc<worker::Wakers> = Arc::new(
+        (0..options.cluster.workers.max(1))
+            .map(|_| std::sync::OnceLock::new())
+            .collect(),
+    );
+    let woken = wakers.clone();
     let guards = options
         .cluster
-        .execute(move |worker| work(worker, &setup, &from_main, &to_main))?;
+        .execute(move |worker| work(worker, &setup, &from_main, &to_main, &woken))?;
     if options.cluster.process != 0 {
         drop(to_workers);
         return join(guards).map(|()| RunSummary::default());
@@ -123,13 +140,34 @@ pub fn run<W: Write>(
         program.predicates.len() + 1,
         stgflow_io::sink::name_ranks(program),
         diff_here,
-    );
-    let result =
-        feed(program, sources, timeline, &mut feeder).and_then(|fed| feeder.finish().map(|()| fed));
+    )
+    .waking(wakers);
+    // Reading on the workers takes the sources that come in blocks (files in a format that
+    // reads in blocks); the others are read on this thread with them.
+    let raws: Option<Vec<_>> =
+        (options.read_on_workers && !options.live && program.input_sequences.is_empty())
+            .then(|| {
+                sources
+                    .iter_mut()
+                    .map(|s| s.raw_blocks())
+                    .collect::<Vec<_>>()
+            })
+            .filter(|raws| raws.iter().any(Option::is_some));
+    let result = match raws {
+        Some(raws) => reading::read_on_workers(sources, raws, timeline, &mut feeder)
+            .map(|read| (read.fed, Some(read.skipped))),
+        None => feed(program, sources, timeline, &mut feeder).map(|fed| (fed, None)),
+    }
+    .and_then(|read| feeder.finish().map(|()| read));
     let finished = match result {
-        Ok(fed) => {
+        Ok((mut fed, skipped)) => {
+            fed.input_facts += feeder.fed_on_workers.input_facts;
+            fed.dropped += feeder.fed_on_workers.dropped;
             let mut summary = std::mem::take(&mut feeder.summary);
             summary.add_input(fed, sources);
+            if let Some(skipped) = skipped {
+                summary.skipped = skipped;
+            }
             feeder.sink.finish()?;
             Ok(summary)
         }

@@ -43,6 +43,8 @@ pub(crate) struct Verbosity {
     pub(crate) quiet: bool,
 }
 
+// `run`'s arguments are the largest; the command is parsed once.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
     /// Evaluate PROGRAM over the STREAM files and print what holds.
@@ -112,6 +114,13 @@ pub(crate) struct RunArgs {
     /// cores, and for facts that hold over long intervals, it costs more (BENCHMARKS.md).
     #[arg(long)]
     pub(crate) diff_on_workers: bool,
+    /// Dataflow engine, batch replay: every worker parses its share of each input file's
+    /// blocks of lines and introduces the facts itself, and the input is diffed on the
+    /// workers; the thread that reads only cuts the files into blocks and keeps them in
+    /// order. For many workers on many cores (BENCHMARKS.md); a file that cannot be read
+    /// in blocks (`--lateness`, a pipe) is read on that thread as before.
+    #[arg(long)]
+    pub(crate) read_on_workers: bool,
     /// Batch replay: threads that parse each input file, a block of lines at a time, ahead
     /// of the evaluation. By default, the cores left over by the workers and the thread
     /// that feeds them (none on 2 cores with `-w 1`). 0 reads files line by line on the

@@ -250,8 +250,15 @@ fn open_file<'p>(
         ..Parallelism::default()
     };
     let tolerance = args.tolerance.tolerance();
+    // Read on the workers, the file goes to them in blocks whatever the threads left here.
+    let on_workers = args.read_on_workers && args.engine == EngineKind::Dataflow;
+    let parallelism = if on_workers {
+        Parallelism::on_workers()
+    } else {
+        parallelism
+    };
     if regular
-        && parallelism.threads > 0
+        && (parallelism.threads > 0 || on_workers)
         && ParallelReader::supports(like.format().as_ref(), tolerance)
     {
         let reader = ParallelReader::spawn(file, like, parallelism)
@@ -344,6 +351,7 @@ fn engine_of(args: &RunArgs, live: bool, files: Option<Files>) -> Engine {
             live,
             batch_points: args.batch_points,
             diff_on_workers: args.diff_on_workers,
+            read_on_workers: args.read_on_workers,
             files,
             ..stgflow_engine::DataflowOptions::default()
         }),
@@ -413,5 +421,10 @@ impl FactSource for Progress<'_> {
 
     fn declared_timeline(&self) -> Option<(u64, u64)> {
         self.inner.declared_timeline()
+    }
+
+    /// Read on the workers, the file's progress is not shown.
+    fn raw_blocks(&mut self) -> Option<stgflow_io::stream::blocks::RawBlocks> {
+        self.inner.raw_blocks()
     }
 }

@@ -2,7 +2,8 @@
 //! and streams (`stgflow_tests::generate`): 2 processes of 1 worker and 3 processes of 2
 //! workers print byte for byte what the reference prints. No process reads but process 0,
 //! whose workers feed the dataflow; with 3 processes the facts are diffed after an
-//! exchange by hash on every worker of every process (`--diff-on-workers`), and each
+//! exchange by hash on every worker of every process (`--diff-on-workers`); with 2 × 2
+//! process 0's workers parse the file's blocks themselves (`--read-on-workers`). Each
 //! worker's output comes back to process 0.
 
 mod common;
@@ -37,12 +38,15 @@ fn check(seed: u64) -> Result<(), String> {
         .map(str::to_owned)
         .to_vec();
     // 2 × 1 with the input diffed on the calling thread, 3 × 2 on the workers of every
-    // process after an exchange.
-    for (processes, workers, diffed) in [(2, 1, false), (3, 2, true)] {
+    // process after an exchange, 2 × 2 read (parsed) on the workers of process 0.
+    let configs = [
+        (2, 1, None),
+        (3, 2, Some("--diff-on-workers")),
+        (2, 2, Some("--read-on-workers")),
+    ];
+    for (processes, workers, flag) in configs {
         let mut args = args.clone();
-        if diffed {
-            args.push("--diff-on-workers".to_owned());
-        }
+        args.extend(flag.map(str::to_owned));
         let outputs = run_cluster(&dir, &args, processes, workers);
         for (index, output) in outputs.iter().enumerate() {
             if !output.status.success() {
@@ -54,7 +58,7 @@ fn check(seed: u64) -> Result<(), String> {
         }
         if outputs[0].stdout != reference.stdout {
             return Err(format!(
-                "seed {seed}, {processes} processes × {workers} workers (diffed on the workers: {diffed})\n--- program\n{}--- stream\n{}--- reference\n{}--- cluster\n{}",
+                "seed {seed}, {processes} processes × {workers} workers {flag:?}\n--- program\n{}--- stream\n{}--- reference\n{}--- cluster\n{}",
                 case.program,
                 case.stream,
                 String::from_utf8_lossy(&reference.stdout),

@@ -471,7 +471,8 @@ fn stdout_on<S: AsRef<std::ffi::OsStr> + std::fmt::Debug>(run: &[S], workers: &s
 }
 
 /// RTEC's own CAVIAR, CTM and voting data (`../shared/data/rtec`): the same bytes on 1, 2
-/// and 4 workers and on a cluster of 2 processes of 2 workers.
+/// and 4 workers and on a cluster of 2 processes of 2 workers, with the input read on the
+/// calling thread and on the workers (`--read-on-workers`).
 fn rtec_data_is_byte_identical_on_workers_and_processes() {
     let data = root().join("../shared/data/rtec");
     let path = |file: &str| data.join(file).to_string_lossy().into_owned();
@@ -490,26 +491,38 @@ fn rtec_data_is_byte_identical_on_workers_and_processes() {
     ];
     for mut run in runs {
         run.extend(["--mode".to_owned(), "intervals".to_owned()]);
-        let mut outputs: Vec<Vec<u8>> = ["1", "2", "4"]
-            .iter()
-            .map(|workers| stdout_on(&run, workers))
+        let on_workers = [run.clone(), vec!["--read-on-workers".to_owned()]].concat();
+        let mut outputs: Vec<Vec<u8>> = [(&run, "1"), (&run, "2"), (&run, "4")]
+            .into_iter()
+            .chain([(&on_workers, "2"), (&on_workers, "4")])
+            .map(|(run, workers)| stdout_on(run, workers))
             .collect();
-        let dir = tempdir();
-        let cluster_args: Vec<String> = [vec!["run".to_owned()], run.clone()].concat();
-        let cluster = common::run_cluster(&dir, &cluster_args, 2, 2);
-        assert!(
-            cluster.iter().all(|o| o.status.success()),
-            "{run:?} on 2 processes"
-        );
-        outputs.push(cluster[0].stdout.clone());
+        for run in [&run, &on_workers] {
+            let dir = tempdir();
+            let cluster_args: Vec<String> = [vec!["run".to_owned()], run.clone()].concat();
+            let cluster = common::run_cluster(&dir, &cluster_args, 2, 2);
+            assert!(
+                cluster.iter().all(|o| o.status.success()),
+                "{run:?} on 2 processes"
+            );
+            outputs.push(cluster[0].stdout.clone());
+        }
         assert!(
             outputs[0].len() > 1000,
             "{run:?}: too little output to compare"
         );
-        for (i, output) in outputs.iter().enumerate().skip(1) {
+        let names = [
+            "-w 2",
+            "-w 4",
+            "-w 2 --read-on-workers",
+            "-w 4 --read-on-workers",
+            "-n 2",
+            "-n 2 --read-on-workers",
+        ];
+        for (output, name) in outputs.iter().skip(1).zip(names) {
             assert!(
                 *output == outputs[0],
-                "{run:?}: run {i} (-w 2, -w 4, -n 2) differs from -w 1"
+                "{run:?}: the run on {name} differs from -w 1"
             );
         }
     }
@@ -619,4 +632,103 @@ fn soak_ten_million_time_points_through_stdin_in_flat_memory() {
         "RSS grew from {early} KiB to {late} KiB"
     );
     assert!(lines > points / 10, "too little output: {lines} lines");
+}
+
+/// Read on the workers, an error deep in the second of two files — in a block far from the
+/// first, with unknown predicates before it — stops the run as the sequential reader does:
+/// the same stdout (every time point before it), the same message on stderr (file, line,
+/// column, and the skip warnings), the same exit status, on 1, 2 and 3 workers; and a
+/// file without errors, cut by `--from` and `--until`, gives the same output and summary.
+#[test]
+fn an_error_deep_in_a_file_read_on_the_workers_is_the_sequential_error() {
+    let dir = tempdir();
+    let (mut first, mut second) = (String::new(), String::new());
+    for t in 0..20_000u64 {
+        first.push_str(&format!("warning(d{},{t}).\n", t % 7));
+        if t % 3 == 0 {
+            second.push_str(&format!("repair(d{},{t}).\n", t % 5));
+        }
+        if t % 1000 == 0 {
+            second.push_str(&format!("unknown{}(x,{t}).\n", t / 1000 % 4));
+        }
+        if t == 15_000 {
+            second.push_str("repair(d1,,15000).\n");
+        }
+    }
+    let clean = second.replace("repair(d1,,15000).\n", "");
+    let path = |name: &str, text: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap_or_else(|e| panic!("{e}"));
+        path.to_string_lossy().into_owned()
+    };
+    let (a, b, c) = (
+        path("a.facts", &first),
+        path("b.facts", &second),
+        path("c.facts", &clean),
+    );
+    let run = |args: &[&str]| -> Output {
+        stgflow()
+            .current_dir(root())
+            .args(["run", DEVICE_SAFETY])
+            .args(args)
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    let cases: [&[&str]; 2] = [
+        &[&a, &b, "--mode", "changes"],
+        &[
+            &a, &c, "--mode", "changes", "--from", "300", "--until", "17000", "--stats",
+        ],
+    ];
+    for case in cases {
+        let expected = run(&[case, &["-w", "1"]].concat());
+        for workers in ["1", "2", "3"] {
+            let actual = run(&[case, &["-w", workers, "--read-on-workers"]].concat());
+            assert_eq!(
+                (actual.status.code(), &actual.stdout),
+                (expected.status.code(), &expected.stdout),
+                "{case:?} on {workers} worker(s): exit status or stdout"
+            );
+            let stderr = |o: &Output| {
+                // Times and memory differ from run to run.
+                let varies = ["wall time", "CPU time", "peak RSS", "input rate"];
+                String::from_utf8_lossy(&o.stderr)
+                    .lines()
+                    .filter(|l| !varies.iter().any(|v| l.contains(v)))
+                    .map(str::to_owned)
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(
+                stderr(&actual),
+                stderr(&expected),
+                "{case:?} on {workers} worker(s)"
+            );
+        }
+    }
+    let failed = run(&[&a, &b, "--read-on-workers", "-w", "2"]);
+    let message = String::from_utf8_lossy(&failed.stderr);
+    assert!(
+        !failed.status.success() && message.contains("b.facts:5018:11"),
+        "{message}"
+    );
+    assert!(
+        failed.stdout.len() > 10_000,
+        "the time points before the error were printed"
+    );
+    let cut = run(&[
+        &a,
+        &c,
+        "--from",
+        "300",
+        "--until",
+        "17000",
+        "--stats",
+        "--read-on-workers",
+    ]);
+    let report = String::from_utf8_lossy(&cut.stderr);
+    assert!(
+        report.contains("outside the timeline") && report.contains("skipped: 18 of unknown"),
+        "{report}"
+    );
+    assert!(cut.stdout.len() > 10_000, "{report}");
 }

@@ -8,8 +8,9 @@ use std::collections::VecDeque;
 use std::io::Write;
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, SendTimeoutError, Sender};
-use stgflow_io::drive::{RunError, RunSummary, TimePoints};
+use stgflow_io::drive::{Fed, RunError, RunSummary, TimePoints};
 use stgflow_io::sink::Sink;
+use stgflow_io::stream::blocks::BlockSummary;
 use stgflow_lang::ir::PredId;
 use stgflow_lang::value::Row;
 
@@ -102,6 +103,12 @@ pub(super) struct Feeder<'a, W: Write> {
     /// Workers that have said they are done.
     done: usize,
     pub(super) summary: RunSummary,
+    /// The input facts the workers introduced and dropped, reading on the workers.
+    pub(super) fed_on_workers: Fed,
+    /// What wakes each worker (see [`super::worker::Wakers`]).
+    wakers: std::sync::Arc<super::worker::Wakers>,
+    /// Block summaries from the workers not taken yet (see [`Feeder::next_parsed`]).
+    parsed: VecDeque<(usize, u64, BlockSummary)>,
     /// Whether a stop request has flushed the sink (see [`Feeder::flush_on_stop`]).
     flushed_on_stop: bool,
 }
@@ -147,6 +154,9 @@ impl<'a, W: Write> Feeder<'a, W> {
             spare_outputs: Vec::new(),
             done: 0,
             summary: RunSummary::default(),
+            fed_on_workers: Fed::default(),
+            parsed: VecDeque::new(),
+            wakers: std::sync::Arc::default(),
             flushed_on_stop: false,
         }
     }
@@ -248,7 +258,7 @@ impl<'a, W: Write> Feeder<'a, W> {
     fn wait_for(&mut self, upto: u64) -> Result<(), RunError> {
         while self.next_emit.is_some_and(|next| next < upto) {
             match self.next_message() {
-                Ok(FromWorker::Done { worker }) => {
+                Ok(FromWorker::Done { worker, .. }) => {
                     return Err(RunError::Cluster(format!("worker {worker} stopped")));
                 }
                 Err(_) => return Err(RunError::Cluster("the workers stopped".to_owned())),
@@ -265,8 +275,18 @@ impl<'a, W: Write> Feeder<'a, W> {
                 upto,
                 updates,
             } => (worker, upto, updates),
-            FromWorker::Done { .. } => {
+            FromWorker::Done { fed, .. } => {
                 self.done += 1;
+                self.fed_on_workers.input_facts += fed.input_facts;
+                self.fed_on_workers.dropped += fed.dropped;
+                return Ok(());
+            }
+            FromWorker::Parsed {
+                source,
+                seq,
+                summary,
+            } => {
+                self.parsed.push_back((source, seq, summary));
                 return Ok(());
             }
             FromWorker::Failed { error } => {
@@ -321,6 +341,59 @@ impl<'a, W: Write> Feeder<'a, W> {
         self.pending.drain(..at);
         self.next_emit = Some(next);
         Ok(())
+    }
+
+    /// The feeder waking the workers with `wakers` after a block to parse or commit.
+    pub(super) fn waking(self, wakers: std::sync::Arc<super::worker::Wakers>) -> Self {
+        Feeder { wakers, ..self }
+    }
+
+    /// The workers of this process.
+    pub(super) fn workers(&self) -> usize {
+        self.to_workers.len()
+    }
+
+    /// Sends `message` to the worker of local index `worker`.
+    pub(super) fn send_to(&mut self, worker: usize, message: ToWorker) -> Result<(), RunError> {
+        let channel = self.to_workers[worker].clone();
+        self.send(&channel, message)
+            .map_err(|()| RunError::Cluster(format!("worker {worker} stopped")))?;
+        if let Some(waker) = self.wakers.get(worker).and_then(|w| w.get()) {
+            // A worker that has ended needs no waking.
+            let _ = waker.activate();
+        }
+        Ok(())
+    }
+
+    /// Adds a fact given at `t`, as a point (the workers diff it), to the next batch.
+    pub(super) fn push_point(&mut self, pred: PredId, row: Row, t: u64) {
+        self.batch.push(pred as u32, row, t, 1);
+    }
+
+    /// Every time point from the timeline's first, `start`, up to `to` (exclusive) is
+    /// complete: the batch goes out and every worker advances to `to`.
+    pub(super) fn advance(&mut self, start: u64, to: u64) -> Result<(), RunError> {
+        self.next_emit.get_or_insert(start);
+        self.first.get_or_insert(start);
+        self.feed_unit(start);
+        self.advance_to = self.advance_to.max(to);
+        self.send_batch()
+    }
+
+    /// The next block summary a worker sends, taking in the output that comes before it.
+    pub(super) fn next_parsed(&mut self) -> Result<(usize, u64, BlockSummary), RunError> {
+        loop {
+            if let Some(parsed) = self.parsed.pop_front() {
+                return Ok(parsed);
+            }
+            match self.next_message() {
+                Ok(FromWorker::Done { worker, .. }) => {
+                    return Err(RunError::Cluster(format!("worker {worker} stopped")));
+                }
+                Ok(message) => self.receive(message)?,
+                Err(()) => return Err(RunError::Cluster("the workers stopped".to_owned())),
+            }
+        }
     }
 
     /// Flushes the last batch, closes the input and writes the remaining output.

@@ -1,5 +1,10 @@
 //! What the calling thread and the workers of process 0 send each other.
 
+use std::sync::Arc;
+
+use stgflow_io::drive::Fed;
+use stgflow_io::stream::blocks::{BlockSummary, RawBlock};
+use stgflow_io::stream::{FactReader, InputFact};
 use stgflow_lang::value::Row;
 
 /// An output update: a fact tagged with its predicate, the time, +1 or −1.
@@ -33,6 +38,23 @@ pub(super) enum ToWorker {
         advance_to: u64,
         first: u64,
     },
+    /// Parse this block of a file on its own, keep its facts and say what it held
+    /// ([`FromWorker::Parsed`]); reading on the workers ([`super::reading`]).
+    Parse {
+        source: usize,
+        seq: u64,
+        block: RawBlock,
+        like: Arc<FactReader<std::io::Empty>>,
+    },
+    /// Introduce the facts of a block parsed here before (or `facts`, where the calling
+    /// thread parsed it again), those in `bounds` (from, and until if any): earlier ones are
+    /// dropped and counted, later ones left out.
+    Commit {
+        source: usize,
+        seq: u64,
+        facts: Option<Vec<InputFact>>,
+        bounds: (u64, Option<u64>),
+    },
 }
 
 pub(super) enum FromWorker {
@@ -46,9 +68,15 @@ pub(super) enum FromWorker {
     },
     Done {
         worker: usize,
+        /// The input facts this worker introduced and dropped (reading on the workers).
+        fed: Fed,
+    },
+    /// What a block said when parsed on its own ([`ToWorker::Parse`]).
+    Parsed {
+        source: usize,
+        seq: u64,
+        summary: BlockSummary,
     },
     /// A worker could not create or write its output files.
-    Failed {
-        error: String,
-    },
+    Failed { error: String },
 }

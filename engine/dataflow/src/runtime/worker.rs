@@ -15,7 +15,10 @@ use timely::dataflow::operators::generic::Operator;
 use timely::dataflow::operators::vec::input::{Handle as InputHandle, Input};
 use timely::dataflow::operators::{Exchange, Probe};
 
+use stgflow_io::drive::Fed;
 use stgflow_io::sink::{Files, Sink};
+use stgflow_io::stream::blocks::{BlockSummary, RawBlock, parse_block};
+use stgflow_io::stream::{FactReader, InputFact};
 
 use super::messages::{FromWorker, ToWorker, Update};
 use super::order::in_output_order;
@@ -27,6 +30,11 @@ use crate::render::{Output, render};
 /// container per predicate, moved, not copied record by record into a session and again
 /// by an operator splitting a tagged stream.
 type Inputs = Vec<InputHandle<u64, (Row, u64, isize)>>;
+
+/// Per serving worker, by local index, what wakes it from a park: the calling thread uses
+/// it after sending a block to parse or commit ([`super::reading`]), which the worker takes
+/// while it waits for the others.
+pub(super) type Wakers = Vec<std::sync::OnceLock<timely::scheduling::SyncActivator>>;
 
 /// What every worker builds and how it reports.
 #[derive(Debug)]
@@ -71,6 +79,7 @@ pub(super) fn work(
     setup: &Setup,
     from_main: &[Receiver<ToWorker>],
     to_main: &Sender<FromWorker>,
+    wakers: &Wakers,
 ) {
     let (program, plan, outputs) = (&setup.program, &setup.plan, &setup.outputs[..]);
     let local = worker.index() % from_main.len();
@@ -97,7 +106,7 @@ pub(super) fn work(
     let mut inputs: Inputs = (0..program.predicates.len() + 1)
         .map(|_| InputHandle::new())
         .collect();
-    build(
+    let address = build(
         worker,
         program,
         plan,
@@ -108,6 +117,7 @@ pub(super) fn work(
         (route, setup.points),
     );
     if worker.index() < from_main.len() {
+        let _ = wakers[local].set(worker.sync_activator_for(address));
         let channels = Channels {
             local,
             from_main: &from_main[local],
@@ -152,9 +162,11 @@ fn build(
     probe: &ProbeHandle<u64>,
     captured: &Rc<RefCell<Vec<Update>>>,
     (route, points): (Route, bool),
-) {
+) -> Vec<usize> {
     let predicates = program.predicates.len();
+    let mut address = Vec::new();
     worker.dataflow::<u64, _, _>(|scope| {
+        address = scope.addr().to_vec();
         let facts = inputs
             .iter_mut()
             .enumerate()
@@ -207,6 +219,7 @@ fn build(
             .probe_with(probe);
         }
     });
+    address
 }
 
 /// A serving worker's loop: each batch from the calling thread goes to the input handles
@@ -237,7 +250,17 @@ fn serve(
     let mut now = 0u64;
     let rank = stgflow_io::sink::name_ranks(program);
     let mut order: Vec<(u64, u32)> = Vec::new();
-    while let Ok(message) = channels.from_main.recv() {
+    let mut reading = Reading::default();
+    // A batch or the finish, taken from the channel while stepping (see below).
+    let mut taken: Option<ToWorker> = None;
+    loop {
+        let message = match taken.take() {
+            Some(message) => message,
+            None => match channels.from_main.recv() {
+                Ok(message) => message,
+                Err(_) => break,
+            },
+        };
         let (mut parts, advance_to, first, recycled, last) = match message {
             ToWorker::Feed {
                 parts,
@@ -247,6 +270,12 @@ fn serve(
             } => (parts, advance_to, first, recycled, false),
             ToWorker::Finish { advance_to, first } => {
                 (Vec::new(), advance_to, first, Vec::new(), true)
+            }
+            reading_message => {
+                match reading.serve(reading_message, &mut inputs, now, channels.to_main) {
+                    Ok(_) => continue,
+                    Err(()) => break,
+                }
             }
         };
         // Each predicate's facts go in as one container, moved, not copied.
@@ -265,6 +294,20 @@ fn serve(
         now = now.max(advance_to);
         while probe.less_than(&now) {
             worker.step_or_park(None);
+            // While the other workers catch up, the blocks that came meanwhile are parsed
+            // and committed (the calling thread wakes this worker when it sends one):
+            // otherwise a worker waits for one that is parsing, and then the other way
+            // round.
+            while taken.is_none() {
+                let Ok(message) = channels.from_main.try_recv() else {
+                    break;
+                };
+                match reading.serve(message, &mut inputs, now, channels.to_main) {
+                    Ok(None) => {}
+                    Ok(Some(other)) => taken = Some(other),
+                    Err(()) => break,
+                }
+            }
         }
         let mut ready = recycled;
         {
@@ -299,7 +342,119 @@ fn serve(
     drop(inputs);
     let _ = channels.to_main.send(FromWorker::Done {
         worker: channels.local,
+        fed: reading.fed,
     });
+}
+
+/// A serving worker's share of reading the input ([`super::reading`]): the facts of the
+/// blocks it has parsed until the calling thread says to introduce them, and what it
+/// introduced.
+#[derive(Default)]
+struct Reading {
+    /// Per block parsed here and not yet committed, by (source, sequence number).
+    held: Vec<((usize, u64), Vec<InputFact>)>,
+    parts: Vec<Vec<(Row, u64, isize)>>,
+    fed: Fed,
+}
+
+impl Reading {
+    /// Handles a message of reading on the workers ([`ToWorker::Parse`], [`ToWorker::Commit`]);
+    /// any other comes back. `Err`: the calling thread is gone.
+    fn serve(
+        &mut self,
+        message: ToWorker,
+        inputs: &mut Inputs,
+        now: u64,
+        to_main: &Sender<FromWorker>,
+    ) -> Result<Option<ToWorker>, ()> {
+        match message {
+            ToWorker::Parse {
+                source,
+                seq,
+                block,
+                like,
+            } => {
+                let summary = self.parse(source, seq, &block, &like);
+                let parsed = FromWorker::Parsed {
+                    source,
+                    seq,
+                    summary,
+                };
+                to_main.send(parsed).map_err(|_| ())?;
+                Ok(None)
+            }
+            ToWorker::Commit {
+                source,
+                seq,
+                facts,
+                bounds,
+            } => {
+                self.commit((source, seq), facts, bounds, inputs, now);
+                Ok(None)
+            }
+            other => Ok(Some(other)),
+        }
+    }
+
+    /// Parses a block on its own and keeps its facts; what it says goes to the calling thread.
+    fn parse(
+        &mut self,
+        source: usize,
+        seq: u64,
+        block: &RawBlock,
+        like: &FactReader<std::io::Empty>,
+    ) -> BlockSummary {
+        let parsed = parse_block(like, block);
+        self.held.push(((source, seq), parsed.facts));
+        parsed.summary
+    }
+
+    /// Introduces the facts of block `key` (or `facts`, parsed again on the calling thread)
+    /// within `bounds` as points, each predicate's through its input handle, at their
+    /// times (at or after `now`, where the handles are).
+    fn commit(
+        &mut self,
+        key: (usize, u64),
+        facts: Option<Vec<InputFact>>,
+        (from, until): (u64, Option<u64>),
+        inputs: &mut Inputs,
+        now: u64,
+    ) {
+        let held = self.held.iter().position(|(k, _)| *k == key);
+        let held = held.map(|at| self.held.swap_remove(at).1);
+        let facts = facts.or(held).unwrap_or_default();
+        self.parts.resize_with(inputs.len(), Vec::new);
+        // Each predicate's vector made as big as it gets: growing by doubling takes fresh
+        // pages each time.
+        let mut counts = vec![0usize; self.parts.len()];
+        for fact in &facts {
+            counts[fact.pred] += 1;
+        }
+        for (part, count) in self.parts.iter_mut().zip(counts) {
+            part.reserve_exact(count);
+        }
+        for fact in facts {
+            if until.is_some_and(|until| fact.time > until) {
+                break;
+            }
+            if fact.time < from {
+                self.fed.dropped += 1;
+                continue;
+            }
+            debug_assert!(
+                fact.time >= now,
+                "a fact at {} behind the input at {now}",
+                fact.time
+            );
+            self.fed.input_facts += 1;
+            self.parts[fact.pred].push((fact.args, fact.time, 1));
+        }
+        for (handle, part) in inputs.iter_mut().zip(&mut self.parts) {
+            if !part.is_empty() {
+                handle.send_batch(part);
+            }
+        }
+    }
 }
 
 /// Writes the output in `ready` (in output order, before `upto`) to the worker's files,
