@@ -127,6 +127,10 @@ pub(crate) struct RunArgs {
     /// calling thread, as stdin is; so are RTEC records and `--lateness`.
     #[arg(long, value_name = "N")]
     pub(crate) parse_threads: Option<usize>,
+    /// Bytes per block of an input file read in blocks (on the parsing threads or the
+    /// workers); for tests that cut small files into many blocks.
+    #[arg(long, value_name = "N", hide = true)]
+    pub(crate) block_bytes: Option<usize>,
     /// Print help.
     #[arg(long, action = clap::ArgAction::Help)]
     pub(crate) help: Option<bool>,

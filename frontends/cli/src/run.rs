@@ -257,6 +257,10 @@ fn open_file<'p>(
     } else {
         parallelism
     };
+    let parallelism = Parallelism {
+        block_bytes: args.block_bytes.unwrap_or(parallelism.block_bytes),
+        ..parallelism
+    };
     if regular
         && (parallelism.threads > 0 || on_workers)
         && ParallelReader::supports(like.format().as_ref(), tolerance)
@@ -375,6 +379,7 @@ fn with_progress<'a>(
     bar: &indicatif::ProgressBar,
 ) -> Vec<Box<dyn FactSource + 'a>> {
     let facts = std::rc::Rc::new(std::cell::Cell::new(0));
+    let bytes = std::rc::Rc::new(std::cell::Cell::new(0));
     sources
         .into_iter()
         .map(|inner| -> Box<dyn FactSource + 'a> {
@@ -382,6 +387,7 @@ fn with_progress<'a>(
                 inner,
                 bar: bar.clone(),
                 facts: facts.clone(),
+                bytes: bytes.clone(),
                 started: Instant::now(),
             })
         })
@@ -394,6 +400,8 @@ struct Progress<'a> {
     bar: indicatif::ProgressBar,
     /// Facts read from all sources together.
     facts: std::rc::Rc<std::cell::Cell<u64>>,
+    /// Bytes handed to the workers from all sources together (`--read-on-workers`).
+    bytes: std::rc::Rc<std::cell::Cell<u64>>,
     started: Instant,
 }
 
@@ -423,8 +431,20 @@ impl FactSource for Progress<'_> {
         self.inner.declared_timeline()
     }
 
-    /// Read on the workers, the file's progress is not shown.
+    /// Read on the workers, the progress line counts the bytes handed to them.
     fn raw_blocks(&mut self) -> Option<stgflow_io::stream::blocks::RawBlocks> {
-        self.inner.raw_blocks()
+        let (bar, started) = (self.bar.clone(), self.started);
+        let bytes = self.bytes.clone();
+        let raw = self.inner.raw_blocks()?;
+        Some(raw.observed(move |block| {
+            let read = bytes.get() + block.bytes.len() as u64;
+            bytes.set(read);
+            let rate = read as f64 / started.elapsed().as_secs_f64().max(1e-9);
+            bar.set_message(format!(
+                "{:.1} MB of input to the workers, {:.1} MB/s",
+                read as f64 / 1e6,
+                rate / 1e6
+            ));
+        }))
     }
 }

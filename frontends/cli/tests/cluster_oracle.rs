@@ -3,7 +3,7 @@
 //! workers print byte for byte what the reference prints. No process reads but process 0,
 //! whose workers feed the dataflow; with 3 processes the facts are diffed after an
 //! exchange by hash on every worker of every process (`--diff-on-workers`); with 2 × 2
-//! process 0's workers parse the file's blocks themselves (`--read-on-workers`). Each
+//! and 3 × 2 process 0's workers parse the file's blocks themselves (`--read-on-workers`). Each
 //! worker's output comes back to process 0.
 
 mod common;
@@ -38,15 +38,20 @@ fn check(seed: u64) -> Result<(), String> {
         .map(str::to_owned)
         .to_vec();
     // 2 × 1 with the input diffed on the calling thread, 3 × 2 on the workers of every
-    // process after an exchange, 2 × 2 read (parsed) on the workers of process 0.
+    // process after an exchange, 2 × 2 and 3 × 2 read (parsed) on the workers of process 0.
     let configs = [
         (2, 1, None),
         (3, 2, Some("--diff-on-workers")),
         (2, 2, Some("--read-on-workers")),
+        (3, 2, Some("--read-on-workers")),
     ];
     for (processes, workers, flag) in configs {
         let mut args = args.clone();
         args.extend(flag.map(str::to_owned));
+        if flag == Some("--read-on-workers") {
+            // Many blocks for the workers to parse, not one the calling thread reads.
+            args.extend(["--block-bytes".to_owned(), "40".to_owned()]);
+        }
         let outputs = run_cluster(&dir, &args, processes, workers);
         for (index, output) in outputs.iter().enumerate() {
             if !output.status.success() {

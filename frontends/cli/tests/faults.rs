@@ -683,7 +683,8 @@ fn an_error_deep_in_a_file_read_on_the_workers_is_the_sequential_error() {
     for case in cases {
         let expected = run(&[case, &["-w", "1"]].concat());
         for workers in ["1", "2", "3"] {
-            let actual = run(&[case, &["-w", workers, "--read-on-workers"]].concat());
+            let on_workers = ["-w", workers, "--read-on-workers", "--block-bytes", "4096"];
+            let actual = run(&[case, &on_workers].concat());
             assert_eq!(
                 (actual.status.code(), &actual.stdout),
                 (expected.status.code(), &expected.stdout),

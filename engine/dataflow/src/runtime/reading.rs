@@ -210,7 +210,7 @@ struct Start<'r, 's> {
 }
 
 /// Reads a file's blocks here up to its first fact (and the rest of that line).
-fn first_block<'r, 's>(raw: RawBlocks) -> Result<Start<'r, 's>, RunError> {
+fn first_block<'r, 's>(mut raw: RawBlocks) -> Result<Start<'r, 's>, RunError> {
     let mut order = BlockOrder::default();
     let (facts, rest, state) = loop {
         let block = match raw.next() {

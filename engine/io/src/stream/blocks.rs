@@ -264,6 +264,7 @@ impl FactSource for ParallelReader {
         Some(RawBlocks {
             like: self.like.clone(),
             blocks,
+            observer: None,
         })
     }
 }
@@ -275,7 +276,12 @@ impl FactSource for ParallelReader {
 pub struct RawBlocks {
     like: Arc<FactReader<io::Empty>>,
     blocks: Receiver<Block>,
+    /// Told of every block handed out (a progress line).
+    observer: Option<Observer>,
 }
+
+/// What [`RawBlocks::observed`] tells of each block.
+type Observer = Box<dyn FnMut(&RawBlock)>;
 
 impl std::fmt::Debug for RawBlocks {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -286,16 +292,33 @@ impl std::fmt::Debug for RawBlocks {
 }
 
 impl RawBlocks {
+    /// These blocks, telling `observer` of each as it is handed out.
+    pub fn observed(self, observer: impl FnMut(&RawBlock) + 'static) -> RawBlocks {
+        RawBlocks {
+            observer: Some(Box::new(observer)),
+            ..self
+        }
+    }
+
     /// The reader whose settings every block's reader copies.
     pub fn like(&self) -> &Arc<FactReader<io::Empty>> {
         &self.like
     }
+}
+
+impl Iterator for RawBlocks {
+    type Item = Result<RawBlock, Box<StreamError>>;
 
     /// The next block, waiting for the reader thread; `None` at the end of the file, an
     /// error where it could not be read further.
-    pub fn next(&self) -> Option<Result<RawBlock, Box<StreamError>>> {
+    fn next(&mut self) -> Option<Self::Item> {
         match self.blocks.recv() {
-            Ok(Block::Raw(block)) => Some(Ok(block)),
+            Ok(Block::Raw(block)) => {
+                if let Some(observer) = self.observer.as_mut() {
+                    observer(&block);
+                }
+                Some(Ok(block))
+            }
             Ok(Block::Failed(error)) => Some(Err(error)),
             Ok(Block::Parsed(_)) => Some(Err(failure(
                 &self.like,
