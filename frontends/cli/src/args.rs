@@ -59,6 +59,20 @@ pub(crate) enum Command {
     ///
     /// Example: stgflow explain datasets/examples/device_safety.tdl datasets/examples/device_safety.facts 'trusted(d1,4)'
     Explain(ExplainArgs),
+    /// Print a completion script for SHELL on stdout.
+    ///
+    /// Example: stgflow completions bash > ~/.local/share/bash-completion/completions/stgflow
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff) on stdout: stgflow's, or a command's.
+    ///
+    /// Example: stgflow man run > ~/.local/share/man/man1/stgflow-run.1
+    Man {
+        /// The command whose page to print (`run`, `check`, `explain`, …).
+        command: Option<String>,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -5,7 +5,8 @@
 //! every completed time point is written first), 2 a usage error.
 //!
 //! The command's parts, one file each: [`args`] (the flags), `run`, `check` and
-//! `explain` (the commands), `report` (what a run says besides its output).
+//! `explain` (the commands), `report` (what a run says besides its output); `completions`
+//! and `man` print a shell's completion script and the manual page from the same flags.
 
 pub mod args;
 mod check;
@@ -70,6 +71,12 @@ pub fn run(
             args.background = take_background(&args.program, &mut args.rest);
             context.explain(args, &mut stdout)
         }
+        Command::Completions { shell } => {
+            let mut command = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(shell, &mut command, "stgflow", &mut stdout);
+            Ok(())
+        }
+        Command::Man { command } => manual(command.as_deref(), &mut stdout),
     };
     match result {
         Ok(()) => 0,
@@ -80,6 +87,35 @@ pub fn run(
             1
         }
     }
+}
+
+/// Writes the manual page of stgflow, or of its command `name` (as `stgflow-NAME`).
+fn manual(name: Option<&str>, out: &mut impl Write) -> Result<(), Failure> {
+    let top = <Cli as clap::CommandFactory>::command();
+    let (page, title) = match name {
+        None => (top, "stgflow".to_owned()),
+        Some(name) => {
+            let Some(command) = top.find_subcommand(name) else {
+                let known: Vec<String> = top
+                    .get_subcommands()
+                    .map(|c| c.get_name().to_owned())
+                    .collect();
+                return Err(Failure::Message(format!(
+                    "no command `{name}`; the commands are {}",
+                    known.join(", ")
+                )));
+            };
+            let page = command
+                .clone()
+                .bin_name(format!("stgflow {name}"))
+                .version(env!("CARGO_PKG_VERSION"));
+            (page, format!("stgflow-{name}"))
+        }
+    };
+    clap_mangen::Man::new(page)
+        .title(title)
+        .render(out)
+        .map_err(|e| Failure::Message(format!("cannot write the manual page: {e}")))
 }
 
 pub(crate) enum Failure {
