@@ -38,7 +38,7 @@ impl Context<'_> {
         let mut sources: Vec<Box<dyn FactSource + '_>> = vec![Box::new(ProgramFacts::new(program))];
         for stream in streams {
             let format = self.stream_format(args.format.as_deref(), stream);
-            let (file, _) = crate::run::open_input(stream)?;
+            let (file, _) = crate::run::open_input(stream, None)?;
             sources.push(Box::new(
                 FactReader::new(BufReader::new(file), stream.clone(), format, schema.clone())
                     .with_tick(args.tick),

@@ -3,6 +3,7 @@
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, IsTerminal, Write};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use stgflow_engine::Engine;
@@ -52,11 +53,13 @@ impl Context<'_> {
         let Some(analysis) = &compiled.analysis else {
             return Err(Failure::Reported);
         };
-        let (mut sources, live) = self.open_sources(&args, program, stdin)?;
+        // The bytes read of the stream files, for the progress line.
+        let read = Arc::new(AtomicU64::new(0));
+        let (mut sources, live) = self.open_sources(&args, program, stdin, &read)?;
         let bar = (!live && !self.quiet && io::stderr().is_terminal() && !args.streams.is_empty())
-            .then(progress_bar);
+            .then(|| progress_bar(input_size(&args.streams)));
         if let Some(bar) = &bar {
-            sources = with_progress(sources, bar);
+            sources = with_progress(sources, bar, &read);
         }
         let files = args
             .output_dir
@@ -157,6 +160,7 @@ impl Context<'_> {
         args: &RunArgs,
         program: &'p Program,
         stdin: impl BufRead + 'p,
+        read: &Arc<AtomicU64>,
     ) -> Result<(Vec<Box<dyn FactSource + 'p>>, bool), Failure> {
         let schema = Schema::new(program);
         let mut sources: Vec<Box<dyn FactSource + 'p>> = vec![Box::new(ProgramFacts::new(program))];
@@ -178,7 +182,7 @@ impl Context<'_> {
                 live = true;
                 sources.push(Box::new(like.with_input(input)));
             } else {
-                sources.push(open_file(stream, like, args)?);
+                sources.push(open_file(stream, like, args, read)?);
             }
         }
         Ok((sources, live))
@@ -217,10 +221,18 @@ impl Compression {
 /// The file `stream`, read decompressed when its name ends in `.gz` (gzip, several members
 /// in turn) or `.zst` (zstandard); and whether it is a regular file (not a pipe, which may
 /// be a live stream).
-pub(crate) fn open_input(stream: &str) -> Result<(Box<dyn io::Read + Send>, bool), Failure> {
+/// The bytes read from it, before decompression, are added to `read`, if given.
+pub(crate) fn open_input(
+    stream: &str,
+    read: Option<&Arc<AtomicU64>>,
+) -> Result<(Box<dyn io::Read + Send>, bool), Failure> {
     let file =
         File::open(stream).map_err(|e| Failure::Message(format!("cannot open {stream}: {e}")))?;
     let regular = file.metadata().is_ok_and(|m| m.is_file());
+    let file = Counted {
+        inner: file,
+        read: read.cloned(),
+    };
     let reader: Box<dyn io::Read + Send> = match Compression::of(stream).0 {
         Compression::None => Box::new(file),
         Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(BufReader::new(file))),
@@ -232,6 +244,34 @@ pub(crate) fn open_input(stream: &str) -> Result<(Box<dyn io::Read + Send>, bool
     Ok((reader, regular))
 }
 
+/// A reader that counts the bytes it reads (for the progress line).
+struct Counted<R> {
+    inner: R,
+    read: Option<Arc<AtomicU64>>,
+}
+
+impl<R: io::Read> io::Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if let Some(read) = &self.read {
+            read.fetch_add(n as u64, Ordering::Relaxed);
+        }
+        Ok(n)
+    }
+}
+
+/// The size of the stream files together, if each is a regular file (the progress line's
+/// length: the bytes read of them, before decompression).
+fn input_size(streams: &[String]) -> Option<u64> {
+    streams
+        .iter()
+        .map(|stream| {
+            let meta = std::fs::metadata(stream).ok()?;
+            (stream != "-" && meta.is_file()).then_some(meta.len())
+        })
+        .sum()
+}
+
 /// A reader of the file `stream` as `like` reads: in blocks on parsing threads when it is
 /// a regular file in a format that reads in blocks, else line by line (a pipe or device
 /// may be a live stream).
@@ -239,8 +279,9 @@ fn open_file<'p>(
     stream: &str,
     like: FactReader<io::Empty>,
     args: &RunArgs,
+    read: &Arc<AtomicU64>,
 ) -> Result<Box<dyn FactSource + 'p>, Failure> {
-    let (file, regular) = open_input(stream)?;
+    let (file, regular) = open_input(stream, Some(read))?;
     let parallelism = Parallelism {
         threads: args.parse_threads.unwrap_or_else(|| {
             Parallelism::default()
@@ -363,10 +404,20 @@ fn engine_of(args: &RunArgs, live: bool, files: Option<Files>) -> Engine {
 }
 
 /// A progress line on stderr, for batch replay on a terminal.
-fn progress_bar() -> indicatif::ProgressBar {
-    let bar = indicatif::ProgressBar::new_spinner();
+/// With the input's `size` known, it shows how much of it is read and an ETA.
+fn progress_bar(size: Option<u64>) -> indicatif::ProgressBar {
+    let (bar, template) = match size {
+        Some(size) => (
+            indicatif::ProgressBar::new(size),
+            "{spinner} [{elapsed_precise}] {percent:>3}% of {total_bytes}, ETA {eta} · {msg}",
+        ),
+        None => (
+            indicatif::ProgressBar::new_spinner(),
+            "{spinner} [{elapsed_precise}] {msg}",
+        ),
+    };
     bar.set_style(
-        indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}")
+        indicatif::ProgressStyle::with_template(template)
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
     );
     bar.enable_steady_tick(std::time::Duration::from_millis(200));
@@ -377,9 +428,9 @@ fn progress_bar() -> indicatif::ProgressBar {
 fn with_progress<'a>(
     sources: Vec<Box<dyn FactSource + 'a>>,
     bar: &indicatif::ProgressBar,
+    read: &Arc<AtomicU64>,
 ) -> Vec<Box<dyn FactSource + 'a>> {
     let facts = std::rc::Rc::new(std::cell::Cell::new(0));
-    let bytes = std::rc::Rc::new(std::cell::Cell::new(0));
     sources
         .into_iter()
         .map(|inner| -> Box<dyn FactSource + 'a> {
@@ -387,7 +438,7 @@ fn with_progress<'a>(
                 inner,
                 bar: bar.clone(),
                 facts: facts.clone(),
-                bytes: bytes.clone(),
+                read: read.clone(),
                 started: Instant::now(),
             })
         })
@@ -400,8 +451,8 @@ struct Progress<'a> {
     bar: indicatif::ProgressBar,
     /// Facts read from all sources together.
     facts: std::rc::Rc<std::cell::Cell<u64>>,
-    /// Bytes handed to the workers from all sources together (`--read-on-workers`).
-    bytes: std::rc::Rc<std::cell::Cell<u64>>,
+    /// Bytes read of the stream files together.
+    read: Arc<AtomicU64>,
     started: Instant,
 }
 
@@ -412,10 +463,12 @@ impl FactSource for Progress<'_> {
             let facts = self.facts.get() + 1;
             self.facts.set(facts);
             if facts % 65_536 == 0 {
+                self.bar.set_position(self.read.load(Ordering::Relaxed));
                 let rate = facts as f64 / self.started.elapsed().as_secs_f64().max(1e-9);
                 self.bar.set_message(format!(
-                    "time point {}, {facts} facts, {:.2} M facts/s",
+                    "time point {}, {:.2} M facts, {:.2} M/s",
                     fact.time,
+                    facts as f64 / 1e6,
                     rate / 1e6
                 ));
             }
@@ -433,18 +486,60 @@ impl FactSource for Progress<'_> {
 
     /// Read on the workers, the progress line counts the bytes handed to them.
     fn raw_blocks(&mut self) -> Option<stgflow_io::stream::blocks::RawBlocks> {
-        let (bar, started) = (self.bar.clone(), self.started);
-        let bytes = self.bytes.clone();
+        let (bar, started, read) = (self.bar.clone(), self.started, self.read.clone());
         let raw = self.inner.raw_blocks()?;
-        Some(raw.observed(move |block| {
-            let read = bytes.get() + block.bytes.len() as u64;
-            bytes.set(read);
+        Some(raw.observed(move |_| {
+            let read = read.load(Ordering::Relaxed);
+            bar.set_position(read);
             let rate = read as f64 / started.elapsed().as_secs_f64().max(1e-9);
             bar.set_message(format!(
-                "{:.1} MB of input to the workers, {:.1} MB/s",
+                "{:.1} MB read, to the workers, {:.1} MB/s",
                 read as f64 / 1e6,
                 rate / 1e6
             ));
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Read;
+
+    use super::*;
+
+    /// The progress line's length is the stream files' size, and what it counts is the
+    /// bytes read of them, compressed as they are on disk.
+    #[test]
+    fn the_progress_line_knows_the_input_size_and_counts_the_bytes_read() {
+        let dir = std::env::temp_dir().join(format!("stgflow-progress-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+        let text: String = (0..5000).map(|t| format!("p(a,{t}).\n")).collect();
+        let plain = dir.join("s.facts");
+        std::fs::write(&plain, &text).unwrap_or_else(|e| panic!("{e}"));
+        let gz = dir.join("s.facts.gz");
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut encoder, text.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
+        let compressed = encoder.finish().unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&gz, &compressed).unwrap_or_else(|e| panic!("{e}"));
+        let (plain, gz) = (
+            plain.to_string_lossy().into_owned(),
+            gz.to_string_lossy().into_owned(),
+        );
+        let both = [plain.clone(), gz.clone()];
+        let size = (text.len() + compressed.len()) as u64;
+        assert_eq!(input_size(&both), Some(size));
+        assert_eq!(input_size(&[plain.clone(), "-".to_owned()]), None);
+        let read = Arc::new(AtomicU64::new(0));
+        for stream in &both {
+            let (mut input, regular) =
+                open_input(stream, Some(&read)).unwrap_or_else(|_| panic!("cannot open {stream}"));
+            let mut out = String::new();
+            input
+                .read_to_string(&mut out)
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert!(regular && out == text, "{stream} reads as the text");
+        }
+        assert_eq!(read.load(Ordering::Relaxed), size);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
