@@ -107,6 +107,10 @@ struct SweepArgs {
     /// Output directory (streams are cached in OUT/streams).
     #[arg(long, default_value = "target/sweep")]
     out: PathBuf,
+    /// An extra `stgflow run` argument for every run (repeatable), e.g.
+    /// `--stgflow-arg=--read-on-workers`; recorded in meta.txt with the command.
+    #[arg(long, value_name = "ARG", allow_hyphen_values = true)]
+    stgflow_arg: Vec<String>,
     #[command(flatten)]
     binary: Binary,
 }
@@ -157,6 +161,41 @@ struct Binary {
     /// The stgflow binary (default: `stgflow` beside this program, e.g. target/release/).
     #[arg(long, value_name = "PATH")]
     stgflow: Option<PathBuf>,
+}
+
+/// What `stgflow --version` says.
+fn version_of(stgflow: &Path) -> Option<String> {
+    let output = std::process::Command::new(stgflow)
+        .arg("--version")
+        .output()
+        .ok()?;
+    let text = String::from_utf8(output.stdout).ok()?;
+    output.status.success().then(|| text.trim().to_owned())
+}
+
+/// The commit checked out where the binary was built (the git checkout around it, with
+/// `-dirty` for uncommitted changes), if it is in one.
+fn commit_of(stgflow: &Path) -> Option<String> {
+    let dir = stgflow.canonicalize().ok()?.parent()?.to_path_buf();
+    let git = |args: &[&str]| {
+        let output = std::process::Command::new("git")
+            .current_dir(&dir)
+            .args(args)
+            .output()
+            .ok()?;
+        output
+            .status
+            .success()
+            .then(|| String::from_utf8_lossy(&output.stdout).trim().to_owned())
+    };
+    let commit = git(&["rev-parse", "--short=12", "HEAD"])?;
+    let dirty =
+        git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+    Some(if dirty {
+        format!("{commit}-dirty")
+    } else {
+        commit
+    })
 }
 
 fn name_value(text: &str) -> Result<(String, String), String> {
@@ -245,7 +284,8 @@ fn run_sweep(args: SweepArgs) -> anyhow::Result<ExitCode> {
         repeat: args.repeat,
         pace: args.pace,
         data: args.data,
-        output: args.output,
+        output: args.output.clone(),
+        extra: args.stgflow_arg.clone(),
     };
     let mut stderr = std::io::stderr();
     let rows = sweep::run_grid(&setup, &grid, |row| {
@@ -273,6 +313,9 @@ fn run_sweep(args: SweepArgs) -> anyhow::Result<ExitCode> {
         command: command_line,
         date: today(),
         machine: report::Machine::this().describe(),
+        stgflow: version_of(&setup.stgflow),
+        commit: commit_of(&setup.stgflow),
+        output: Some(args.output.clone()),
     };
     let meta = args.out.join("meta.txt");
     std::fs::write(&meta, header.to_text())
@@ -316,6 +359,9 @@ fn replot(dir: &Path) -> anyhow::Result<ExitCode> {
             command: "(unknown: no meta.txt)".to_owned(),
             date: "(unknown)".to_owned(),
             machine: "(unknown)".to_owned(),
+            stgflow: None,
+            commit: None,
+            output: None,
         });
     let path = write_report(dir, &header, &rows)?;
     eprintln!("redrew {} runs into {}", rows.len(), path.display());

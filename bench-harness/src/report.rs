@@ -54,14 +54,35 @@ pub struct Header {
     pub command: String,
     pub date: String,
     pub machine: String,
+    /// What the stgflow binary says of itself (`stgflow --version`) and the commit of the
+    /// checkout it ran in, if known.
+    pub stgflow: Option<String>,
+    pub commit: Option<String>,
+    /// stgflow's output mode for every run.
+    pub output: Option<String>,
 }
 
 impl Header {
     pub fn to_text(&self) -> String {
-        format!(
+        let mut text = format!(
             "command: {}\ndate: {}\nmachine: {}\n",
             self.command, self.date, self.machine
-        )
+        );
+        for (name, value) in self.optional() {
+            let _ = writeln!(text, "{name}: {value}");
+        }
+        text
+    }
+
+    /// The fields a sweep before they were recorded does not have.
+    fn optional(&self) -> impl Iterator<Item = (&'static str, &str)> {
+        [
+            ("stgflow", &self.stgflow),
+            ("commit", &self.commit),
+            ("output mode", &self.output),
+        ]
+        .into_iter()
+        .filter_map(|(name, value)| Some((name, value.as_deref()?)))
     }
 
     pub fn from_text(text: &str) -> Option<Header> {
@@ -74,6 +95,9 @@ impl Header {
             command: field("command")?,
             date: field("date")?,
             machine: field("machine")?,
+            stgflow: field("stgflow"),
+            commit: field("commit"),
+            output: field("output mode"),
         })
     }
 }
@@ -84,6 +108,9 @@ pub fn markdown(header: &Header, medians: &[Row], drawn: &[Drawn]) -> String {
     let _ = writeln!(text, "- command: `{}`", header.command);
     let _ = writeln!(text, "- date: {}", header.date);
     let _ = writeln!(text, "- machine: {}", header.machine);
+    for (name, value) in header.optional() {
+        let _ = writeln!(text, "- {name}: {value}");
+    }
     text.push_str("- every run: `stgflow run PROGRAM STREAM --mode MODE -q` (`--output`, `changes` unless the command says otherwise), output discarded (batch) or read back per time point (streaming); raw runs in `results.csv`, latency samples in `latencies.csv`\n\n");
     text.push_str("## Medians\n\n");
     text.push_str("| workload | window | rate | time points | workers | processes | input | runs | input facts | wall s | CPU s | peak RSS MiB | M facts/s | latency p50 µs | p99 µs |\n");
@@ -183,13 +210,24 @@ mod tests {
             command: "stgflow-bench sweep".into(),
             date: "2026-11-30".into(),
             machine: machine.describe(),
+            stgflow: Some("stgflow 0.1.0".into()),
+            commit: Some("86a35d7".into()),
+            output: Some("changes".into()),
         };
         assert_eq!(Header::from_text(&header.to_text()), Some(header.clone()));
+        // A meta.txt from before these fields were recorded still reads.
+        let old = "command: c\ndate: d\nmachine: m\n";
+        let read = Header::from_text(old).unwrap_or_else(|| panic!("an old meta.txt"));
+        assert_eq!((read.stgflow, read.commit, read.output), (None, None, None));
         let text = markdown(&header, &[row], &drawn);
         assert!(text.contains("| tick | – | – | 100 | 2 | 1 | streaming | 3 | 100 | 0.010 | 0.015 | 4.0 | 0.010 | 120 | 900 |"), "{text}");
         assert!(text.contains(
             "- `throughput_vs_window` not drawn: the grid has fewer than two window sizes."
         ));
         assert!(text.contains("h — 2 CPUs (cpu), 24 GiB"));
+        assert!(
+            text.contains("- commit: 86a35d7\n- output mode: changes\n"),
+            "{text}"
+        );
     }
 }

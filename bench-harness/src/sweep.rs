@@ -72,6 +72,8 @@ pub struct Grid {
     pub data: PathBuf,
     /// stgflow's output mode (`--mode`); streaming runs need `changes`.
     pub output: String,
+    /// Extra `stgflow run` arguments for every run (`--stgflow-arg`).
+    pub extra: Vec<String>,
 }
 
 /// One run: the grid point, what it read and what it cost.
@@ -207,6 +209,7 @@ pub fn run_grid(
                             (vec![stream], facts, Vec::new())
                         }
                     };
+                    let extra = [extra, grid.extra.clone()].concat();
                     for &mode in &grid.modes {
                         let points = match mode {
                             InputMode::Streaming

@@ -136,6 +136,51 @@ fn sweep_tiny_grid_writes_every_row_plot_and_the_report() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
+/// `--stgflow-arg` reaches every run (here `--read-on-workers`, and `--stats-json FILE`,
+/// whose file shows it), and meta.txt names the binary's version, the commit it was built
+/// from and the output mode.
+#[test]
+fn sweep_passes_extra_arguments_and_records_the_version_and_commit() {
+    let out = scratch("extra");
+    let out_arg = out.to_string_lossy().into_owned();
+    let stats = out.join("stats.json");
+    let stats_arg = format!("--stgflow-arg={}", stats.to_string_lossy());
+    let result = bench(&[
+        "sweep",
+        "--workload",
+        "inertia",
+        "--workers",
+        "2",
+        "--rate",
+        "50",
+        "--length",
+        "40",
+        "--repeat",
+        "1",
+        "--stgflow-arg=--read-on-workers",
+        "--stgflow-arg=--stats-json",
+        &stats_arg,
+        "--out",
+        &out_arg,
+    ]);
+    assert!(result.status.success(), "{}", text(&result.stderr));
+    assert_eq!(csv_rows(&out.join("results.csv")).len(), 1);
+    let json = std::fs::read_to_string(&stats).expect("the run wrote --stats-json");
+    assert!(json.contains("\"time_points\":40"), "{json}");
+    let meta = std::fs::read_to_string(out.join("meta.txt")).expect("meta.txt");
+    assert!(meta.contains("stgflow: stgflow 0.1.0"), "{meta}");
+    assert!(meta.contains("output mode: changes"), "{meta}");
+    assert!(meta.contains("--stgflow-arg=--read-on-workers"), "{meta}");
+    let in_git = std::process::Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert_eq!(meta.contains("\ncommit: "), in_git, "{meta}");
+    let report = std::fs::read_to_string(out.join("report.md")).expect("the report");
+    assert!(report.contains("- output mode: changes"), "{report}");
+    let _ = std::fs::remove_dir_all(&out);
+}
+
 #[test]
 fn sweep_runs_a_two_process_loopback_cluster() {
     let out = scratch("cluster");
