@@ -50,3 +50,10 @@ sweep --out "$out/inertia" --workload inertia --rate 100 --length 5000 \
 # 7. Event Calculus on RTEC's recorded data (CAVIAR, city transport, voting) vs workers.
 sweep --out "$out/ec" --workload caviar,ctm,voting --data "${DATA:-../shared/data/rtec}" \
   --workers "$WORKERS" --repeat 1
+# 8. Issue 20: the input read on the workers (--read-on-workers) against the calling
+#    thread's reading (sweeps 1 and 6), workers and processes.
+sweep --out "$out/read-on-workers" --workload diamond,inertia --window 10 --rate 1000 \
+  --length 2000 --workers "$WORKERS" --repeat 3 --stgflow-arg=--read-on-workers
+sweep --out "$out/read-on-workers-processes" --workload diamond --window 10 --rate 1000 \
+  --length 2000 --workers "$per" --processes "$procs" --repeat 1 \
+  --stgflow-arg=--read-on-workers
