@@ -59,6 +59,11 @@ pub(crate) enum Command {
     ///
     /// Example: stgflow explain datasets/examples/device_safety.tdl datasets/examples/device_safety.facts 'trusted(d1,4)'
     Explain(ExplainArgs),
+    /// Draw a timeline of recognised intervals (one row per fact, a bar per interval) as
+    /// SVG or PNG, from `run --mode intervals` output.
+    ///
+    /// Example: stgflow run datasets/examples/device_safety.tdl datasets/examples/device_safety.facts --mode intervals > i.txt && stgflow plot i.txt --out timeline.svg
+    Plot(PlotArgs),
     /// Print a completion script for SHELL on stdout.
     ///
     /// Example: stgflow completions bash > ~/.local/share/bash-completion/completions/stgflow
@@ -141,6 +146,10 @@ pub(crate) struct RunArgs {
     /// calling thread, as stdin is; so are RTEC records and `--lateness`.
     #[arg(long, value_name = "N")]
     pub(crate) parse_threads: Option<usize>,
+    /// With `--mode intervals`: draw the intervals printed as a timeline picture, SVG or
+    /// PNG by FILE's ending (as `stgflow plot` draws a file of them; at most 300 facts).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) plot: Option<PathBuf>,
     /// Bytes per block of an input file read in blocks (on the parsing threads or the
     /// workers); for tests that cut small files into many blocks.
     #[arg(long, value_name = "N", hide = true)]
@@ -358,4 +367,22 @@ fn at_least_one(text: &str) -> Result<usize, String> {
         Ok(n) => Ok(n),
         Err(e) => Err(e.to_string()),
     }
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct PlotArgs {
+    /// A file of intervals as `run --mode intervals` writes them (`atom [start,end)`).
+    pub(crate) intervals: PathBuf,
+    /// The picture: SVG or PNG, by its ending.
+    #[arg(long, short, default_value = "timeline.svg", value_name = "FILE")]
+    pub(crate) out: PathBuf,
+    /// Most facts drawn (a row each); the rest are left out, and the picture says how many.
+    #[arg(long, default_value_t = 300, value_name = "N")]
+    pub(crate) rows: usize,
+    /// Width in pixels.
+    #[arg(long, default_value_t = 1200, value_name = "PX")]
+    pub(crate) width: u32,
+    /// The title (default: the file's name).
+    #[arg(long)]
+    pub(crate) title: Option<String>,
 }

@@ -11,6 +11,7 @@
 pub mod args;
 mod check;
 mod explain;
+mod plot;
 mod report;
 mod run;
 
@@ -71,6 +72,7 @@ pub fn run(
             args.background = take_background(&args.program, &mut args.rest);
             context.explain(args, &mut stdout)
         }
+        Command::Plot(args) => context.plot(args),
         Command::Completions { shell } => {
             let mut command = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(shell, &mut command, "stgflow", &mut stdout);

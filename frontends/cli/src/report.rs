@@ -168,6 +168,8 @@ impl Context<'_> {
 pub(crate) struct Lines<W> {
     pub(crate) inner: W,
     pub(crate) lines: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    /// A copy of everything written (`run --plot` draws it afterwards).
+    pub(crate) copy: Option<std::rc::Rc<std::cell::RefCell<Vec<u8>>>>,
 }
 
 impl<W: io::Write> io::Write for Lines<W> {
@@ -176,6 +178,9 @@ impl<W: io::Write> io::Write for Lines<W> {
         if let Some(lines) = &self.lines {
             let counted = buf[..written].iter().filter(|&&b| b == b'\n').count();
             lines.fetch_add(counted as u64, std::sync::atomic::Ordering::Relaxed);
+        }
+        if let Some(copy) = &self.copy {
+            copy.borrow_mut().extend_from_slice(&buf[..written]);
         }
         Ok(written)
     }

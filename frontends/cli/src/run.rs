@@ -37,6 +37,14 @@ impl Context<'_> {
                 "-w, -n and -h are the dataflow engine's; --engine reference and --engine stg run on one thread".to_owned(),
             ));
         }
+        if let Some(out) = &args.plot {
+            if args.mode != OutputMode::Intervals || args.output_dir.is_some() {
+                return Err(Failure::Message(
+                    "--plot draws the intervals printed: it needs `--mode intervals` and stdout (no --output-dir); `stgflow plot FILE` draws a file of them".to_owned(),
+                ));
+            }
+            crate::plot::check_picture(out)?;
+        }
         timeline_is_not_empty("--from", args.from, args.until)?;
         timeline_is_not_empty("--print-from", args.print_from, args.until)?;
         if args.print_from.is_some()
@@ -74,9 +82,11 @@ impl Context<'_> {
         let listening = stgflow_io::interrupt::listen();
         let engine = engine_of(&args, live, files.clone());
         let lines = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let copy = args.plot.as_ref().map(|_| std::rc::Rc::default());
         let counted = crate::report::Lines {
             inner: stdout,
             lines: (args.stats || args.stats_json.is_some()).then(|| lines.clone()),
+            copy: copy.clone(),
         };
         let out = io::BufWriter::with_capacity(1 << 16, counted);
         let mut sink = match files {
@@ -130,6 +140,23 @@ impl Context<'_> {
             bar.finish_and_clear();
         }
         let lines = lines.load(std::sync::atomic::Ordering::Relaxed);
+        // `--plot`: the intervals printed, drawn (also after an input error: what was
+        // printed before it).
+        if let (Some(out), Some(copy)) = (&args.plot, copy) {
+            let text = String::from_utf8_lossy(&copy.borrow()).into_owned();
+            let title = args.program.display().to_string();
+            let picture = crate::plot::Picture {
+                out,
+                rows: 300,
+                width: 1200,
+                title: &title,
+            };
+            if let Err(Failure::Message(message)) =
+                self.draw_timeline(&text, "the run's output", &picture)
+            {
+                let _ = writeln!(self.stderr, "error: --plot: {message}");
+            }
+        }
         self.report(result, &args, program, started, lines)
     }
 
