@@ -19,6 +19,8 @@
 //!   holds"), or why no rule applies.
 //! * A fact that is both in the input and derivable is explained as input.
 
+mod json;
+
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
@@ -31,6 +33,8 @@ use stgflow_lang::ir::{Atom, Literal, Origin, PredId, Program, Term};
 use stgflow_lang::stratify::Analysis;
 use stgflow_lang::value::Row;
 use stgflow_lang::value::Value;
+
+pub use json::render_json;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ExplainError {
@@ -826,6 +830,22 @@ impl Scaled<'_> {
         self.steps(body, prefix, shown, text);
     }
 
+    /// A negated condition that no fact matched, `_` for its wildcards.
+    fn absent(&self, pred: PredId, args: &[Option<Value>], time: u64) -> String {
+        let parts: Vec<String> = args
+            .iter()
+            .map(|a| a.map_or_else(|| "_".to_owned(), |v| v.to_string()))
+            .chain(std::iter::once((time * self.scale).to_string()))
+            .collect();
+        let name = self
+            .program
+            .passes_through
+            .iter()
+            .find(|(p, _)| *p == pred)
+            .map_or_else(|| self.program.pred_name(pred), |(_, name)| name.as_str());
+        format!("{name}({})", parts.join(", "))
+    }
+
     /// `derivation`, or, where it only passes a fact through (a predicate of
     /// `Program::passes_through` derived from one fact), the derivation it passes.
     fn through<'d>(&self, mut derivation: &'d Derivation) -> &'d Derivation {
@@ -876,22 +896,8 @@ impl Scaled<'_> {
                     }
                 }
                 Step::Absent { pred, args, time } => {
-                    let parts: Vec<String> = args
-                        .iter()
-                        .map(|a| a.map_or_else(|| "_".to_owned(), |v| v.to_string()))
-                        .chain(std::iter::once((time * self.scale).to_string()))
-                        .collect();
-                    let name = self
-                        .program
-                        .passes_through
-                        .iter()
-                        .find(|(p, _)| p == pred)
-                        .map_or_else(|| self.program.pred_name(*pred), |(_, name)| name.as_str());
-                    let _ = writeln!(
-                        text,
-                        "{prefix}{branch}not {name}({})  (absent)",
-                        parts.join(", ")
-                    );
+                    let absent = self.absent(*pred, args, *time);
+                    let _ = writeln!(text, "{prefix}{branch}not {absent}  (absent)");
                 }
                 Step::Builtin(shown_builtin) => {
                     let _ = writeln!(text, "{prefix}{branch}{shown_builtin}");

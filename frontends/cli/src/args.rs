@@ -270,6 +270,11 @@ pub(crate) struct ExplainArgs {
     /// Draw the derivation at most N levels deep (deeper conditions show as `…`).
     #[arg(long, value_name = "N")]
     pub(crate) depth: Option<usize>,
+    /// Print the answer as one JSON object: the same tree, each derivation with its fact,
+    /// rule and conditions (`holds`, `input`, `absent`, `builtin`, `derived_above`), runs
+    /// kept by the same rule as a `chain`, `deeper` where `--depth` cuts it.
+    #[arg(long)]
+    pub(crate) json: bool,
     /// Input time units per time point, as for `run` (RTEC's clock tick): the fact's time
     /// and every time shown are in input units.
     #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]

@@ -59,8 +59,11 @@ impl Context<'_> {
         };
         materialised.time_scale = args.tick;
         let answer = materialised.explain(&fact);
-        let text =
-            explain::render_scaled(program, &compiled.sources, &answer, args.tick, args.depth);
+        let text = if args.json {
+            explain::render_json(program, &compiled.sources, &answer, args.tick, args.depth)
+        } else {
+            explain::render_scaled(program, &compiled.sources, &answer, args.tick, args.depth)
+        };
         stdout
             .write_all(text.as_bytes())
             .map_err(|e| Failure::Message(format!("cannot write the output: {e}")))
