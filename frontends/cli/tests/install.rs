@@ -3,20 +3,7 @@
 
 mod common;
 
-use common::stgflow;
-
-fn stdout_of(args: &[&str]) -> String {
-    let output = stgflow()
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert!(
-        output.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap_or_else(|e| panic!("{args:?}: {e}"))
-}
+use common::{stdout_of, stgflow};
 
 #[test]
 fn completion_scripts_know_the_commands_and_their_flags() {

@@ -2,7 +2,22 @@
 
 mod common;
 
+use std::path::Path;
+use std::process::Output;
+
 use common::{root, stgflow, tempdir};
+
+/// `stgflow plot INTERVALS --out OUT` with `more` arguments.
+fn plot(intervals: &Path, out: &Path, more: &[&str]) -> Output {
+    stgflow()
+        .arg("plot")
+        .arg(intervals)
+        .arg("--out")
+        .arg(out)
+        .args(more)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
 
 #[test]
 fn plot_draws_the_device_safety_intervals_as_svg_and_png() {
@@ -28,13 +43,7 @@ fn plot_draws_the_device_safety_intervals_as_svg_and_png() {
     assert!(facts.len() >= 4, "{facts:?}");
     let (svg, png) = (dir.join("t.svg"), dir.join("t.png"));
     for out in [&svg, &png] {
-        let plot = stgflow()
-            .arg("plot")
-            .arg(&intervals)
-            .arg("--out")
-            .arg(out)
-            .output()
-            .unwrap_or_else(|e| panic!("{e}"));
+        let plot = plot(&intervals, out, &[]);
         assert!(
             plot.status.success(),
             "{}",
@@ -50,13 +59,7 @@ fn plot_draws_the_device_safety_intervals_as_svg_and_png() {
     assert!(bytes.len() > 1000 && bytes.starts_with(b"\x89PNG\r\n\x1a\n"));
 
     // Past the row limit the rest is left out, and both the picture and stderr say so.
-    let cut = stgflow()
-        .arg("plot")
-        .arg(&intervals)
-        .args(["--rows", "2", "--out"])
-        .arg(&svg)
-        .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let cut = plot(&intervals, &svg, &["--rows", "2"]);
     let warning = String::from_utf8_lossy(&cut.stderr);
     let more = facts.len() - 2;
     assert!(
@@ -72,13 +75,7 @@ fn plot_refuses_what_is_not_intervals_and_unknown_picture_kinds() {
     let dir = tempdir();
     let bad = dir.join("bad.txt");
     std::fs::write(&bad, "safe(d1) [2,7)\n+safe(d1) @2\n").unwrap_or_else(|e| panic!("{e}"));
-    let out = stgflow()
-        .arg("plot")
-        .arg(&bad)
-        .arg("--out")
-        .arg(dir.join("t.svg"))
-        .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let out = plot(&bad, &dir.join("t.svg"), &[]);
     let message = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1));
     assert!(
@@ -87,13 +84,7 @@ fn plot_refuses_what_is_not_intervals_and_unknown_picture_kinds() {
     );
     let good = dir.join("good.txt");
     std::fs::write(&good, "safe(d1) [2,7)\n").unwrap_or_else(|e| panic!("{e}"));
-    let out = stgflow()
-        .arg("plot")
-        .arg(&good)
-        .arg("--out")
-        .arg(dir.join("t.jpg"))
-        .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let out = plot(&good, &dir.join("t.jpg"), &[]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("SVG or PNG"));
 }
