@@ -19,6 +19,15 @@
 //!   `f(a,v) [S,E)` is compared with `f(a)=v` holding over (S,E): the value becomes the
 //!   last argument.
 //!
+//! * `td` — input stgflow's own TD streams; output TD facts `p(a,b,7).` (what holds at
+//!   each time point), compared with stgflow's `--mode points`.
+//! * `csv` — input the stream as CSV lines `time,pred,arg…`; output the same shape (a
+//!   `time,pred…` header skipped), compared with stgflow's `--mode points`.
+//!
+//! Output lines a kind does not read as answers (past its known chatter) are counted and
+//! reported with the first of them, not dropped silently; differences are listed in time
+//! order.
+//!
 //! The kind defaults to the peer's name when that is `laser` or `rtec`
 //! (`--peer-kind NAME=KIND` otherwise). Outputs are compared as sets; the exit code is 0
 //! when every peer agrees with stgflow and 1 when one differs, like `diff`.
@@ -43,6 +52,8 @@ use crate::measure::{Usage, Wrapper};
 pub enum Kind {
     Laser,
     Rtec,
+    Td,
+    Csv,
 }
 
 impl std::str::FromStr for Kind {
@@ -52,7 +63,21 @@ impl std::str::FromStr for Kind {
         match s {
             "laser" => Ok(Kind::Laser),
             "rtec" => Ok(Kind::Rtec),
-            _ => Err(format!("unknown peer kind `{s}` (expected laser or rtec)")),
+            "td" => Ok(Kind::Td),
+            "csv" => Ok(Kind::Csv),
+            _ => Err(format!(
+                "unknown peer kind `{s}` (expected laser, rtec, td or csv)"
+            )),
+        }
+    }
+}
+
+impl Kind {
+    /// The stgflow output mode a peer of this kind is compared with.
+    fn mode(self) -> &'static str {
+        match self {
+            Kind::Rtec => "intervals",
+            Kind::Laser | Kind::Td | Kind::Csv => "points",
         }
     }
 }
@@ -97,6 +122,22 @@ pub struct Outcome {
     pub answers: BTreeSet<String>,
     /// Against stgflow (`None` for stgflow itself).
     pub diff: Option<Diff>,
+    /// Lines of the output that were neither answers nor known chatter, and the first.
+    pub unread: Unread,
+}
+
+/// Output lines not read as answers.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Unread {
+    pub lines: usize,
+    pub first: Option<String>,
+}
+
+impl Unread {
+    fn add(&mut self, line: &str) {
+        self.lines += 1;
+        self.first.get_or_insert_with(|| line.trim().to_owned());
+    }
 }
 
 /// Answers one side has and the other has not.
@@ -107,15 +148,33 @@ pub struct Diff {
 }
 
 impl Diff {
+    /// The answers each side has alone, each list in time order (an answer's time is its
+    /// leading `t:` or, for an interval, its start).
     pub fn between(stgflow: &BTreeSet<String>, peer: &BTreeSet<String>) -> Diff {
+        let in_time_order = |mut answers: Vec<String>| {
+            answers.sort_by_cached_key(|a| (time_of(a), a.clone()));
+            answers
+        };
         Diff {
-            only_peer: peer.difference(stgflow).cloned().collect(),
-            only_stgflow: stgflow.difference(peer).cloned().collect(),
+            only_peer: in_time_order(peer.difference(stgflow).cloned().collect()),
+            only_stgflow: in_time_order(stgflow.difference(peer).cloned().collect()),
         }
     }
 
     pub fn is_equal(&self) -> bool {
         self.only_peer.is_empty() && self.only_stgflow.is_empty()
+    }
+}
+
+/// A normalised answer's time: `7: p(a)` → 7, `f(a,v) 3 5` → 3 (its start).
+fn time_of(answer: &str) -> u64 {
+    match answer.split_once(": ") {
+        Some((time, _)) if time.bytes().all(|b| b.is_ascii_digit()) => time.parse().unwrap_or(0),
+        _ => answer
+            .rsplit(' ')
+            .nth(1)
+            .and_then(|start| start.parse().ok())
+            .unwrap_or(0),
     }
 }
 
@@ -130,17 +189,18 @@ pub fn run(comparison: &Comparison, wrapper: &Wrapper) -> anyhow::Result<Vec<Out
     }
     let kinds: BTreeSet<Kind> = comparison.peers.iter().map(|p| p.kind).collect();
     let mut outcomes = Vec::new();
-    // stgflow once per output shape the peers need (points for Laser, intervals for RTEC).
+    // stgflow once per output mode the peers need (intervals for RTEC, points otherwise).
     let mut stgflow_answers = Vec::new();
     for kind in kinds
         .iter()
         .copied()
         .chain(comparison.peers.is_empty().then_some(Kind::Laser))
     {
-        let mode = match kind {
-            Kind::Laser => "points",
-            Kind::Rtec => "intervals",
-        };
+        // Peers of kinds compared with the same output share one stgflow run.
+        if stgflow_answers.iter().any(|(mode, _)| *mode == kind.mode()) {
+            continue;
+        }
+        let mode = kind.mode();
         let mut args: Vec<OsString> = vec!["run".into(), comparison.program.clone().into()];
         args.extend(comparison.streams.iter().map(|s| s.as_os_str().to_owned()));
         args.extend(["--mode".into(), mode.into(), "-q".into()]);
@@ -149,8 +209,8 @@ pub fn run(comparison: &Comparison, wrapper: &Wrapper) -> anyhow::Result<Vec<Out
         let usage = timed(comparison, wrapper, &comparison.stgflow, &args, &output)?;
         let text = read(&output)?;
         let answers = match kind {
-            Kind::Laser => normalise_stgflow_points(&text)?,
             Kind::Rtec => normalise_stgflow_intervals(&text)?,
+            Kind::Laser | Kind::Td | Kind::Csv => normalise_stgflow_points(&text)?,
         };
         if outcomes.is_empty() {
             outcomes.push(Outcome {
@@ -158,19 +218,19 @@ pub fn run(comparison: &Comparison, wrapper: &Wrapper) -> anyhow::Result<Vec<Out
                 usage,
                 answers: answers.clone(),
                 diff: None,
+                unread: Unread::default(),
             });
         }
-        stgflow_answers.push((kind, answers));
+        stgflow_answers.push((kind.mode(), answers));
     }
     for peer in &comparison.peers {
-        let (format, extension) = match peer.kind {
-            Kind::Laser => (Format::Laser, "laser"),
-            Kind::Rtec => (Format::Rtec, "rtec"),
-        };
-        let streams = if peer.streams.is_empty() {
-            vec![convert_stream(comparison, format, extension)?]
-        } else {
-            peer.streams.clone()
+        let streams = match (peer.streams.is_empty(), peer.kind) {
+            (false, _) => peer.streams.clone(),
+            (true, Kind::Laser) => vec![convert_stream(comparison, Format::Laser, "laser")?],
+            (true, Kind::Rtec) => vec![convert_stream(comparison, Format::Rtec, "rtec")?],
+            // A TD peer reads stgflow's own streams.
+            (true, Kind::Td) => comparison.streams.clone(),
+            (true, Kind::Csv) => vec![csv_stream(comparison)?],
         };
         let program = peer.program.as_ref().unwrap_or(&comparison.program);
         let mut command = peer
@@ -192,9 +252,12 @@ pub fn run(comparison: &Comparison, wrapper: &Wrapper) -> anyhow::Result<Vec<Out
         let usage = timed(comparison, wrapper, Path::new("/bin/sh"), &args, &output)
             .with_context(|| format!("running peer `{}`", peer.name))?;
         let text = read(&output)?;
+        let mut unread = Unread::default();
         let answers = match peer.kind {
-            Kind::Laser => normalise_laser(&text),
-            Kind::Rtec => normalise_rtec(&text),
+            Kind::Laser => normalise_laser_counting(&text, &mut unread),
+            Kind::Rtec => normalise_rtec_counting(&text, &mut unread),
+            Kind::Td => Ok(normalise_td_counting(&text, &mut unread)),
+            Kind::Csv => Ok(normalise_csv_counting(&text, &mut unread)),
         }
         .with_context(|| {
             format!(
@@ -205,7 +268,7 @@ pub fn run(comparison: &Comparison, wrapper: &Wrapper) -> anyhow::Result<Vec<Out
         })?;
         let reference = stgflow_answers
             .iter()
-            .find(|(kind, _)| *kind == peer.kind)
+            .find(|(mode, _)| *mode == peer.kind.mode())
             .map(|(_, answers)| answers)
             .ok_or_else(|| anyhow!("no stgflow run for kind {:?}", peer.kind))?;
         let diff = if comparison.common_only {
@@ -219,6 +282,7 @@ pub fn run(comparison: &Comparison, wrapper: &Wrapper) -> anyhow::Result<Vec<Out
             usage,
             diff: Some(diff),
             answers,
+            unread,
         });
     }
     Ok(outcomes)
@@ -327,12 +391,28 @@ fn laser_answer(time: u64, pred: &str, args: &[&str]) -> String {
 /// Laser's `t: a b c` lines → `t: a`, `t: b`, `t: c`. Atoms are taken as printed, with
 /// spaces after commas removed; other lines (headers, timing) are ignored.
 pub fn normalise_laser(text: &str) -> anyhow::Result<BTreeSet<String>> {
+    normalise_laser_counting(text, &mut Unread::default())
+}
+
+/// [`normalise_laser`], counting in `unread` the lines that are neither answers nor
+/// Laser's known chatter (blank lines, `#` headers, its timing lines).
+fn normalise_laser_counting(text: &str, unread: &mut Unread) -> anyhow::Result<BTreeSet<String>> {
     let mut answers = BTreeSet::new();
     for line in text.lines() {
+        let chatter = |line: &str| {
+            let line = line.trim();
+            line.is_empty() || line.starts_with('#') || line.starts_with("took ")
+        };
         let Some((time, atoms)) = line.split_once(':') else {
+            if !chatter(line) {
+                unread.add(line);
+            }
             continue;
         };
         let Ok(time) = time.trim().parse::<u64>() else {
+            if !chatter(line) {
+                unread.add(line);
+            }
             continue;
         };
         for atom in split_atoms(atoms) {
@@ -368,6 +448,63 @@ fn split_atoms(text: &str) -> Vec<String> {
     atoms
 }
 
+/// A TD peer's output, `p(a,b,7).` facts (several per line allowed), → `7: p(a,b)`; a
+/// line that does not parse is counted in `unread`.
+fn normalise_td_counting(text: &str, unread: &mut Unread) -> BTreeSet<String> {
+    let mut answers = BTreeSet::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        match convert::parse_td(line) {
+            Ok(facts) => {
+                for fact in facts {
+                    answers.insert(laser_answer(fact.time, fact.pred, &fact.args));
+                }
+            }
+            Err(_) => unread.add(line),
+        }
+    }
+    answers
+}
+
+/// A CSV peer's output, `time,pred,arg…` lines (a `time,pred…` header skipped), →
+/// `7: p(a,b)`; a line without a time and a predicate is counted in `unread`.
+fn normalise_csv_counting(text: &str, unread: &mut Unread) -> BTreeSet<String> {
+    let mut answers = BTreeSet::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let fields: Vec<&str> = line.split(',').map(str::trim).collect();
+        match fields.as_slice() {
+            [time, pred, args @ ..] if !pred.is_empty() => match time.parse::<u64>() {
+                Ok(time) => {
+                    answers.insert(laser_answer(time, pred, args));
+                }
+                Err(_) if *time == "time" => {}
+                Err(_) => unread.add(line),
+            },
+            _ => unread.add(line),
+        }
+    }
+    answers
+}
+
+/// stgflow's one TD stream as CSV (`time,pred,arg…`), for a CSV peer.
+fn csv_stream(comparison: &Comparison) -> anyhow::Result<PathBuf> {
+    let [stream] = comparison.streams.as_slice() else {
+        bail!("a CSV peer without --peer-stream needs stgflow's stream to be one TD file");
+    };
+    let text = read(stream)?;
+    let facts = convert::parse_td(&text).map_err(|e| anyhow!("{}: {e}", stream.display()))?;
+    let mut csv = String::new();
+    for fact in facts {
+        let _ = write!(csv, "{},{}", fact.time, fact.pred);
+        for arg in &fact.args {
+            let _ = write!(csv, ",{arg}");
+        }
+        csv.push('\n');
+    }
+    let path = comparison.out.join("stream.csv");
+    std::fs::write(&path, csv).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(path)
+}
+
 /// stgflow's `f(a,v) [S,E)` lines → `f(a,v) S E`.
 pub fn normalise_stgflow_intervals(text: &str) -> anyhow::Result<BTreeSet<String>> {
     let mut answers = BTreeSet::new();
@@ -396,6 +533,11 @@ pub fn normalise_stgflow_intervals(text: &str) -> anyhow::Result<BTreeSet<String
 /// RTEC-style `f(a)=v` + intervals `[(S,E),…]` or `[[S,E],…]` → `f(a,v) S E` per
 /// interval; lines without `=` are ignored.
 pub fn normalise_rtec(text: &str) -> anyhow::Result<BTreeSet<String>> {
+    normalise_rtec_counting(text, &mut Unread::default())
+}
+
+/// [`normalise_rtec`], counting in `unread` the non-blank lines that hold no intervals.
+fn normalise_rtec_counting(text: &str, unread: &mut Unread) -> anyhow::Result<BTreeSet<String>> {
     let mut answers = BTreeSet::new();
     for (n, line) in text.lines().enumerate() {
         if let Some(rest) = line.trim().strip_prefix("recognitions(") {
@@ -403,11 +545,15 @@ pub fn normalise_rtec(text: &str) -> anyhow::Result<BTreeSet<String>> {
             continue;
         }
         let Some(list_at) = line.find('[') else {
+            if !line.trim().is_empty() {
+                unread.add(line);
+            }
             continue;
         };
         let head = line[..list_at].trim().trim_end_matches([':', ',']).trim();
         let head = head.strip_prefix("holdsFor(").unwrap_or(head);
         let Some((fluent, value)) = head.rsplit_once('=') else {
+            unread.add(line);
             continue;
         };
         let fluent = fluent.replace(' ', "");
@@ -494,13 +640,22 @@ pub fn table(outcomes: &[Outcome]) -> String {
             outcome.answers.len(),
         );
     }
+    for outcome in outcomes.iter().filter(|o| o.unread.lines > 0) {
+        let _ = writeln!(
+            text,
+            "\n`{}` printed {} line(s) that were not read as answers; the first: `{}`",
+            outcome.name,
+            outcome.unread.lines,
+            outcome.unread.first.as_deref().unwrap_or("")
+        );
+    }
     for outcome in outcomes {
         let Some(diff) = outcome.diff.as_ref().filter(|d| !d.is_equal()) else {
             continue;
         };
         let _ = writeln!(
             text,
-            "\n`{}` against stgflow (first 10 each):",
+            "\n`{}` against stgflow (first 10 each, in time order):",
             outcome.name
         );
         for answer in diff.only_peer.iter().take(10) {
@@ -564,6 +719,39 @@ mod tests {
         );
         assert_eq!(ours, set(&["f(a,v) 1 2"]));
         assert_eq!(theirs, set(&["f(a,v) 1 3"]));
+    }
+
+    #[test]
+    fn td_and_csv_peers_meet_stgflow_points_and_count_what_they_cannot_read() {
+        let ours = normalise_stgflow_points("q(1,2,0).\nalarm(2).\n").unwrap();
+        let mut unread = Unread::default();
+        let td = normalise_td_counting("q(1, 2, 0). alarm(2).\nwarming up\n", &mut unread);
+        assert_eq!((td, unread.lines), (ours.clone(), 1));
+        assert_eq!(unread.first.as_deref(), Some("warming up"));
+        let mut unread = Unread::default();
+        let csv = normalise_csv_counting("time,pred,a,b\n0,q,1,2\n2,alarm\noops\n", &mut unread);
+        assert_eq!((csv, unread.lines), (ours, 1));
+        let mut unread = Unread::default();
+        let laser = normalise_laser_counting(
+            "#timeline 0 2\n0: q(1,2)\nerror: boom\ntook 3 ms\n",
+            &mut unread,
+        );
+        assert_eq!((laser.unwrap().len(), unread.lines), (1, 1));
+        let mut unread = Unread::default();
+        normalise_rtec_counting("moving(a)=true: [[1,2]]\n% some warning\n", &mut unread).unwrap();
+        assert_eq!(unread.lines, 1);
+    }
+
+    #[test]
+    fn diffs_are_listed_in_time_order() {
+        let diff = Diff::between(
+            &set(&["10: p", "2: p", "f(a) 11 12", "f(a) 3 4"]),
+            &BTreeSet::new(),
+        );
+        assert_eq!(
+            diff.only_stgflow,
+            ["2: p", "f(a) 3 4", "10: p", "f(a) 11 12"]
+        );
     }
 
     #[test]

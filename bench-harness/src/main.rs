@@ -130,7 +130,7 @@ struct CompareArgs {
     /// A peer: NAME=COMMAND, with {program} and {stream} in COMMAND. Repeatable.
     #[arg(long, value_name = "NAME=CMD", value_parser = name_value)]
     peer: Vec<(String, String)>,
-    /// A peer's kind (laser or rtec) when its name is not one: NAME=KIND.
+    /// A peer's kind (laser, rtec, td or csv) when its name is not one: NAME=KIND.
     #[arg(long, value_name = "NAME=KIND", value_parser = name_value)]
     peer_kind: Vec<(String, String)>,
     /// A peer's own program file: NAME=FILE (default: --program).
@@ -383,7 +383,9 @@ fn run_compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
                 .parse()
                 .map_err(|e: String| anyhow!("--peer-kind {name}: {e}"))?,
             None => name.parse().map_err(|_| {
-                anyhow!("peer `{name}`: give its kind with --peer-kind {name}=laser or {name}=rtec")
+                anyhow!(
+                    "peer `{name}`: give its kind with --peer-kind {name}=laser, rtec, td or csv"
+                )
             })?,
         };
         peers.push(Peer {

@@ -463,3 +463,66 @@ fn compare_kills_a_peer_past_its_timeout() {
     assert!(started.elapsed() < std::time::Duration::from_secs(20));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Peers of kind `td` (here stgflow's reference engine itself, reading the TD stream as
+/// it is) and `csv` (a stand-in reading the stream converted to CSV); the CSV peer's
+/// line that is no answer is counted and shown, and its wrong answer listed.
+#[test]
+fn compare_takes_td_and_csv_peers_and_reports_lines_it_could_not_read() {
+    let dir = scratch("compare-kinds");
+    let program = dir.join("q.tdl");
+    std::fs::write(&program, "q(A, B, T) :- p(A, B, T).\n#output q.\n").expect("write the program");
+    let stream = dir.join("s.facts");
+    std::fs::write(&stream, "p(1, 2, 0).\np(3,4,2).\n").expect("write the stream");
+    let td = format!(
+        "{} run {{program}} {{stream}} --engine reference --mode points",
+        stgflow().display()
+    );
+    let csv = peer_script(&dir, "csv", "time,pred,a,b\n0,q,1,2\n2,q,3,5\nloading…\n");
+    let out = dir.join("out");
+    let result = bench(&[
+        "compare",
+        "--program",
+        &program.to_string_lossy(),
+        "--stream",
+        &stream.to_string_lossy(),
+        "--repeat",
+        "1",
+        "--out",
+        &out.to_string_lossy(),
+        "--peer",
+        &format!("td={td}"),
+        "--peer",
+        &format!("mine={csv}"),
+        "--peer-kind",
+        "mine=csv",
+    ]);
+    let table = text(&result.stdout);
+    assert_eq!(
+        result.status.code(),
+        Some(1),
+        "{table}{}",
+        text(&result.stderr)
+    );
+    assert!(
+        table.contains("| td |") && table.contains("| equal |"),
+        "{table}"
+    );
+    assert!(
+        table.contains("DIFFERS: 1 only in mine, 1 only in stgflow"),
+        "{table}"
+    );
+    assert!(
+        table.contains(
+            "`mine` printed 1 line(s) that were not read as answers; the first: `loading…`"
+        ),
+        "{table}"
+    );
+    assert!(
+        table.contains("    > 2: q(3,5)") && table.contains("    < 2: q(3,4)"),
+        "{table}"
+    );
+    let seen = std::fs::read_to_string(dir.join("csv.seen")).expect("the CSV peer's input");
+    assert_eq!(seen, "0,p,1,2\n2,p,3,4\n");
+    let _ = std::fs::remove_dir_all(&dir);
+}
