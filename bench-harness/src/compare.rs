@@ -328,12 +328,42 @@ fn convert_stream(
     };
     let text = std::fs::read_to_string(stream)
         .with_context(|| format!("cannot read {}", stream.display()))?;
+    not_td(stream, &text)?;
     let converted = comparison.out.join(format!("stream.{extension}"));
     let file = std::fs::File::create(&converted)
         .with_context(|| format!("cannot create {}", converted.display()))?;
     convert::convert_td(&text, format, None, std::io::BufWriter::new(file))
         .with_context(|| format!("converting {}", stream.display()))?;
     Ok(converted)
+}
+
+/// An error that says what to do when stgflow's `stream`, to be converted for a peer, is
+/// a Laser or CSV stream rather than TD (stgflow reads those, the conversion does not).
+fn not_td(stream: &Path, text: &str) -> anyhow::Result<()> {
+    let first = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    let laser = first.starts_with("#timeline")
+        || first
+            .split_once(':')
+            .is_some_and(|(t, _)| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()));
+    let ending = stream.extension().and_then(|e| e.to_str()).unwrap_or("");
+    let kind = match ending {
+        "laser" => Some("a Laser stream"),
+        "csv" => Some("a CSV stream"),
+        _ if laser => Some("a Laser stream"),
+        _ => None,
+    };
+    match kind {
+        Some(kind) => bail!(
+            "{} is {kind}, and only a TD stream is converted for a peer: give the peer its own input with --peer-stream NAME={} (stgflow reads it as --stream)",
+            stream.display(),
+            stream.display()
+        ),
+        None => Ok(()),
+    }
 }
 
 /// Runs a command `repeat` times with stdout to `output`; the median usage.
@@ -491,6 +521,7 @@ fn csv_stream(comparison: &Comparison) -> anyhow::Result<PathBuf> {
         bail!("a CSV peer without --peer-stream needs stgflow's stream to be one TD file");
     };
     let text = read(stream)?;
+    not_td(stream, &text)?;
     let facts = convert::parse_td(&text).map_err(|e| anyhow!("{}: {e}", stream.display()))?;
     let mut csv = String::new();
     for fact in facts {
@@ -740,6 +771,23 @@ mod tests {
         let mut unread = Unread::default();
         normalise_rtec_counting("moving(a)=true: [[1,2]]\n% some warning\n", &mut unread).unwrap();
         assert_eq!(unread.lines, 1);
+    }
+
+    #[test]
+    fn a_laser_or_csv_stream_to_convert_points_at_peer_stream() {
+        let laser = not_td(Path::new("s.txt"), "#timeline 0 9\n0: p(a)\n").unwrap_err();
+        assert!(
+            laser.to_string().contains("a Laser stream")
+                && laser.to_string().contains("--peer-stream NAME=s.txt")
+        );
+        assert!(not_td(Path::new("s"), "3: p(a)\n").is_err());
+        assert!(
+            not_td(Path::new("s.csv"), "3,p,a\n")
+                .unwrap_err()
+                .to_string()
+                .contains("a CSV stream")
+        );
+        assert!(not_td(Path::new("s.facts"), "p(a, 3).\n").is_ok());
     }
 
     #[test]
