@@ -67,9 +67,17 @@ enum Command {
 struct SweepArgs {
     /// Workloads: diamond, box, inertia, tick, device-safety (TD, generated);
     /// lars-diamond, lars-box, lars-at, lars-diamond-not (LARS over Laser stream files,
-    /// batch mode only); caviar, ctm, voting (RTEC's recorded data, batch mode only).
-    #[arg(long, value_delimiter = ',', default_value = "diamond")]
+    /// batch mode only); caviar, ctm, voting (RTEC's recorded data, batch mode only);
+    /// own (--program and --stream, batch mode only). Default: diamond, or own when
+    /// --program is given.
+    #[arg(long, value_delimiter = ',')]
     workload: Vec<Workload>,
+    /// The `own` workload's program (TD, LARS or an event description).
+    #[arg(long, value_name = "FILE", requires = "stream")]
+    program: Option<PathBuf>,
+    /// The `own` workload's input streams (repeatable), as `stgflow run` reads them.
+    #[arg(long, value_name = "FILE", requires = "program")]
+    stream: Vec<PathBuf>,
     /// Worker threads per process (`-w`).
     #[arg(long, value_delimiter = ',', default_value = "1")]
     workers: Vec<usize>,
@@ -273,8 +281,13 @@ fn run_sweep(args: SweepArgs) -> anyhow::Result<ExitCode> {
         wrapper: wrapper(&args.out, args.timeout)?,
         out: args.out.clone(),
     };
+    let workloads = match (args.workload.is_empty(), args.program.is_some()) {
+        (true, true) => vec![Workload::Own],
+        (true, false) => vec![Workload::Diamond],
+        (false, _) => args.workload,
+    };
     let grid = Grid {
-        workloads: args.workload,
+        workloads,
         workers: args.workers,
         processes: args.processes,
         windows: args.window,
@@ -286,6 +299,10 @@ fn run_sweep(args: SweepArgs) -> anyhow::Result<ExitCode> {
         data: args.data,
         output: args.output.clone(),
         extra: args.stgflow_arg.clone(),
+        own: args
+            .program
+            .clone()
+            .map(|program| (program, args.stream.clone())),
     };
     let mut stderr = std::io::stderr();
     let rows = sweep::run_grid(&setup, &grid, |row| {

@@ -74,6 +74,8 @@ pub struct Grid {
     pub output: String,
     /// Extra `stgflow run` arguments for every run (`--stgflow-arg`).
     pub extra: Vec<String>,
+    /// The `own` workload's program and streams (`--program`, `--stream`).
+    pub own: Option<(PathBuf, Vec<PathBuf>)>,
 }
 
 /// One run: the grid point, what it read and what it cost.
@@ -187,12 +189,25 @@ pub fn run_grid(
             vec![0]
         };
         for &window in &windows {
-            let program = programs.join(workload.program_file(window));
-            std::fs::write(&program, workload.program(window))
-                .with_context(|| format!("cannot write {}", program.display()))?;
+            let program = match (workload, &grid.own) {
+                (Workload::Own, Some((program, _))) => program.clone(),
+                (Workload::Own, None) => bail!("the `own` workload needs --program and --stream"),
+                _ => {
+                    let program = programs.join(workload.program_file(window));
+                    std::fs::write(&program, workload.program(window))
+                        .with_context(|| format!("cannot write {}", program.display()))?;
+                    program
+                }
+            };
             for &rate in &rates {
                 for &length in &lengths {
+                    let own = grid.own.as_ref().filter(|_| workload == Workload::Own);
                     let (stream_files, input_facts, extra) = match workload.recorded() {
+                        None if own.is_some() => {
+                            let files = own.map(|(_, streams)| streams.clone()).unwrap_or_default();
+                            let records = count_records(&files)?;
+                            (files, records, Vec::new())
+                        }
                         Some(recorded) => {
                             let files: Vec<PathBuf> = recorded
                                 .files
@@ -213,10 +228,12 @@ pub fn run_grid(
                     for &mode in &grid.modes {
                         let points = match mode {
                             InputMode::Streaming
-                                if workload.recorded().is_some() || workload.is_lars() =>
+                                if workload.recorded().is_some()
+                                    || workload.is_lars()
+                                    || workload == Workload::Own =>
                             {
                                 bail!(
-                                    "{workload}: streaming mode needs a generated TD stream; run recorded and LARS workloads in batch mode"
+                                    "{workload}: streaming mode needs a generated TD stream; run recorded, LARS and own workloads in batch mode"
                                 )
                             }
                             InputMode::Streaming => measure::time_points(&stream_files[0])?,
@@ -273,7 +290,7 @@ fn count_records(files: &[PathBuf]) -> anyhow::Result<u64> {
     for file in files {
         let bytes = std::fs::read(file).with_context(|| {
             format!(
-                "cannot read {} (recorded workloads read RTEC's data; see --data)",
+                "cannot read {} (recorded workloads read RTEC's data, see --data; `own` reads --stream)",
                 file.display()
             )
         })?;

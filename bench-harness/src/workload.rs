@@ -53,6 +53,8 @@ pub enum Workload {
     Caviar,
     Ctm,
     Voting,
+    /// The user's own program and streams (`sweep --program FILE --stream FILE`).
+    Own,
 }
 
 /// A recorded workload: an event description and RTEC data files.
@@ -69,7 +71,7 @@ pub struct Recorded {
 }
 
 impl Workload {
-    pub const ALL: [Workload; 12] = [
+    pub const ALL: [Workload; 13] = [
         Workload::Diamond,
         Workload::Box,
         Workload::Inertia,
@@ -82,6 +84,7 @@ impl Workload {
         Workload::Caviar,
         Workload::Ctm,
         Workload::Voting,
+        Workload::Own,
     ];
 
     pub fn name(self) -> &'static str {
@@ -98,6 +101,7 @@ impl Workload {
             Workload::Caviar => "caviar",
             Workload::Ctm => "ctm",
             Workload::Voting => "voting",
+            Workload::Own => "own",
         }
     }
 
@@ -162,12 +166,12 @@ impl Workload {
 
     /// Whether the stream depends on the rate.
     pub fn has_rate(self) -> bool {
-        !matches!(self, Workload::Tick) && self.recorded().is_none()
+        !matches!(self, Workload::Tick | Workload::Own) && self.recorded().is_none()
     }
 
     /// Whether the stream depends on the length.
     pub fn has_length(self) -> bool {
-        self.recorded().is_none()
+        self.recorded().is_none() && self != Workload::Own
     }
 
     /// The program's text for window size `window` (ignored without a window).
@@ -199,13 +203,15 @@ impl Workload {
             Workload::Caviar | Workload::Ctm | Workload::Voting => self
                 .recorded()
                 .map_or_else(String::new, |r| r.program.to_owned()),
+            // The user's own file, not written out.
+            Workload::Own => String::new(),
         }
     }
 
     /// Writes the stream for `rate` and `length` time points to `path` (generated
     /// workloads only).
     pub fn write_stream(self, rate: u64, length: u64, path: &Path) -> anyhow::Result<Summary> {
-        if self.recorded().is_some() {
+        if self.recorded().is_some() || self == Workload::Own {
             anyhow::bail!("{self} reads recorded data; it has no generated stream");
         }
         let file =
@@ -280,7 +286,8 @@ impl Workload {
             | Workload::LarsDiamondNot
             | Workload::Caviar
             | Workload::Ctm
-            | Workload::Voting => return Ok(Summary::default()),
+            | Workload::Voting
+            | Workload::Own => return Ok(Summary::default()),
         };
         summary.with_context(|| format!("writing {}", path.display()))
     }

@@ -526,3 +526,53 @@ fn compare_takes_td_and_csv_peers_and_reports_lines_it_could_not_read() {
     assert_eq!(seen, "0,p,1,2\n2,p,3,4\n");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `sweep --program FILE --stream FILE`: the user's own program and stream over a grid of
+/// workers (the workload `own`); `--workload own` without them is an error.
+#[test]
+fn sweep_runs_one_s_own_program_and_stream() {
+    let out = scratch("own");
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let program = repo.join("datasets/examples/device_safety.tdl");
+    let stream = repo.join("datasets/examples/device_safety.facts");
+    let lines = std::fs::read_to_string(&stream)
+        .expect("the example stream")
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .count();
+    let result = bench(&[
+        "sweep",
+        "--program",
+        &program.to_string_lossy(),
+        "--stream",
+        &stream.to_string_lossy(),
+        "--workers",
+        "1,2",
+        "--repeat",
+        "1",
+        "--out",
+        &out.to_string_lossy(),
+    ]);
+    assert!(result.status.success(), "{}", text(&result.stderr));
+    let rows = csv_rows(&out.join("results.csv"));
+    assert_eq!(rows.len(), 2);
+    for row in &rows {
+        assert_eq!(
+            (row[0].as_str(), row[8].clone()),
+            ("own", lines.to_string()),
+            "{row:?}"
+        );
+    }
+    let report = std::fs::read_to_string(out.join("report.md")).expect("the report");
+    assert!(report.contains("| own |"), "{report}");
+    let refused = bench(&[
+        "sweep",
+        "--workload",
+        "own",
+        "--out",
+        &out.to_string_lossy(),
+    ]);
+    assert!(!refused.status.success());
+    assert!(text(&refused.stderr).contains("needs --program and --stream"));
+    let _ = std::fs::remove_dir_all(&out);
+}
