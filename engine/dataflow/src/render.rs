@@ -55,14 +55,20 @@ pub enum Output<'s> {
 /// every predicate of `outputs` (and possibly of others, in [`Output::Tagged`] streams).
 /// The runtime feeds each input collection from its own input handle and captures each
 /// output: no operator splits a tagged input or tags the output.
+///
+/// Also returns, per component of the plan in order, the range of operator identifiers
+/// its rendering allocated (the worker's identifiers are sequential), so that a profile
+/// can attribute operators to components.
 pub fn render<'s>(
     program: &Program,
     plan: &Plan,
     input: Vec<Coll<'s, u64>>,
     outputs: &[PredId],
-) -> Vec<Output<'s>> {
+) -> (Vec<Output<'s>>, Vec<std::ops::Range<usize>>) {
     let mut builder = Builder::new(program, plan, input);
+    let mut operators = Vec::with_capacity(plan.components.len());
     for component in &plan.components {
+        let from = builder.scope.worker().peek_identifier();
         match component {
             Component::Window {
                 pred,
@@ -85,8 +91,9 @@ pub fn render<'s>(
             Component::Persist(persist_plan) => builder.persist(persist_plan),
             Component::Stepper(stepper_plan) => builder.stepper(stepper_plan),
         }
+        operators.push(from..builder.scope.worker().peek_identifier());
     }
-    builder.outputs(outputs)
+    (builder.outputs(outputs), operators)
 }
 
 /// The dataflow as it is built, component by component: what each predicate holds so

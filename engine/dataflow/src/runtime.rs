@@ -34,6 +34,7 @@ mod feeder;
 mod greeting;
 mod messages;
 mod order;
+mod profile;
 mod reading;
 mod worker;
 
@@ -75,6 +76,9 @@ pub struct Options {
     /// file's blocks and introduces the facts itself ([`reading`]); the input is then
     /// diffed on the workers too.
     pub read_on_workers: bool,
+    /// Profile the workers of process 0: the time each component of the plan was
+    /// scheduled, in [`RunSummary::components`] (`--stats`).
+    pub stats: bool,
     /// Write one file per printed predicate, from the workers of process 0 (each its share
     /// of the predicates, in parallel), instead of the output to the sink.
     pub files: Option<Files>,
@@ -90,6 +94,7 @@ impl Default for Options {
             batch_updates: 1 << 14,
             diff_on_workers: false,
             read_on_workers: false,
+            stats: false,
             files: None,
         }
     }
@@ -112,7 +117,15 @@ pub fn run<W: Write>(
         outputs: program.output_predicates(),
         points: !diff_here,
         files: options.files.clone(),
+        stats: options.stats,
     });
+    let labels: Vec<String> = setup
+        .plan
+        .dump_noting(program, |_| None)
+        .lines()
+        .skip(1)
+        .map(str::to_owned)
+        .collect();
     let (to_workers, from_main): (Vec<Sender<ToWorker>>, Vec<Receiver<ToWorker>>) =
         (0..options.cluster.workers.max(1))
             .map(|_| bounded::<ToWorker>(IN_FLIGHT))
@@ -167,6 +180,11 @@ pub fn run<W: Write>(
             summary.add_input(fed, sources);
             if let Some(skipped) = skipped {
                 summary.skipped = skipped;
+            }
+            if options.stats {
+                let outside = "outside the components (inputs, input diff, delays, captures)";
+                let labels = labels.into_iter().chain([outside.to_owned()]);
+                summary.components = labels.zip(feeder.component_times.clone()).collect();
             }
             feeder.sink.finish()?;
             Ok(summary)

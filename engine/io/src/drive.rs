@@ -109,6 +109,10 @@ pub struct RunSummary {
     /// Facts outside the timeline.
     pub dropped: u64,
     pub skipped: SkipCounts,
+    /// The dataflow engine's components (as `check --dump plan` lists them) with the time
+    /// each was scheduled on the workers of process 0, then the time outside them; empty
+    /// unless asked for (`--stats`).
+    pub components: Vec<(String, std::time::Duration)>,
 }
 
 impl RunSummary {

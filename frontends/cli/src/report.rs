@@ -205,6 +205,8 @@ struct RunReport {
     user: f64,
     system: f64,
     peak_rss_kib: u64,
+    /// The dataflow engine's components and their time on the workers of process 0.
+    components: Vec<(String, f64)>,
 }
 
 impl RunReport {
@@ -242,6 +244,11 @@ impl RunReport {
             user,
             system,
             peak_rss_kib,
+            components: summary
+                .components
+                .iter()
+                .map(|(name, time)| (name.clone(), time.as_secs_f64()))
+                .collect(),
         }
     }
 
@@ -258,7 +265,27 @@ impl RunReport {
             (Some(first), Some(last)) => format!(" [{first}, {last}]"),
             _ => String::new(),
         };
-        format!(
+        let mut components = String::new();
+        if !self.components.is_empty() {
+            let total: f64 = self
+                .components
+                .iter()
+                .map(|(_, t)| t)
+                .sum::<f64>()
+                .max(1e-9);
+            components
+                .push_str("  components    time scheduled on the workers, summed over them:\n");
+            for (name, time) in &self.components {
+                let shown: String = name.chars().take(90).collect();
+                let more = if shown.len() < name.len() { "…" } else { "" };
+                components.push_str(&format!(
+                    "    {:>9.3} s {:>5.1} %  {shown}{more}\n",
+                    time,
+                    100.0 * time / total
+                ));
+            }
+        }
+        let report = format!(
             "stgflow: run report\n\
              \x20 time points   {}{span}\n\
              \x20 input facts   {} read; skipped: {} of unknown predicates, {} of the wrong arity, {} late; {} outside the timeline\n\
@@ -280,13 +307,24 @@ impl RunReport {
             self.system,
             self.peak_rss_kib as f64 / 1024.0,
             self.rate(),
-        )
+        );
+        report + &components
     }
 
     fn json(&self) -> String {
         let optional = |t: Option<u64>| t.map_or("null".to_owned(), |t| t.to_string());
+        let components: Vec<String> = self
+            .components
+            .iter()
+            .map(|(name, time)| {
+                format!(
+                    "{{\"component\":{},\"time_s\":{time:.6}}}",
+                    json_string(name)
+                )
+            })
+            .collect();
         format!(
-            "{{\"time_points\":{},\"first\":{},\"last\":{},\"input_facts\":{},\"skipped\":{{\"unknown\":{},\"wrong_arity\":{},\"late\":{}}},\"outside_timeline\":{},\"output_lines\":{},\"wall_s\":{:.6},\"cpu_s\":{:.6},\"user_s\":{:.6},\"system_s\":{:.6},\"peak_rss_kib\":{},\"input_facts_per_s\":{:.1}}}\n",
+            "{{\"time_points\":{},\"first\":{},\"last\":{},\"input_facts\":{},\"skipped\":{{\"unknown\":{},\"wrong_arity\":{},\"late\":{}}},\"outside_timeline\":{},\"output_lines\":{},\"wall_s\":{:.6},\"cpu_s\":{:.6},\"user_s\":{:.6},\"system_s\":{:.6},\"peak_rss_kib\":{},\"input_facts_per_s\":{:.1},\"components\":[{}]}}\n",
             self.time_points,
             optional(self.first),
             optional(self.last),
@@ -302,6 +340,22 @@ impl RunReport {
             self.system,
             self.peak_rss_kib,
             self.rate(),
+            components.join(","),
         )
     }
+}
+
+/// `text` as a JSON string.
+fn json_string(text: &str) -> String {
+    let mut out = String::from("\"");
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }

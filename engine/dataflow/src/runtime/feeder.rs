@@ -105,6 +105,9 @@ pub(super) struct Feeder<'a, W: Write> {
     pub(super) summary: RunSummary,
     /// The input facts the workers introduced and dropped, reading on the workers.
     pub(super) fed_on_workers: Fed,
+    /// With `--stats`: each component's time scheduled, summed over the workers of this
+    /// process, then the time outside them.
+    pub(super) component_times: Vec<std::time::Duration>,
     /// What wakes each worker (see [`super::worker::Wakers`]).
     wakers: std::sync::Arc<super::worker::Wakers>,
     /// Block summaries from the workers not taken yet (see [`Feeder::next_parsed`]).
@@ -155,6 +158,7 @@ impl<'a, W: Write> Feeder<'a, W> {
             done: 0,
             summary: RunSummary::default(),
             fed_on_workers: Fed::default(),
+            component_times: Vec::new(),
             parsed: VecDeque::new(),
             wakers: std::sync::Arc::default(),
             flushed_on_stop: false,
@@ -275,8 +279,15 @@ impl<'a, W: Write> Feeder<'a, W> {
                 upto,
                 updates,
             } => (worker, upto, updates),
-            FromWorker::Done { fed, .. } => {
+            FromWorker::Done { fed, times, .. } => {
                 self.done += 1;
+                if self.component_times.len() < times.len() {
+                    self.component_times
+                        .resize(times.len(), std::time::Duration::ZERO);
+                }
+                for (total, time) in self.component_times.iter_mut().zip(times) {
+                    *total += time;
+                }
                 self.fed_on_workers.input_facts += fed.input_facts;
                 self.fed_on_workers.dropped += fed.dropped;
                 return Ok(());

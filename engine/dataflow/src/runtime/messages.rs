@@ -70,6 +70,9 @@ pub(super) enum FromWorker {
         worker: usize,
         /// The input facts this worker introduced and dropped (reading on the workers).
         fed: Fed,
+        /// With `--stats`: the time each component was scheduled on this worker, then
+        /// the time outside them.
+        times: Vec<std::time::Duration>,
     },
     /// What a block said when parsed on its own ([`ToWorker::Parse`]).
     Parsed {

@@ -22,6 +22,7 @@ use stgflow_io::stream::{FactReader, InputFact};
 
 use super::messages::{FromWorker, ToWorker, Update};
 use super::order::in_output_order;
+use super::profile::Profile;
 use crate::operators::points::changes;
 use crate::plan::Plan;
 use crate::render::{Output, render};
@@ -48,6 +49,8 @@ pub(super) struct Setup {
     /// One file per printed predicate, written by the workers of process 0 (each its
     /// share of the predicates); else the output goes to the calling thread.
     pub(super) files: Option<Files>,
+    /// Profile the serving workers per component (`--stats`).
+    pub(super) stats: bool,
 }
 
 /// Where a worker's output goes before it is captured.
@@ -106,7 +109,9 @@ pub(super) fn work(
     let mut inputs: Inputs = (0..program.predicates.len() + 1)
         .map(|_| InputHandle::new())
         .collect();
-    let address = build(
+    let serving = worker.index() < from_main.len();
+    let profile = (setup.stats && serving).then(|| Profile::start(worker));
+    let (address, components) = build(
         worker,
         program,
         plan,
@@ -116,7 +121,7 @@ pub(super) fn work(
         &captured,
         (route, setup.points),
     );
-    if worker.index() < from_main.len() {
+    if serving {
         let _ = wakers[local].set(worker.sync_activator_for(address));
         let channels = Channels {
             local,
@@ -129,7 +134,7 @@ pub(super) fn work(
                 .sink(std::io::sink(), program, |p| owner[p] == local as u64)
                 .map_err(|e| e.to_string())
         });
-        serve(
+        let fed = serve(
             worker,
             program,
             inputs,
@@ -137,6 +142,12 @@ pub(super) fn work(
             &channels,
             files,
         );
+        let times = profile.map_or_else(Vec::new, |p| p.per_component(worker, &components));
+        let _ = to_main.send(FromWorker::Done {
+            worker: local,
+            fed,
+            times,
+        });
     }
 }
 
@@ -162,9 +173,10 @@ fn build(
     probe: &ProbeHandle<u64>,
     captured: &Rc<RefCell<Vec<Update>>>,
     (route, points): (Route, bool),
-) -> Vec<usize> {
+) -> (Vec<usize>, Vec<std::ops::Range<usize>>) {
     let predicates = program.predicates.len();
     let mut address = Vec::new();
+    let mut components = Vec::new();
     worker.dataflow::<u64, _, _>(|scope| {
         address = scope.addr().to_vec();
         let facts = inputs
@@ -185,7 +197,9 @@ fn build(
             printed[p] = true;
         }
         let printed = Rc::new(printed);
-        for out in render(program, plan, facts, outputs) {
+        let (outs, ranges) = render(program, plan, facts, outputs);
+        components = ranges;
+        for out in outs {
             let sink = captured.clone();
             match out {
                 Output::Predicate(tag, out) => {
@@ -219,7 +233,7 @@ fn build(
             .probe_with(probe);
         }
     });
-    address
+    (address, components)
 }
 
 /// A serving worker's loop: each batch from the calling thread goes to the input handles
@@ -233,7 +247,7 @@ fn serve(
     (probe, captured): (&ProbeHandle<u64>, &Rc<RefCell<Vec<Update>>>),
     channels: &Channels<'_>,
     files: Option<Result<Sink<std::io::Sink>, String>>,
-) {
+) -> Fed {
     // A file that cannot be created or written stops the run (the calling thread reports
     // it); the worker goes on stepping, writing nothing more, until told to finish.
     let mut files = match files {
@@ -340,10 +354,7 @@ fn serve(
         }
     }
     drop(inputs);
-    let _ = channels.to_main.send(FromWorker::Done {
-        worker: channels.local,
-        fed: reading.fed,
-    });
+    reading.fed
 }
 
 /// A serving worker's share of reading the input ([`super::reading`]): the facts of the

@@ -1,0 +1,80 @@
+//! `--stats` and `--stats-json` on the dataflow engine: the time each component of the
+//! plan (as `check --dump plan` lists them) was scheduled on the workers, then the time
+//! outside them.
+
+mod common;
+
+use common::{root, stdout_of, stgflow, tempdir};
+use serde_json::Value;
+
+#[test]
+fn the_run_report_has_a_time_per_component_of_the_plan() {
+    let dir = tempdir();
+    let json = dir.join("stats.json");
+    let program = "datasets/examples/device_safety.tdl";
+    let plan = stdout_of(&["check", program, "--dump", "plan"]);
+    let components: Vec<&str> = plan.lines().skip(1).collect();
+    assert!(components.len() >= 2, "{plan}");
+    for workers in ["1", "2"] {
+        let output = stgflow()
+            .current_dir(root())
+            .args([
+                "run",
+                program,
+                "datasets/examples/device_safety.facts",
+                "-w",
+                workers,
+            ])
+            .arg("--stats-json")
+            .arg(&json)
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let text = std::fs::read_to_string(&json).unwrap_or_else(|e| panic!("{e}"));
+        let report: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+        let listed = report["components"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{report}"));
+        assert_eq!(listed.len(), components.len() + 1, "{report}");
+        for (entry, line) in listed.iter().zip(&components) {
+            assert_eq!(entry["component"], *line);
+        }
+        assert!(
+            listed[components.len()]["component"]
+                .as_str()
+                .is_some_and(|c| c.starts_with("outside"))
+        );
+        let times: Vec<f64> = listed
+            .iter()
+            .map(|c| c["time_s"].as_f64().unwrap_or(-1.0))
+            .collect();
+        assert!(
+            times.iter().all(|&t| t >= 0.0) && times.iter().sum::<f64>() > 0.0,
+            "{times:?}"
+        );
+    }
+    // The text report lists them too; without --stats nothing is profiled or printed.
+    let output = stgflow()
+        .current_dir(root())
+        .args([
+            "run",
+            program,
+            "datasets/examples/device_safety.facts",
+            "--stats",
+        ])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("components    time scheduled on the workers"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(components[0].chars().take(40).collect::<String>().as_str()),
+        "{stderr}"
+    );
+}
