@@ -2,28 +2,17 @@
 
 mod common;
 
-use common::{root, stgflow, tempdir};
+use common::{stdout_of, tempdir};
 use serde_json::Value;
 
 fn explain(args: &[&str]) -> Value {
-    let output = stgflow()
-        .current_dir(root())
-        .arg("explain")
-        .args(args)
-        .arg("--json")
-        .output()
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {}",
-            String::from_utf8_lossy(&output.stdout)
-        )
-    })
+    let args: Vec<&str> = ["explain"]
+        .into_iter()
+        .chain(args.iter().copied())
+        .chain(["--json"])
+        .collect();
+    let text = stdout_of(&args);
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
 }
 
 const PROGRAM: &str = "datasets/examples/device_safety.tdl";

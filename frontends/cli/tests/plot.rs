@@ -5,7 +5,7 @@ mod common;
 use std::path::Path;
 use std::process::Output;
 
-use common::{root, stgflow, tempdir};
+use common::{output_of, root, stdout_of, stgflow, tempdir};
 
 /// `stgflow plot INTERVALS --out OUT` with `more` arguments.
 fn plot(intervals: &Path, out: &Path, more: &[&str]) -> Output {
@@ -94,39 +94,17 @@ fn plot_refuses_what_is_not_intervals_and_unknown_picture_kinds() {
 fn run_plot_draws_what_the_run_prints() {
     let dir = tempdir();
     let svg = dir.join("run.svg");
-    let run = stgflow()
-        .current_dir(root())
-        .args([
-            "run",
-            "datasets/examples/device_safety.tdl",
-            "datasets/examples/device_safety.facts",
-            "--mode",
-            "intervals",
-            "--plot",
-        ])
-        .arg(&svg)
-        .output()
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    let printed = String::from_utf8_lossy(&run.stdout);
+    let svg_arg = svg.to_string_lossy();
+    let example = [
+        "run",
+        "datasets/examples/device_safety.tdl",
+        "datasets/examples/device_safety.facts",
+    ];
+    let printed = stdout_of(&[&example[..], &["--mode", "intervals", "--plot", &svg_arg]].concat());
     assert!(printed.contains("trusted(d1) ["), "{printed}");
     let text = std::fs::read_to_string(&svg).unwrap_or_else(|e| panic!("{e}"));
     assert!(text.contains("trusted(d1)") && text.contains("device_safety.tdl"));
-    let refused = stgflow()
-        .current_dir(root())
-        .args([
-            "run",
-            "datasets/examples/device_safety.tdl",
-            "datasets/examples/device_safety.facts",
-            "--plot",
-        ])
-        .arg(&svg)
-        .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let refused = output_of(&[&example[..], &["--plot", &svg_arg]].concat());
     assert_eq!(refused.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("needs `--mode intervals`"));
 }

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{root, stdout_of, stgflow, tempdir};
+use common::{output_of, stdout_of, tempdir};
 use serde_json::Value;
 
 #[test]
@@ -16,19 +16,16 @@ fn the_run_report_has_a_time_per_component_of_the_plan() {
     let components: Vec<&str> = plan.lines().skip(1).collect();
     assert!(components.len() >= 2, "{plan}");
     for workers in ["1", "2"] {
-        let output = stgflow()
-            .current_dir(root())
-            .args([
-                "run",
-                program,
-                "datasets/examples/device_safety.facts",
-                "-w",
-                workers,
-            ])
-            .arg("--stats-json")
-            .arg(&json)
-            .output()
-            .unwrap_or_else(|e| panic!("{e}"));
+        let json_arg = json.to_string_lossy();
+        let output = output_of(&[
+            "run",
+            program,
+            "datasets/examples/device_safety.facts",
+            "-w",
+            workers,
+            "--stats-json",
+            &json_arg,
+        ]);
         assert!(
             output.status.success(),
             "{}",
@@ -58,16 +55,12 @@ fn the_run_report_has_a_time_per_component_of_the_plan() {
         );
     }
     // The text report lists them too; without --stats nothing is profiled or printed.
-    let output = stgflow()
-        .current_dir(root())
-        .args([
-            "run",
-            program,
-            "datasets/examples/device_safety.facts",
-            "--stats",
-        ])
-        .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let output = output_of(&[
+        "run",
+        program,
+        "datasets/examples/device_safety.facts",
+        "--stats",
+    ]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         stderr.contains("components    time scheduled on the workers"),

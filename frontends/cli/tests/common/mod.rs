@@ -44,6 +44,14 @@ pub fn stgflow() -> Command {
     command
 }
 
+/// `stgflow ARGS` from the repository root, whatever its exit status.
+pub fn output_of(args: &[&str]) -> std::process::Output {
+    stgflow()
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run stgflow {args:?}: {e}"))
+}
+
 /// `stgflow ARGS` from the repository root: its stdout, failing the test on an error.
 pub fn stdout_of(args: &[&str]) -> String {
     let output = stgflow()
