@@ -22,9 +22,13 @@ mod time;
 
 pub use time::Time;
 
-use differential_dataflow::VecCollection;
+use std::cell::Cell;
+use std::rc::Rc;
+
 use differential_dataflow::lattice::Lattice;
 use differential_dataflow::operators::iterate::Variable;
+use differential_dataflow::{AsCollection, VecCollection};
+use timely::dataflow::operators::Inspect;
 use timely::order::Product;
 use timely::progress::Timestamp;
 
@@ -56,19 +60,25 @@ pub enum Output<'s> {
 /// The runtime feeds each input collection from its own input handle and captures each
 /// output: no operator splits a tagged input or tags the output.
 ///
-/// Also returns, per component of the plan in order, the range of operator identifiers
-/// its rendering allocated (the worker's identifiers are sequential), so that a profile
-/// can attribute operators to components.
+/// With `counting`, each component's output updates on this worker are counted (an
+/// `Inspect` on its outputs, which passes the containers on as they are).
 pub fn render<'s>(
     program: &Program,
     plan: &Plan,
     input: Vec<Coll<'s, u64>>,
     outputs: &[PredId],
-) -> (Vec<Output<'s>>, Vec<std::ops::Range<usize>>) {
+    counting: bool,
+) -> Rendered<'s> {
     let mut builder = Builder::new(program, plan, input);
     let mut operators = Vec::with_capacity(plan.components.len());
+    let mut records = Vec::new();
     for component in &plan.components {
         let from = builder.scope.worker().peek_identifier();
+        if counting {
+            let counter = Rc::new(Cell::new(0));
+            records.push(counter.clone());
+            builder.counter = Some(counter);
+        }
         match component {
             Component::Window {
                 pred,
@@ -93,7 +103,26 @@ pub fn render<'s>(
         }
         operators.push(from..builder.scope.worker().peek_identifier());
     }
-    (builder.outputs(outputs), operators)
+    Rendered {
+        outputs: builder.outputs(outputs),
+        operators,
+        records,
+    }
+}
+
+/// What [`render`] built.
+#[allow(
+    missing_debug_implementations,
+    reason = "differential's collections do not implement Debug"
+)]
+pub struct Rendered<'s> {
+    pub outputs: Vec<Output<'s>>,
+    /// Per component of the plan, in order, the range of operator identifiers its
+    /// rendering allocated (a worker's identifiers are sequential): a profile attributes
+    /// operators to components by them.
+    pub operators: Vec<std::ops::Range<usize>>,
+    /// With counting, per component, the updates it has output on this worker so far.
+    pub records: Vec<Rc<Cell<u64>>>,
 }
 
 /// The dataflow as it is built, component by component: what each predicate holds so
@@ -112,6 +141,8 @@ struct Builder<'p, 's> {
     /// Per predicate, the index in `tagged` of the temporal SCC stream it is output in.
     tagged_in: Vec<Option<usize>>,
     tagged: Vec<Facts<'s, u64>>,
+    /// Counts the output updates of the component being built (`render`'s counting).
+    counter: Option<Rc<Cell<u64>>>,
 }
 
 impl<'p, 's> Builder<'p, 's> {
@@ -141,11 +172,30 @@ impl<'p, 's> Builder<'p, 's> {
             read: read_by_components(program, plan),
             tagged_in: vec![None; n],
             tagged: Vec::new(),
+            counter: None,
         };
         if let Some(unit) = unit {
             builder.unit = unit;
         }
         builder
+    }
+
+    /// `collection`, its updates counted for the component being built (with counting).
+    fn counted<D: timely::ExchangeData>(
+        &self,
+        collection: VecCollection<'s, u64, D, isize>,
+    ) -> VecCollection<'s, u64, D, isize> {
+        let Some(counter) = self.counter.clone() else {
+            return collection;
+        };
+        collection
+            .inner
+            .inspect_core(move |event| {
+                if let Ok((_, data)) = event {
+                    counter.set(counter.get() + data.len() as u64);
+                }
+            })
+            .as_collection()
     }
 
     /// What `pred` holds (nothing, if no component has defined it).
@@ -159,10 +209,11 @@ impl<'p, 's> Builder<'p, 's> {
         let source = self.holding(source);
         let own = self.inputs[pred].clone();
         let scope = self.scope;
-        self.holds[pred] = Some(scope.region_named("Window", |region| {
+        let held = scope.region_named("Window", |region| {
             let own = own.map(|own| own.enter_region(region));
             window::lower(source.enter_region(region), own, shape).leave_region(scope)
-        }));
+        });
+        self.holds[pred] = Some(self.counted(held));
     }
 
     fn gated_window(
@@ -177,7 +228,7 @@ impl<'p, 's> Builder<'p, 's> {
         let gate = delayed(self.holding(gate), gate_offset);
         let (window_own, own) = (self.inputs[window_pred].clone(), self.inputs[pred].clone());
         let scope = self.scope;
-        self.holds[pred] = Some(scope.region_named("GatedWindow", |region| {
+        let held = scope.region_named("GatedWindow", |region| {
             window::gated(
                 source.enter_region(region),
                 window_own.map(|c| c.enter_region(region)),
@@ -186,7 +237,8 @@ impl<'p, 's> Builder<'p, 's> {
                 shape,
             )
             .leave_region(scope)
-        }));
+        });
+        self.holds[pred] = Some(self.counted(held));
     }
 
     /// Rules with no recursion through time, in a region (`iterate` inside it when they
@@ -232,7 +284,7 @@ impl<'p, 's> Builder<'p, 's> {
                 .collect::<Vec<_>>()
         });
         for (p, c) in results {
-            self.holds[p] = Some(c);
+            self.holds[p] = Some(self.counted(c));
         }
     }
 
@@ -301,6 +353,7 @@ impl<'p, 's> Builder<'p, 's> {
     /// A temporal SCC's tagged output: split out only the predicates that later
     /// components read; the rest is captured as it is.
     fn tagged_output(&mut self, preds: &[PredId], out: Facts<'s, u64>) {
+        let out = self.counted(out);
         for &p in preds.iter().filter(|&&p| self.read[p]) {
             let tag = p as u32;
             self.holds[p] = Some(records::flat_map(out.clone(), move |(q, row)| {

@@ -42,7 +42,7 @@ use std::io::Write;
 use std::sync::Arc;
 
 use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
-use stgflow_io::drive::{FactSource, RunError, RunSummary, Timeline, feed};
+use stgflow_io::drive::{ComponentStats, FactSource, RunError, RunSummary, Timeline, feed};
 use stgflow_io::sink::{Files, Sink};
 use stgflow_lang::ir::Program;
 use stgflow_lang::stratify::Analysis;
@@ -184,7 +184,16 @@ pub fn run<W: Write>(
             if options.stats {
                 let outside = "outside the components (inputs, input diff, delays, captures)";
                 let labels = labels.into_iter().chain([outside.to_owned()]);
-                summary.components = labels.zip(feeder.component_times.clone()).collect();
+                let records = feeder.component_records.iter().map(|&n| Some(n));
+                summary.components = labels
+                    .zip(feeder.component_times.iter().copied())
+                    .zip(records.chain(std::iter::repeat(None)))
+                    .map(|((name, time), records)| ComponentStats {
+                        name,
+                        time,
+                        records,
+                    })
+                    .collect();
             }
             feeder.sink.finish()?;
             Ok(summary)

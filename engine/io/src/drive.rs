@@ -109,10 +109,22 @@ pub struct RunSummary {
     /// Facts outside the timeline.
     pub dropped: u64,
     pub skipped: SkipCounts,
-    /// The dataflow engine's components (as `check --dump plan` lists them) with the time
-    /// each was scheduled on the workers of process 0, then the time outside them; empty
-    /// unless asked for (`--stats`).
-    pub components: Vec<(String, std::time::Duration)>,
+    /// The dataflow engine's components (as `check --dump plan` lists them) with what each
+    /// did on the workers of process 0, then the time outside them; empty unless asked for
+    /// (`--stats`).
+    pub components: Vec<ComponentStats>,
+}
+
+/// What one dataflow component did (see [`RunSummary::components`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ComponentStats {
+    /// The component as `check --dump plan` shows it.
+    pub name: String,
+    /// Its time scheduled, summed over the workers.
+    pub time: std::time::Duration,
+    /// The updates it output (+1 and −1 changes of its facts), summed over the workers;
+    /// `None` for the time outside the components.
+    pub records: Option<u64>,
 }
 
 impl RunSummary {

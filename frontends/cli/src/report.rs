@@ -205,8 +205,9 @@ struct RunReport {
     user: f64,
     system: f64,
     peak_rss_kib: u64,
-    /// The dataflow engine's components and their time on the workers of process 0.
-    components: Vec<(String, f64)>,
+    /// The dataflow engine's components: their time on the workers of process 0 and their
+    /// output updates.
+    components: Vec<(String, f64, Option<u64>)>,
 }
 
 impl RunReport {
@@ -247,7 +248,7 @@ impl RunReport {
             components: summary
                 .components
                 .iter()
-                .map(|(name, time)| (name.clone(), time.as_secs_f64()))
+                .map(|c| (c.name.clone(), c.time.as_secs_f64(), c.records))
                 .collect(),
         }
     }
@@ -270,16 +271,18 @@ impl RunReport {
             let total: f64 = self
                 .components
                 .iter()
-                .map(|(_, t)| t)
+                .map(|(_, t, _)| t)
                 .sum::<f64>()
                 .max(1e-9);
-            components
-                .push_str("  components    time scheduled on the workers, summed over them:\n");
-            for (name, time) in &self.components {
-                let shown: String = name.chars().take(90).collect();
+            components.push_str(
+                "  components    time scheduled and updates output on the workers, summed over them:\n",
+            );
+            for (name, time, records) in &self.components {
+                let shown: String = name.chars().take(80).collect();
                 let more = if shown.len() < name.len() { "…" } else { "" };
+                let records = records.map_or_else(String::new, |n| n.to_string());
                 components.push_str(&format!(
-                    "    {:>9.3} s {:>5.1} %  {shown}{more}\n",
+                    "    {:>9.3} s {:>5.1} % {records:>11}  {shown}{more}\n",
                     time,
                     100.0 * time / total
                 ));
@@ -316,10 +319,11 @@ impl RunReport {
         let components: Vec<String> = self
             .components
             .iter()
-            .map(|(name, time)| {
+            .map(|(name, time, records)| {
                 format!(
-                    "{{\"component\":{},\"time_s\":{time:.6}}}",
-                    json_string(name)
+                    "{{\"component\":{},\"time_s\":{time:.6},\"records\":{}}}",
+                    json_string(name),
+                    optional(*records)
                 )
             })
             .collect();

@@ -1,6 +1,6 @@
 //! `--stats` and `--stats-json` on the dataflow engine: the time each component of the
-//! plan (as `check --dump plan` lists them) was scheduled on the workers, then the time
-//! outside them.
+//! plan (as `check --dump plan` lists them) was scheduled on the workers and the updates it
+//! output, then the time outside them.
 
 mod common;
 
@@ -23,6 +23,8 @@ fn the_run_report_has_a_time_per_component_of_the_plan() {
             "datasets/examples/device_safety.facts",
             "-w",
             workers,
+            "--mode",
+            "changes",
             "--stats-json",
             &json_arg,
         ]);
@@ -53,6 +55,11 @@ fn the_run_report_has_a_time_per_component_of_the_plan() {
             times.iter().all(|&t| t >= 0.0) && times.iter().sum::<f64>() > 0.0,
             "{times:?}"
         );
+        // Every component here outputs a printed predicate, so in `changes` mode their
+        // updates are the output's lines.
+        let records: u64 = listed.iter().filter_map(|c| c["records"].as_u64()).sum();
+        assert_eq!(Some(records), report["output_lines"].as_u64(), "{report}");
+        assert!(listed[components.len()]["records"].is_null());
     }
     // The text report lists them too; without --stats nothing is profiled or printed.
     let output = output_of(&[
@@ -63,7 +70,7 @@ fn the_run_report_has_a_time_per_component_of_the_plan() {
     ]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("components    time scheduled on the workers"),
+        stderr.contains("components    time scheduled and updates output on the workers"),
         "{stderr}"
     );
     assert!(

@@ -108,6 +108,8 @@ pub(super) struct Feeder<'a, W: Write> {
     /// With `--stats`: each component's time scheduled, summed over the workers of this
     /// process, then the time outside them.
     pub(super) component_times: Vec<std::time::Duration>,
+    /// With `--stats`: each component's output updates, summed over the workers.
+    pub(super) component_records: Vec<u64>,
     /// What wakes each worker (see [`super::worker::Wakers`]).
     wakers: std::sync::Arc<super::worker::Wakers>,
     /// Block summaries from the workers not taken yet (see [`Feeder::next_parsed`]).
@@ -159,6 +161,7 @@ impl<'a, W: Write> Feeder<'a, W> {
             summary: RunSummary::default(),
             fed_on_workers: Fed::default(),
             component_times: Vec::new(),
+            component_records: Vec::new(),
             parsed: VecDeque::new(),
             wakers: std::sync::Arc::default(),
             flushed_on_stop: false,
@@ -279,8 +282,19 @@ impl<'a, W: Write> Feeder<'a, W> {
                 upto,
                 updates,
             } => (worker, upto, updates),
-            FromWorker::Done { fed, times, .. } => {
+            FromWorker::Done {
+                fed,
+                times,
+                records,
+                ..
+            } => {
                 self.done += 1;
+                if self.component_records.len() < records.len() {
+                    self.component_records.resize(records.len(), 0);
+                }
+                for (total, n) in self.component_records.iter_mut().zip(records) {
+                    *total += n;
+                }
                 if self.component_times.len() < times.len() {
                     self.component_times
                         .resize(times.len(), std::time::Duration::ZERO);

@@ -73,6 +73,8 @@ pub(super) enum FromWorker {
         /// With `--stats`: the time each component was scheduled on this worker, then
         /// the time outside them.
         times: Vec<std::time::Duration>,
+        /// With `--stats`: the updates each component output on this worker.
+        records: Vec<u64>,
     },
     /// What a block said when parsed on its own ([`ToWorker::Parse`]).
     Parsed {

@@ -119,7 +119,7 @@ pub(super) fn work(
         &mut inputs,
         &probe,
         &captured,
-        (route, setup.points),
+        (route, setup.points, profile.is_some()),
     );
     if serving {
         let _ = wakers[local].set(worker.sync_activator_for(address));
@@ -142,14 +142,20 @@ pub(super) fn work(
             &channels,
             files,
         );
-        let times = profile.map_or_else(Vec::new, |p| p.per_component(worker, &components));
+        let (operators, records) = &components;
+        let times = profile.map_or_else(Vec::new, |p| p.per_component(worker, operators));
         let _ = to_main.send(FromWorker::Done {
             worker: local,
             fed,
             times,
+            records: records.iter().map(|n| n.get()).collect(),
         });
     }
 }
+
+/// Per component of the plan: the range of operator identifiers its rendering allocated,
+/// and (with `--stats`) its output updates so far.
+type Components = (Vec<std::ops::Range<usize>>, Vec<Rc<std::cell::Cell<u64>>>);
 
 /// A serving worker's ends of the channels to and from the calling thread.
 struct Channels<'a> {
@@ -172,11 +178,11 @@ fn build(
     inputs: &mut Inputs,
     probe: &ProbeHandle<u64>,
     captured: &Rc<RefCell<Vec<Update>>>,
-    (route, points): (Route, bool),
-) -> (Vec<usize>, Vec<std::ops::Range<usize>>) {
+    (route, points, counting): (Route, bool, bool),
+) -> (Vec<usize>, Components) {
     let predicates = program.predicates.len();
     let mut address = Vec::new();
-    let mut components = Vec::new();
+    let mut components: Components = (Vec::new(), Vec::new());
     worker.dataflow::<u64, _, _>(|scope| {
         address = scope.addr().to_vec();
         let facts = inputs
@@ -197,9 +203,9 @@ fn build(
             printed[p] = true;
         }
         let printed = Rc::new(printed);
-        let (outs, ranges) = render(program, plan, facts, outputs);
-        components = ranges;
-        for out in outs {
+        let rendered = render(program, plan, facts, outputs, counting);
+        components = (rendered.operators, rendered.records);
+        for out in rendered.outputs {
             let sink = captured.clone();
             match out {
                 Output::Predicate(tag, out) => {
