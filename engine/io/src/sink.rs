@@ -827,6 +827,19 @@ fn push_json_value(line: &mut Vec<u8>, value: Value) {
         Value::Float(f) => f.to_string(),
         Value::Sym(sym) => sym.as_str().to_owned(),
     };
+    push_json_string(line, &text);
+}
+
+/// `text` as a JSON string.
+pub fn json_string(text: &str) -> String {
+    let mut line = Vec::with_capacity(text.len() + 2);
+    push_json_string(&mut line, text);
+    // Only whole characters and ASCII escapes were pushed.
+    String::from_utf8(line).unwrap_or_default()
+}
+
+/// Appends `text` as a JSON string.
+fn push_json_string(line: &mut Vec<u8>, text: &str) {
     line.push(b'"');
     for c in text.chars() {
         match c {

@@ -322,7 +322,7 @@ impl RunReport {
             .map(|(name, time, records)| {
                 format!(
                     "{{\"component\":{},\"time_s\":{time:.6},\"records\":{}}}",
-                    json_string(name),
+                    stgflow_io::sink::json_string(name),
                     optional(*records)
                 )
             })
@@ -347,19 +347,4 @@ impl RunReport {
             components.join(","),
         )
     }
-}
-
-/// `text` as a JSON string.
-fn json_string(text: &str) -> String {
-    let mut out = String::from("\"");
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }

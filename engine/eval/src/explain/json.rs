@@ -7,6 +7,7 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
+use stgflow_io::sink::json_string as quoted;
 use stgflow_lang::diag::Sources;
 use stgflow_lang::ir::Program;
 
@@ -132,24 +133,4 @@ impl Scaled<'_> {
             Step::Builtin(text) => format!("{{\"builtin\":{}}}", quoted(text)),
         }
     }
-}
-
-/// `text` as a JSON string.
-fn quoted(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
