@@ -430,32 +430,39 @@ fn sweep_runs_the_recorded_event_calculus_workloads() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
+/// `stgflow-bench compare` once on a program and a stream (their texts) written into `dir`,
+/// with `more` arguments (the peers), writing into `dir/out`.
+fn compare_in(dir: &Path, (program, stream): (&str, &str), more: &[&str]) -> Output {
+    let (program_path, stream_path) = (dir.join("q.tdl"), dir.join("s.facts"));
+    std::fs::write(&program_path, program).expect("write the program");
+    std::fs::write(&stream_path, stream).expect("write the stream");
+    let (program_path, stream_path, out) = (
+        program_path.to_string_lossy().into_owned(),
+        stream_path.to_string_lossy().into_owned(),
+        dir.join("out").to_string_lossy().into_owned(),
+    );
+    let args = [
+        "compare",
+        "--program",
+        &program_path,
+        "--stream",
+        &stream_path,
+    ];
+    let args = [&args[..], &["--repeat", "1", "--out", &out], more].concat();
+    bench(&args)
+}
+
 /// A peer that hangs is killed at `--timeout`, with whatever it started, and `compare`
 /// stops with an error that names it instead of waiting for it.
 #[test]
 fn compare_kills_a_peer_past_its_timeout() {
     let dir = scratch("timeout");
-    let program = dir.join("q.tdl");
-    std::fs::write(&program, "q(A, T) :- p(A, T).\n").expect("write the program");
-    let stream = dir.join("s.facts");
-    std::fs::write(&stream, "p(1, 0).\n").expect("write the stream");
-    let out = dir.join("out");
     let started = std::time::Instant::now();
-    let hung = bench(&[
-        "compare",
-        "--program",
-        &program.to_string_lossy(),
-        "--stream",
-        &stream.to_string_lossy(),
-        "--repeat",
-        "1",
-        "--timeout",
-        "2",
-        "--out",
-        &out.to_string_lossy(),
-        "--peer",
-        "laser=sleep 30",
-    ]);
+    let hung = compare_in(
+        &dir,
+        ("q(A, T) :- p(A, T).\n", "p(1, 0).\n"),
+        &["--timeout", "2", "--peer", "laser=sleep 30"],
+    );
     let stderr = text(&hung.stderr);
     assert_eq!(hung.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("timed out and was killed"), "{stderr}");
@@ -470,33 +477,20 @@ fn compare_kills_a_peer_past_its_timeout() {
 #[test]
 fn compare_takes_td_and_csv_peers_and_reports_lines_it_could_not_read() {
     let dir = scratch("compare-kinds");
-    let program = dir.join("q.tdl");
-    std::fs::write(&program, "q(A, B, T) :- p(A, B, T).\n#output q.\n").expect("write the program");
-    let stream = dir.join("s.facts");
-    std::fs::write(&stream, "p(1, 2, 0).\np(3,4,2).\n").expect("write the stream");
     let td = format!(
         "{} run {{program}} {{stream}} --engine reference --mode points",
         stgflow().display()
     );
     let csv = peer_script(&dir, "csv", "time,pred,a,b\n0,q,1,2\n2,q,3,5\nloading…\n");
-    let out = dir.join("out");
-    let result = bench(&[
-        "compare",
-        "--program",
-        &program.to_string_lossy(),
-        "--stream",
-        &stream.to_string_lossy(),
-        "--repeat",
-        "1",
-        "--out",
-        &out.to_string_lossy(),
-        "--peer",
-        &format!("td={td}"),
-        "--peer",
-        &format!("mine={csv}"),
-        "--peer-kind",
-        "mine=csv",
-    ]);
+    let (td, mine) = (format!("td={td}"), format!("mine={csv}"));
+    let result = compare_in(
+        &dir,
+        (
+            "q(A, B, T) :- p(A, B, T).\n#output q.\n",
+            "p(1, 2, 0).\np(3,4,2).\n",
+        ),
+        &["--peer", &td, "--peer", &mine, "--peer-kind", "mine=csv"],
+    );
     let table = text(&result.stdout);
     assert_eq!(
         result.status.code(),
