@@ -54,6 +54,24 @@ fn dataflow_with_1_2_3_workers_equals_reference_on_5000_random_programs() {
     }
 }
 
+/// A rule that reads the time reads, two points later, what its key held only before the
+/// time point it was last evaluated at (found by the 5,000-program run): the time-stepping
+/// operator must wake the key while any fact its rules can read is in the horizon, not only
+/// while it holds one now.
+#[test]
+fn a_rule_reading_the_time_wakes_its_key_while_the_past_it_reads_holds() {
+    let program = "p(Z, X, T) :- e(X, Z, T-2), T >= 5.\nx(T) :- tick(T).\n";
+    let stream = "e(a, b, 2).\ne(a, b, 3).\ntick(5).\ntick(6).\n";
+    let expected = run(program, stream, Timeline::default(), &Engine::Reference)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(expected.contains("p(b,a,5)."), "{expected:?}");
+    for workers in [1, 2] {
+        let actual = run(program, stream, Timeline::default(), &Engine::dataflow(workers, true))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(differences(&expected, &actual), None, "{workers} worker(s)");
+    }
+}
+
 /// ♢ and □ windows, lowered and literal, against the reference, over random 0/1 streams
 /// that also hold facts of the window predicates themselves (a □ window's count dips
 /// below zero, where such a fact must still hold).
