@@ -8,7 +8,8 @@
 //! unboundedly many facts. A head has one to three rules. Some rules have no positive
 //! atom (they start from nothing at every time point: `p(T) :- not p(T-1).`), and some
 //! read the time as a value (`V = T * 0`, `T >= 2`), with and without negation; the note
-//! on [`shape_counts`] says how often. Streams carry facts of input and of derived
+//! on [`shape_counts`] says how often. About one rule in eight counts (`N = #count { C :
+//! … }` over lower groups or the past). Streams carry facts of input and of derived
 //! predicates.
 
 use std::fmt::Write as _;
@@ -172,6 +173,15 @@ fn rule(rng: &mut Rng, preds: &[Pred], head: &Pred) -> String {
         body.push(format!("V = {source} {op} {}", rng.below(3)));
         bound.push("V".to_owned());
     }
+    // Now and then a count: `N = #count { C : … }` over atoms of lower groups at offset 0
+    // or anything in the past, linked to the rule by the variables it shares (those bound
+    // by the rule's atoms make the count 0 where nothing matches).
+    if rng.chance(12) {
+        if let Some(count) = count(rng, preds, head, &bound) {
+            body.push(count);
+            bound.push("N".to_owned());
+        }
+    }
     let negatives = [0, 0, 1, 1, 2][rng.below(5)];
     for _ in 0..negatives {
         let offset = if rng.chance(50) { 0 } else { 1 + rng.below(3) };
@@ -237,6 +247,51 @@ fn rule(rng: &mut Rng, preds: &[Pred], head: &Pred) -> String {
     )
 }
 
+/// A `#count` literal for a rule of `head` that has bound `bound` so far; `None` where no
+/// atom it could count over has an argument.
+fn count(rng: &mut Rng, preds: &[Pred], head: &Pred, bound: &[String]) -> Option<String> {
+    let mut atoms = Vec::new();
+    let mut counts_something = false;
+    for _ in 0..1 + rng.below(2) {
+        let offset = if rng.chance(60) { 0 } else { 1 + rng.below(2) };
+        let candidates: Vec<&Pred> = preds
+            .iter()
+            .filter(|p| p.arity > 0 && (offset > 0 || p.group < head.group))
+            .collect();
+        if candidates.is_empty() {
+            continue;
+        }
+        let pred = *rng.pick(&candidates);
+        let terms: Vec<String> = (0..pred.arity)
+            .map(|_| match rng.below(10) {
+                0..=3 => "C".to_owned(),
+                4..=6 if !bound.is_empty() => rng.pick(bound).clone(),
+                4..=6 => rng.pick(&VARS).to_string(),
+                7 => "_".to_owned(),
+                _ => rng.pick(&CONSTANTS).to_string(),
+            })
+            .collect();
+        counts_something |= terms.iter().any(|t| t == "C");
+        atoms.push(format!(
+            "{}({})",
+            pred.name,
+            args(&terms, &time_term(offset))
+        ));
+    }
+    if atoms.is_empty() {
+        return None;
+    }
+    if !counts_something {
+        // Count a variable the first atom gives: replace its first argument.
+        let first = &atoms[0];
+        let open = first.find('(')?;
+        let rest = &first[open + 1..];
+        let end = rest.find(',').unwrap_or(rest.len());
+        atoms[0] = format!("{}(C{}", &first[..open], &rest[end..]);
+    }
+    Some(format!("N = #count {{ C : {} }}", atoms.join(", ")))
+}
+
 fn stream(rng: &mut Rng, preds: &[Pred]) -> String {
     let mut text = String::new();
     let start = rng.below(3);
@@ -275,6 +330,11 @@ pub struct ShapeCounts {
     pub reads_time_with_negation: usize,
     /// Rules without a positive atom or reading the time, whose head has another rule.
     pub beside_another_rule: usize,
+    /// Counting rules (`#count`, lowered).
+    pub counting: usize,
+    /// Rules that take a count as 0 where nothing is counted (they read a count's hidden
+    /// `__any` predicate negated).
+    pub zero_counts: usize,
 }
 
 /// Counts the shapes of [`ShapeCounts`] in `cases` (invalid programs are skipped).
@@ -296,6 +356,11 @@ pub fn shape_counts(cases: impl IntoIterator<Item = Case>) -> ShapeCounts {
                 .any(|s| s.preds.contains(&pred))
         };
         for rule in &program.rules {
+            counts.counting += usize::from(rule.count.is_some());
+            counts.zero_counts +=
+                usize::from(rule.body.iter().any(
+                    |l| matches!(l, Literal::Negative(a) if program.hidden.contains(&a.pred)),
+                ));
             let unit = !rule.has_positive_atom();
             let negated = rule.body.iter().any(|l| matches!(l, Literal::Negative(_)));
             counts.no_positive_atom += usize::from(unit);

@@ -122,9 +122,13 @@ fn ground(
             _ => None,
         })
         .collect();
+    let result = rule.count.as_ref().map(|c| c.result);
     let free: Vec<usize> = (0..rule.vars.len())
-        .filter(|v| !assigned.contains(v))
+        .filter(|v| !assigned.contains(v) && Some(*v) != result)
         .collect();
+    // A counting rule: per value of the head's other terms, the distinct values of the
+    // counted variables over every grounding whose body holds.
+    let mut counted: BTreeMap<Vec<Value>, BTreeSet<Vec<Value>>> = BTreeMap::new();
     let mut choice = vec![0usize; free.len()];
     if !free.is_empty() && domain.is_empty() {
         return;
@@ -134,9 +138,22 @@ fn ground(
         for (slot, &v) in free.iter().enumerate() {
             env[v] = Some(domain[choice[slot]]);
         }
-        if assign_all(rule, &mut env, t)
-            && rule.body.iter().all(|l| holds(l, &env, t, start, facts))
-        {
+        let satisfied = assign_all(rule, &mut env, t)
+            && rule.body.iter().all(|l| holds(l, &env, t, start, facts));
+        if let (true, Some(count)) = (satisfied, &rule.count) {
+            let group: Option<Vec<Value>> = (rule.head.args.iter())
+                .filter(|term| **term != Term::Var(count.result))
+                .map(|term| match term {
+                    Term::Var(v) => env[*v],
+                    Term::Const(c) => Some(*c),
+                    Term::Wildcard => None,
+                })
+                .collect();
+            let values: Option<Vec<Value>> = count.counted.iter().map(|&v| env[v]).collect();
+            if let (Some(group), Some(values)) = (group, values) {
+                counted.entry(group).or_default().insert(values);
+            }
+        } else if satisfied {
             let head: Option<Vec<Value>> = rule
                 .head
                 .args
@@ -155,6 +172,20 @@ fn ground(
         let mut slot = 0;
         loop {
             if slot == choice.len() {
+                if let Some(count) = &rule.count {
+                    for (group, values) in counted {
+                        let mut rest = group.into_iter();
+                        let head: Option<Vec<Value>> = (rule.head.args.iter())
+                            .map(|term| match term {
+                                Term::Var(v) if *v == count.result => {
+                                    Some(Value::Int(values.len() as i64))
+                                }
+                                _ => rest.next(),
+                            })
+                            .collect();
+                        out.extend(head.map(|h| (rule.head.pred, h)));
+                    }
+                }
                 return;
             }
             choice[slot] += 1;

@@ -66,8 +66,13 @@ fn a_rule_reading_the_time_wakes_its_key_while_the_past_it_reads_holds() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(expected.contains("p(b,a,5)."), "{expected:?}");
     for workers in [1, 2] {
-        let actual = run(program, stream, Timeline::default(), &Engine::dataflow(workers, true))
-            .unwrap_or_else(|e| panic!("{e}"));
+        let actual = run(
+            program,
+            stream,
+            Timeline::default(),
+            &Engine::dataflow(workers, true),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(differences(&expected, &actual), None, "{workers} worker(s)");
     }
 }

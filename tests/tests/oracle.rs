@@ -79,3 +79,14 @@ fn generated_programs_have_rules_that_start_from_nothing_or_read_the_time() {
     assert!(counts.reads_time_with_negation >= 100, "{counts:?}");
     assert!(counts.beside_another_rule >= 300, "{counts:?}");
 }
+
+/// Counts are generated often enough that every path meets them, both the kind that is 0
+/// where nothing matches and the kind that exists only where something does.
+#[test]
+fn generated_programs_count() {
+    let counts = shape_counts((0..1_000).map(case));
+    assert_eq!(counts.cases, 1_000, "every generated program is valid");
+    assert!(counts.counting >= 300, "{counts:?}");
+    assert!(counts.zero_counts >= 100, "{counts:?}");
+    assert!(counts.counting > counts.zero_counts, "{counts:?}");
+}

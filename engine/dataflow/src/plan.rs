@@ -322,13 +322,16 @@ pub fn plan(program: &Program, analysis: &Analysis, lower: bool) -> Plan {
             .iter()
             .any(|e| e.offset > 0 && scc.contains(&e.from) && scc.contains(&e.to));
         let uses_time = rules.iter().any(|&r| program.rules[r].reads_time());
-        if temporal && !uses_time && lower {
+        // Counting rules are evaluated per key by the time-stepping operator, which
+        // evaluates rules with the reference evaluator's plans (counts included).
+        let counts = rules.iter().any(|&r| program.rules[r].count.is_some());
+        if temporal && !uses_time && lower && !counts {
             if let Some(persist) = persist_shape(program, &scc, &rules) {
                 components.push(Component::Persist(persist));
                 continue;
             }
         }
-        if temporal || uses_time {
+        if temporal || uses_time || counts {
             components.push(Component::Stepper(stepper(
                 program, analysis, scc, rules, uses_time, lower,
             )));
@@ -474,7 +477,14 @@ pub fn redundant_rules(program: &Program) -> HashSet<usize> {
     let mut redundant = HashSet::new();
     for (a, (head_a, body_a)) in shapes.iter().enumerate() {
         for (b, (head_b, body_b)) in shapes.iter().enumerate() {
-            if a == b || head_a != head_b || redundant.contains(&b) || !body_b.is_subset(body_a) {
+            // A count over more conditions is another count, not a weaker rule.
+            let counts = program.rules[a].count.is_some() || program.rules[b].count.is_some();
+            if a == b
+                || counts
+                || head_a != head_b
+                || redundant.contains(&b)
+                || !body_b.is_subset(body_a)
+            {
                 continue;
             }
             // Identical bodies: keep the first of the two.
@@ -500,6 +510,7 @@ fn stepper(
     let (starts, rules): (Vec<usize>, Vec<usize>) = rules.into_iter().partition(|&r| {
         let rule = &program.rules[r];
         lower
+            && rule.count.is_none()
             && !rule.reads_time()
             && !rule
                 .body

@@ -174,6 +174,74 @@ pub struct RulePlan {
     vars: usize,
     /// Body positions of offset-0 atoms of the rule's own stratum (semi-naive deltas).
     recursive: Vec<usize>,
+    /// A counting rule's plan (`ir::Rule::count`).
+    count: Option<CountPlan>,
+}
+
+/// How a counting rule's bindings become its head facts: each binding gives `terms` (the
+/// head's terms but the result, then the counted variables); the distinct such tuples
+/// are counted per head prefix, and the count goes where the head has the result.
+#[derive(Clone, Debug)]
+struct CountPlan {
+    terms: Vec<Term>,
+    result: VarId,
+    counted: usize,
+}
+
+impl CountPlan {
+    fn new(rule: &Rule) -> Option<CountPlan> {
+        let count = rule.count.as_ref()?;
+        let mut terms: Vec<Term> = (rule.head.args.iter())
+            .filter(|t| **t != Term::Var(count.result))
+            .cloned()
+            .collect();
+        terms.extend(count.counted.iter().map(|&v| Term::Var(v)));
+        Some(CountPlan {
+            terms,
+            result: count.result,
+            counted: count.counted.len(),
+        })
+    }
+
+    /// The head facts of the bindings' tuples `rows` (each `terms` under one binding).
+    fn heads(&self, head: &[Term], rows: impl Iterator<Item = Row>, out: &mut Vec<Row>) {
+        let distinct: HashSet<Row> = rows.collect();
+        let mut counts: HashMap<Row, i64> = HashMap::new();
+        for row in &distinct {
+            let group = &row[..row.len() - self.counted];
+            match counts.get_mut(group) {
+                Some(n) => *n += 1,
+                None => {
+                    counts.insert(Row::from_slice(group), 1);
+                }
+            }
+        }
+        for (group, n) in counts {
+            let mut rest = group.iter();
+            let fact = (head.iter())
+                .map(|term| match term {
+                    Term::Var(v) if *v == self.result => Some(Value::Int(n)),
+                    _ => rest.next().copied(),
+                })
+                .collect::<Option<Row>>();
+            out.extend(fact);
+        }
+    }
+}
+
+/// The head facts of a counting rule from its bindings' tuples (see [`CountPlan`]); for
+/// evaluators with joins of their own (the STG interpreter). `None` when `rule` does not
+/// count.
+pub fn count_heads(rule: &Rule, rows: impl Iterator<Item = Row>, out: &mut Vec<Row>) -> Option<()> {
+    let plan = CountPlan::new(rule)?;
+    plan.heads(&rule.head.args, rows, out);
+    Some(())
+}
+
+/// The terms a counting rule's join produces per binding (see [`CountPlan`]); the head's
+/// arguments for any other rule.
+pub fn binding_terms(rule: &Rule) -> Vec<Term> {
+    CountPlan::new(rule).map_or_else(|| rule.head.args.clone(), |plan| plan.terms)
 }
 
 impl RulePlan {
@@ -193,6 +261,7 @@ impl RulePlan {
             body,
             vars: rule.vars.len(),
             recursive,
+            count: CountPlan::new(rule),
         }
     }
 
@@ -206,6 +275,7 @@ impl RulePlan {
         out: &mut Vec<Row>,
     ) {
         let mut env: Env = smallvec::smallvec![None; self.vars];
+        let start = out.len();
         let mut firing = Firing {
             t,
             delta,
@@ -213,6 +283,11 @@ impl RulePlan {
             out,
         };
         self.join(0, &mut firing, &mut env);
+        if let Some(count) = &self.count {
+            // The counted atoms come from lower strata or the past: the count is complete.
+            let rows: Vec<Row> = out.drain(start..).collect();
+            count.heads(&self.head.args, rows.into_iter(), out);
+        }
     }
 
     fn join<F: Facts>(
@@ -222,7 +297,8 @@ impl RulePlan {
         env: &mut [Option<Value>],
     ) {
         let Some(literal) = self.body.get(position) else {
-            if let Some(head) = bound_tuple(&self.head.args, env) {
+            let terms = self.count.as_ref().map_or(&self.head.args, |c| &c.terms);
+            if let Some(head) = bound_tuple(terms, env) {
                 firing.out.push(head);
             }
             return;

@@ -311,6 +311,13 @@ impl Materialised<'_> {
             if !crate::eval::unify(&rule.head.args, &fact.args, &mut env, &mut Vec::new()) {
                 continue;
             }
+            if let Some(count) = &rule.count {
+                found = self.counted(index, count, fact, &mut env, path);
+                if found.is_some() {
+                    break;
+                }
+                continue;
+            }
             let mut result = None;
             self.solutions(index, fact.time, &mut env, &mut |env| {
                 result = self.instance(index, fact, env, path);
@@ -323,6 +330,55 @@ impl Materialised<'_> {
         }
         path.pop();
         found
+    }
+
+    /// A counting rule's fact: one instance of the body per value counted, after a step
+    /// that says what was counted; `None` unless the count is the fact's.
+    fn counted(
+        &self,
+        rule_index: usize,
+        count: &stgflow_lang::ir::Count,
+        fact: &GroundFact,
+        env: &mut Env,
+        path: &mut Vec<GroundFact>,
+    ) -> Option<Derivation> {
+        let rule = &self.program.rules[rule_index];
+        let result = env[count.result].take()?;
+        let mut seen: Vec<Vec<Option<Value>>> = Vec::new();
+        let mut body = Vec::new();
+        let mut failed = false;
+        self.solutions(rule_index, fact.time, env, &mut |env| {
+            let counted: Vec<Option<Value>> = count.counted.iter().map(|&v| env[v]).collect();
+            if !seen.contains(&counted) {
+                match self.instance(rule_index, fact, env, path) {
+                    Some(Derivation::Rule { body: steps, .. }) => body.extend(steps),
+                    _ => failed = true,
+                }
+                seen.push(counted);
+            }
+            false
+        });
+        if failed || Value::Int(seen.len() as i64) != result {
+            return None;
+        }
+        let names: Vec<&str> = count
+            .counted
+            .iter()
+            .map(|&v| rule.vars[v].as_str())
+            .collect();
+        body.insert(
+            0,
+            Step::Builtin(format!(
+                "{} = {result}: the number of distinct values of ({}) below",
+                rule.vars[count.result],
+                names.join(", ")
+            )),
+        );
+        Some(Derivation::Rule {
+            fact: fact.clone(),
+            rule: rule_index,
+            body,
+        })
     }
 
     /// The rule instance under `env`, with a derivation of each positive condition.

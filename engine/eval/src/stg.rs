@@ -22,6 +22,10 @@
 //!   nodes from before k, at least one from k − 1). Extensional rules (no derived
 //!   predicate in the body) get one node per time point. A tuple already used for a rule
 //!   at this time point is not used again.
+//! * **Counting rules** (`#count`, not in the paper): a counting rule's node reads every
+//!   node of its atoms' predicates at their time points, as an n-edge does (they lie in
+//!   lower strata or the past, hence complete), one node per time point; it is no
+//!   conjunctive query, so MIN DATALOG leaves it.
 //! * **MIN DATALOG** (line 21): each node of iteration k whose query is contained in the
 //!   query of another node of the same predicate and time is removed before it is
 //!   materialised (equivalent queries: the younger goes). Queries unfold p-edges and keep
@@ -59,7 +63,7 @@ pub mod query;
 
 use hashbrown::{HashMap, HashSet};
 
-use crate::eval::{Relation, compare, eval};
+use crate::eval::{Relation, binding_terms, compare, count_heads, eval};
 use stgflow_io::drive::{Evaluator, RunError};
 use stgflow_lang::ir::{Literal, PredId, Program, Term, VarId};
 use stgflow_lang::stratify::Analysis;
@@ -226,6 +230,10 @@ impl<'p> Stg<'p> {
                 let mut consistency = true;
                 for (i, literal) in rule.body.iter().enumerate() {
                     match literal {
+                        // A count reads all its atoms' facts: every node, as a negation.
+                        Literal::Positive(atom) if derived[atom.pred] && rule.count.is_some() => {
+                            negations.push(i)
+                        }
                         Literal::Positive(atom) if derived[atom.pred] => {
                             edges.push(i);
                             recursive
@@ -454,14 +462,15 @@ impl<'p> Stg<'p> {
             for (&position, &id) in edges.iter().zip(&tuple) {
                 inputs[position] = Some(id);
             }
-            let query = self.query_of(r, t, &inputs);
+            // A count is not a conjunctive query: no other node's contains it.
+            let query = (rule.count.is_none()).then(|| self.query_of(r, t, &inputs));
             let id = self.add_node(
                 Some(r),
                 head,
                 t,
                 inputs,
                 n_edges.clone(),
-                Some(query),
+                query,
                 Relation::new(),
             );
             built.push(id);
@@ -638,14 +647,21 @@ impl<'p> Stg<'p> {
             })
             .collect();
         let mut env = vec![None; rule.vars.len()];
+        let terms = binding_terms(rule);
         let join = Join {
             body: &rule.body,
             order: &self.rules[r].order,
             reads: &reads,
-            head: &rule.head.args,
+            head: &terms,
             t,
         };
-        join.run(0, &mut env, out);
+        if rule.count.is_some() {
+            let mut bindings = Vec::new();
+            join.run(0, &mut env, &mut bindings);
+            count_heads(rule, bindings.into_iter(), out);
+        } else {
+            join.run(0, &mut env, out);
+        }
     }
 }
 
@@ -677,9 +693,11 @@ fn paper_strata(program: &Program, analysis: &Analysis) -> Vec<usize> {
     let mut level = vec![0usize; analysis.strata.len()];
     for (s, stratum) in analysis.strata.iter().enumerate() {
         for &r in &stratum.rules {
-            for literal in &program.rules[r].body {
+            let rule = &program.rules[r];
+            for literal in &rule.body {
+                // A count's atoms are read whole, as a negation's: from a stratum below.
                 let (atom, negative) = match literal {
-                    Literal::Positive(atom) => (atom, false),
+                    Literal::Positive(atom) => (atom, rule.count.is_some()),
                     Literal::Negative(atom) => (atom, true),
                     _ => continue,
                 };

@@ -133,6 +133,20 @@ pub struct Rule {
     /// Variable names, indexed by [`VarId`].
     pub vars: Vec<String>,
     pub origin: Origin,
+    /// A counting rule (`h(G…, N, T) :- N = #count { C… : body }.`): its head holds, for
+    /// each value of the other head variables that the body binds, the number of distinct
+    /// values the body gives the counted variables. `None` for every other rule.
+    pub count: Option<Count>,
+}
+
+/// What a counting rule counts (see [`Rule::count`]). The body's atoms are read like
+/// negated ones: from lower strata or the past, so the count is complete when taken.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Count {
+    /// The head variable that holds the count; no body literal mentions it.
+    pub result: VarId,
+    /// The variables whose distinct values are counted, in the order written.
+    pub counted: Vec<VarId>,
 }
 
 impl Rule {
@@ -188,6 +202,9 @@ pub struct Program {
     /// `h__read`), with the name explanations show for them: `explain` shows the fact a
     /// passing one came from instead of the step through it.
     pub passes_through: Vec<(PredId, String)>,
+    /// Predicates the lowering made (`#count`'s), left out of the output when the program
+    /// has no `#output`.
+    pub hidden: Vec<PredId>,
 }
 
 impl Program {
@@ -233,7 +250,9 @@ impl Program {
             Some(outputs) => outputs.clone(),
             None => {
                 let derived = self.derived();
-                (0..self.predicates.len()).filter(|&p| derived[p]).collect()
+                (0..self.predicates.len())
+                    .filter(|&p| derived[p] && !self.hidden.contains(&p))
+                    .collect()
             }
         }
     }
@@ -301,8 +320,22 @@ impl RuleDisplay<'_> {
 impl fmt::Display for RuleDisplay<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.atom(f, &self.rule.head)?;
+        if let Some(count) = &self.rule.count {
+            let counted: Vec<&str> = count.counted.iter().map(|&v| self.var(v)).collect();
+            write!(
+                f,
+                " :- {} = #count {{ {} : ",
+                self.var(count.result),
+                counted.join(", ")
+            )?;
+        }
         for (i, literal) in self.rule.body.iter().enumerate() {
-            f.write_str(if i == 0 { " :- " } else { ", " })?;
+            let open = if self.rule.count.is_some() {
+                ""
+            } else {
+                " :- "
+            };
+            f.write_str(if i == 0 { open } else { ", " })?;
             match literal {
                 Literal::Positive(atom) => self.atom(f, atom)?,
                 Literal::Negative(atom) => {
@@ -319,6 +352,9 @@ impl fmt::Display for RuleDisplay<'_> {
                     self.expr(f, expr, 0, false)?;
                 }
             }
+        }
+        if self.rule.count.is_some() {
+            f.write_str(" }")?;
         }
         f.write_str(".")
     }

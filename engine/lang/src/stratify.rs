@@ -26,7 +26,11 @@ pub struct Edge {
     pub from: PredId,
     pub to: PredId,
     pub offset: u32,
+    /// `from` is negated, or counted (a counting rule reads its atoms as strictly as a
+    /// negation).
     pub negative: bool,
+    /// The edge is a counting rule's.
+    pub counted: bool,
     pub rule: usize,
     pub span: Span,
 }
@@ -41,11 +45,13 @@ pub fn edges(program: &Program) -> Vec<Edge> {
                 Literal::Negative(atom) => (atom, true),
                 _ => continue,
             };
+            let counted = rule.count.is_some();
             edges.push(Edge {
                 from: atom.pred,
                 to: rule.head.pred,
                 offset: atom.offset,
-                negative,
+                negative: negative || counted,
+                counted,
                 rule: index,
                 span: atom.span,
             });

@@ -35,6 +35,9 @@ fn check_safety(rule: &Rule, diagnostics: &mut Diagnostics) {
             _ => {}
         }
     }
+    if let Some(count) = &rule.count {
+        bound[count.result] = true;
+    }
     let name = |v: VarId| rule.vars.get(v).map_or("?", String::as_str);
     let mut reported = vec![false; rule.vars.len()];
     for v in atom_vars(&rule.head.args) {
@@ -115,19 +118,25 @@ fn check_negation_cycles(program: &Program, diagnostics: &mut Diagnostics) {
         let mut cycle: Vec<&Edge> = vec![negative];
         cycle.extend(path);
         let name = |p| program.pred_name(p);
+        let read_as = |edge: &Edge| match (edge.counted, edge.negative) {
+            (true, _) => "#count of ",
+            (false, true) => "not ",
+            (false, false) => "",
+        };
         let mut chain = vec![name(negative.to).to_owned()];
         for edge in &cycle {
-            chain.push(format!(
-                "{}{}",
-                if edge.negative { "not " } else { "" },
-                name(edge.from)
-            ));
+            chain.push(format!("{}{}", read_as(edge), name(edge.from)));
         }
         // Written as "head ← body": each predicate reads the next.
         let mut diagnostic = Diagnostic::error(
             Code::E008,
             format!(
-                "not temporally stratified: cycle through negation at the same time point: {}",
+                "not temporally stratified: cycle through {} at the same time point: {}",
+                if cycle.iter().any(|e| e.counted) {
+                    "a count"
+                } else {
+                    "negation"
+                },
                 chain.join(" ← ")
             ),
         );
@@ -139,7 +148,7 @@ fn check_negation_cycles(program: &Program, diagnostics: &mut Diagnostics) {
                 format!(
                     "`{}` reads {}`{}` at the same time point (rule `{}`)",
                     name(edge.to),
-                    if edge.negative { "not " } else { "" },
+                    read_as(edge),
                     name(edge.from),
                     text
                 ),
@@ -147,8 +156,16 @@ fn check_negation_cycles(program: &Program, diagnostics: &mut Diagnostics) {
         }
         diagnostics.push(
             diagnostic
-                .with_note("a predicate may depend on its own negation only through an earlier time point (Definition 2)")
-                .with_help("read the negated atom at an earlier time point (`T-1`), or break the cycle"),
+                .with_note(if cycle.iter().any(|e| e.counted) {
+                    "a predicate may depend on a count of itself, as on its negation, only through an earlier time point (Definition 2)"
+                } else {
+                    "a predicate may depend on its own negation only through an earlier time point (Definition 2)"
+                })
+                .with_help(if cycle.iter().any(|e| e.counted) {
+                    "count what holds at an earlier time point (`T-1`), or break the cycle"
+                } else {
+                    "read the negated atom at an earlier time point (`T-1`), or break the cycle"
+                }),
         );
     }
 }

@@ -7,7 +7,7 @@ stgflow_lang::error_codes! {
         E503 => "EC: an unknown clause head (with \"did you mean\"), or RTEC's Prolog pre-processing",
         E504 => "EC: a clause of the wrong shape (`F` without `=V`, `fi` delay < 1)",
         E505 => "EC: a list or arithmetic as an argument",
-        E506 => "EC: not a condition of a time-point rule (incl. `findall`, and a predicate no background fact or rule defines)",
+        E506 => "EC: not a condition of a time-point rule (incl. a `findall` without the `length` of its list, and a predicate no background fact or rule defines)",
         E507 => "EC: not a condition of a `holdsFor` rule (incl. RTEC's `\\+ I=[]` checks)",
         E508 => "EC: an event or fluent used with two arities",
         E509 => "EC: a name used as event and fluent, or taken by a generated predicate",

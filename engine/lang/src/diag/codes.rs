@@ -81,13 +81,13 @@ crate::error_codes! {
     /// The codes of the TD language: syntax, lowering and validation.
     pub enum Code {
         E001 => "syntax (expected/found, unterminated string, number too large, unknown directive)",
-        E002 => "unsafe rule: a head variable not bound by a positive body atom",
+        E002 => "unsafe rule: a head variable not bound by a positive body atom; a counted variable also outside its `#count` or not in it",
         E003 => "a variable of a negated atom or built-in not bound by a positive atom",
         E004 => "more than one time variable in a rule",
         E005 => "the time variable used as an object argument",
         E006 => "future dependency (`T+1` in the body, or a head derived at `T+k`)",
         E007 => "a predicate used with different arities",
-        E008 => "not temporally stratified: a cycle through negation at the same time point",
+        E008 => "not temporally stratified: a cycle through negation (or a `#count`) at the same time point",
         E009 => "a malformed time argument (a constant or expression in a rule, a head at `T-k`)",
         E010 => "a fact that is not ground or has no valid time",
         E011 => "arithmetic inside an atom argument",

@@ -17,8 +17,15 @@ pub fn lower(program: &ast::Program) -> (Program, Diagnostics) {
     let mut lowering = Lowering::default();
     for item in &program.items {
         match item {
+            ast::Item::Rule(rule) if rule.body.iter().any(is_count) => {
+                for (piece, count) in lowering.expand_counts(rule) {
+                    if let Some(rule) = lowering.rule(&piece, count.as_ref()) {
+                        lowering.program.rules.push(rule);
+                    }
+                }
+            }
             ast::Item::Rule(rule) => {
-                if let Some(rule) = lowering.rule(rule) {
+                if let Some(rule) = lowering.rule(rule, None) {
                     lowering.program.rules.push(rule);
                 }
             }
@@ -31,6 +38,10 @@ pub fn lower(program: &ast::Program) -> (Program, Diagnostics) {
         }
     }
     lowering.resolve_outputs();
+    let hidden = std::mem::take(&mut lowering.hidden);
+    lowering.program.hidden = (hidden.iter())
+        .filter_map(|name| lowering.pred_ids.get(name).copied())
+        .collect();
     (lowering.program, lowering.diagnostics)
 }
 
@@ -42,6 +53,56 @@ struct Lowering {
     /// Predicate ids by name ([`Program::pred_id`] is a linear scan: quadratic on large
     /// programs).
     pred_ids: HashMap<String, PredId>,
+    /// `#count` literals lowered so far (numbers the predicates they make).
+    counts: usize,
+    /// The predicates the counts made, by name.
+    hidden: Vec<String>,
+}
+
+/// What a piece of a rule with `#count` counts, when it is the counting rule itself: the
+/// result variable and the counted ones.
+type CountSpec = (ast::Ident, Vec<ast::Ident>);
+
+fn is_count(literal: &ast::Literal) -> bool {
+    matches!(literal, ast::Literal::Count(_))
+}
+
+/// The variables of `literals` in order of first appearance (`_` left out).
+fn literal_vars<'a>(literals: impl IntoIterator<Item = &'a ast::Literal>) -> Vec<&'a ast::Ident> {
+    fn add<'a>(ident: &'a ast::Ident, out: &mut Vec<&'a ast::Ident>) {
+        if ident.name != "_" && !out.iter().any(|v| v.name == ident.name) {
+            out.push(ident);
+        }
+    }
+    fn expr_vars<'a>(expr: &'a ast::Expr, out: &mut Vec<&'a ast::Ident>) {
+        match expr {
+            ast::Expr::Var(ident) => add(ident, out),
+            ast::Expr::Const(..) => {}
+            ast::Expr::Binary(_, lhs, rhs, _) => {
+                expr_vars(lhs, out);
+                expr_vars(rhs, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for literal in literals {
+        match literal {
+            ast::Literal::Positive(atom) | ast::Literal::Negative(atom, _) => {
+                atom.args.iter().for_each(|a| expr_vars(a, &mut out));
+            }
+            ast::Literal::Builtin(b) => {
+                expr_vars(&b.lhs, &mut out);
+                expr_vars(&b.rhs, &mut out);
+            }
+            ast::Literal::Count(count) => {
+                add(&count.result, &mut out);
+                for v in literal_vars(&count.body) {
+                    add(v, &mut out);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Per-rule state: variable ids and the time variable.
@@ -89,6 +150,170 @@ fn time_term(atom: &ast::Atom) -> Option<TimeTerm<'_>> {
 impl Lowering {
     fn error(&mut self, diagnostic: Diagnostic) {
         self.diagnostics.push(diagnostic);
+    }
+
+    /// A rule with `#count` literals as rules without: each count becomes a counting rule
+    /// `h__countK(G…, N, T) :- N = #count { V… : body }` over the variables G it shares
+    /// with the rest of the rule, and the rule reads that predicate in its place. Where
+    /// the rest of the rule's positive atoms bind every G, a count over nothing is 0: the
+    /// rule is written a second time with `not h__anyK(G…, T), N = 0` instead, and
+    /// `h__anyK(G…, T) :- body` says where there is something to count. Where they do not
+    /// bind them all, the count's own atoms bind them and a count is never 0. Both
+    /// predicates are hidden from the output.
+    fn expand_counts(&mut self, rule: &ast::Rule) -> Vec<(ast::Rule, Option<CountSpec>)> {
+        let Some(TimeTerm::Var(time, _)) = time_term(&rule.head) else {
+            // The head's own errors are reported when the rule is lowered.
+            return vec![(rule.clone(), None)];
+        };
+        let time = ast::Expr::Var(time.clone());
+        let mut pieces = Vec::new();
+        // The rule's bodies so far (one, then one more per count that may be 0).
+        let mut bodies: Vec<Vec<ast::Literal>> = vec![Vec::new()];
+        let rest: Vec<&ast::Literal> = rule.body.iter().filter(|l| !is_count(l)).collect();
+        for literal in &rule.body {
+            let ast::Literal::Count(count) = literal else {
+                bodies.iter_mut().for_each(|b| b.push(literal.clone()));
+                continue;
+            };
+            // What the rest of the rule binds: its other literals (of another count, only
+            // the result: its counted and inner variables are its own) and its head.
+            let mut outside: Vec<&ast::Ident> = literal_vars(rest.iter().copied());
+            for other in &rule.body {
+                if let ast::Literal::Count(other) = other {
+                    if !std::ptr::eq(other, count) {
+                        outside.push(&other.result);
+                    }
+                }
+            }
+            for arg in &rule.head.args {
+                if let ast::Expr::Var(v) = arg {
+                    if v.name != "_" && !outside.iter().any(|o| o.name == v.name) {
+                        outside.push(v);
+                    }
+                }
+            }
+            let inside = literal_vars(&count.body);
+            let is_outside = |name: &str| outside.iter().any(|o| o.name == name);
+            let mut ok = true;
+            for v in &count.counted {
+                if is_outside(&v.name) {
+                    ok = false;
+                    self.error(
+                        Diagnostic::error(Code::E002, format!("counted variable `{}` also occurs outside the `#count`", v.name))
+                            .with_label(v.span, "counted here")
+                            .with_note("the counted variables are the count's own: each value the count's literals give them is counted once")
+                            .with_help("rename it inside the count, or count another variable"),
+                    );
+                } else if !inside.iter().any(|i| i.name == v.name) {
+                    ok = false;
+                    self.error(
+                        Diagnostic::error(
+                            Code::E002,
+                            format!(
+                                "counted variable `{}` does not occur in the count's literals",
+                                v.name
+                            ),
+                        )
+                        .with_label(v.span, "nothing binds it"),
+                    );
+                }
+            }
+            if inside.iter().any(|i| i.name == count.result.name) {
+                ok = false;
+                self.error(
+                    Diagnostic::error(
+                        Code::E002,
+                        format!(
+                            "`{}` is the count's result and also one of its literals' variables",
+                            count.result.name
+                        ),
+                    )
+                    .with_label(count.result.span, "the result"),
+                );
+            }
+            if !ok {
+                return Vec::new();
+            }
+            let group: Vec<ast::Expr> = inside
+                .iter()
+                .filter(|v| v.name != time_name(&time) && is_outside(&v.name))
+                .map(|v| ast::Expr::Var((*v).clone()))
+                .collect();
+            self.counts += 1;
+            let head_name = &rule.head.predicate.name;
+            let atom = |suffix: &str, extra: Option<&ast::Ident>| {
+                let mut args = group.clone();
+                args.extend(extra.map(|r| ast::Expr::Var(r.clone())));
+                args.push(time.clone());
+                ast::Atom {
+                    predicate: ast::Ident {
+                        name: format!("{head_name}__{suffix}{}", self.counts),
+                        span: count.span,
+                    },
+                    args,
+                    span: count.span,
+                }
+            };
+            let counting = atom("count", Some(&count.result));
+            let any = atom("any", None);
+            pieces.push((
+                ast::Rule {
+                    head: counting.clone(),
+                    body: count.body.clone(),
+                    span: count.span,
+                },
+                Some((count.result.clone(), count.counted.clone())),
+            ));
+            let bound_outside = literal_vars(
+                rest.iter()
+                    .copied()
+                    .filter(|l| matches!(l, ast::Literal::Positive(_))),
+            );
+            let may_be_zero = group.iter().all(|g| match g {
+                ast::Expr::Var(v) => bound_outside.iter().any(|b| b.name == v.name),
+                _ => false,
+            });
+            let mut zero_bodies = Vec::new();
+            if may_be_zero {
+                pieces.push((
+                    ast::Rule {
+                        head: any.clone(),
+                        body: count.body.clone(),
+                        span: count.span,
+                    },
+                    None,
+                ));
+                for body in &bodies {
+                    let mut zero = body.clone();
+                    zero.push(ast::Literal::Negative(any.clone(), count.span));
+                    zero.push(ast::Literal::Builtin(ast::Builtin {
+                        lhs: ast::Expr::Var(count.result.clone()),
+                        op: CmpOp::Eq,
+                        rhs: ast::Expr::Const(Value::Int(0), count.span),
+                        span: count.span,
+                    }));
+                    zero_bodies.push(zero);
+                }
+            }
+            bodies
+                .iter_mut()
+                .for_each(|b| b.push(ast::Literal::Positive(counting.clone())));
+            bodies.extend(zero_bodies);
+            for made in [&counting, &any] {
+                self.hidden.push(made.predicate.name.clone());
+            }
+        }
+        for body in bodies {
+            pieces.push((
+                ast::Rule {
+                    head: rule.head.clone(),
+                    body,
+                    span: rule.span,
+                },
+                None,
+            ));
+        }
+        pieces
     }
 
     /// Resolves a predicate, checking its arity (time argument included, as the user
@@ -177,7 +402,9 @@ impl Lowering {
         .filter(|_| ok)
     }
 
-    fn rule(&mut self, rule: &ast::Rule) -> Option<Rule> {
+    /// Lowers `rule`; `count` makes it the counting rule of a `#count` (see
+    /// [`Lowering::expand_counts`]).
+    fn rule(&mut self, rule: &ast::Rule, count: Option<&CountSpec>) -> Option<Rule> {
         let time_var = self.time_variable(rule)?;
         let mut scope = RuleScope {
             time_var: &time_var.name,
@@ -209,17 +436,30 @@ impl Lowering {
                         _ => ok = false,
                     }
                 }
+                // Taken apart by `expand_counts` before a rule gets here.
+                ast::Literal::Count(count) => {
+                    ok = false;
+                    self.error(
+                        Diagnostic::error(Code::E001, "a `#count` is not allowed here")
+                            .with_label(count.span, "here"),
+                    );
+                }
             }
         }
         if !ok {
             return None;
         }
         body.extend(classify_builtins(&body, builtins));
+        let count = count.map(|(result, counted)| super::Count {
+            result: scope.var(&result.name),
+            counted: counted.iter().map(|v| scope.var(&v.name)).collect(),
+        });
         Some(Rule {
             head: head?,
             body,
             vars: scope.vars,
             origin: Origin::File(rule.span),
+            count,
         })
     }
 
@@ -229,7 +469,7 @@ impl Lowering {
         let atoms: Vec<(&ast::Atom, bool)> = std::iter::once((&rule.head, true))
             .chain(rule.body.iter().filter_map(|l| match l {
                 ast::Literal::Positive(a) | ast::Literal::Negative(a, _) => Some((a, false)),
-                ast::Literal::Builtin(_) => None,
+                ast::Literal::Builtin(_) | ast::Literal::Count(_) => None,
             }))
             .collect();
         let mut time_var: Option<&ast::Ident> = None;
@@ -461,6 +701,14 @@ impl Lowering {
             }
         }
         self.program.outputs = Some(outputs);
+    }
+}
+
+/// The name of a time variable expression.
+fn time_name(time: &ast::Expr) -> &str {
+    match time {
+        ast::Expr::Var(ident) => &ident.name,
+        _ => "",
     }
 }
 

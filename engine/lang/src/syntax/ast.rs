@@ -48,6 +48,18 @@ pub enum Literal {
     /// `lhs op rhs`: a comparison, or an assignment when `op` is `=` and one side is a
     /// variable that nothing else binds (decided during lowering).
     Builtin(Builtin),
+    /// `N = #count { V… : literals }`: N is the number of distinct values of V… that the
+    /// literals give, with the rule's other variables as bound outside (lowered to a
+    /// counting rule, `ir::Rule::count`).
+    Count(CountLit),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct CountLit {
+    pub result: Ident,
+    pub counted: Vec<Ident>,
+    pub body: Vec<Literal>,
+    pub span: Span,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -95,11 +107,30 @@ impl Expr {
 }
 
 impl Literal {
+    /// The atoms of the literal, a count's included.
+    pub fn atoms(&self) -> Vec<&Atom> {
+        match self {
+            Literal::Positive(atom) | Literal::Negative(atom, _) => vec![atom],
+            Literal::Builtin(_) => Vec::new(),
+            Literal::Count(count) => count.body.iter().flat_map(Literal::atoms).collect(),
+        }
+    }
+
+    /// [`Literal::atoms`], to change.
+    pub fn atoms_mut(&mut self) -> Vec<&mut Atom> {
+        match self {
+            Literal::Positive(atom) | Literal::Negative(atom, _) => vec![atom],
+            Literal::Builtin(_) => Vec::new(),
+            Literal::Count(count) => count.body.iter_mut().flat_map(Literal::atoms_mut).collect(),
+        }
+    }
+
     pub fn span(&self) -> Span {
         match self {
             Literal::Positive(atom) => atom.span,
             Literal::Negative(_, span) => *span,
             Literal::Builtin(builtin) => builtin.span,
+            Literal::Count(count) => count.span,
         }
     }
 }
@@ -191,6 +222,22 @@ impl fmt::Display for Literal {
             Literal::Positive(atom) => write!(f, "{atom}"),
             Literal::Negative(atom, _) => write!(f, "not {atom}"),
             Literal::Builtin(b) => write!(f, "{} {} {}", b.lhs, b.op, b.rhs),
+            Literal::Count(count) => {
+                let counted: Vec<&str> = count.counted.iter().map(|v| v.name.as_str()).collect();
+                write!(
+                    f,
+                    "{} = #count {{ {} : ",
+                    count.result.name,
+                    counted.join(", ")
+                )?;
+                for (i, literal) in count.body.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{literal}")?;
+                }
+                f.write_str(" }")
+            }
         }
     }
 }

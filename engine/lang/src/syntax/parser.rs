@@ -1,6 +1,8 @@
 //! Recursive descent over the tokens, recovering at the next `.` after an error.
 
-use super::ast::{ArithOp, Atom, Builtin, CmpOp, Expr, Ident, Item, Literal, Program, Rule};
+use super::ast::{
+    ArithOp, Atom, Builtin, CmpOp, CountLit, Expr, Ident, Item, Literal, Program, Rule,
+};
 use super::lexer::{Token, TokenKind, lex};
 use crate::diag::Code;
 use crate::diag::{Diagnostic, Diagnostics, FileId};
@@ -248,8 +250,66 @@ impl Parser {
                 self.bump();
                 Err(self.expected("an atom after `not`"))
             }
+            (TokenKind::Var(_), TokenKind::Eq) if matches!(self.peek_kind_at(2), TokenKind::Directive(d) if d == "count") => {
+                self.count()
+            }
             _ => self.builtin(),
         }
+    }
+
+    /// `N = #count { V… : literal, … }`.
+    fn count(&mut self) -> Parse<Literal> {
+        let result = self.bump();
+        let TokenKind::Var(name) = result.kind else {
+            return Err(self.expected("a variable"));
+        };
+        self.bump(); // `=`
+        self.bump(); // `#count`
+        self.expect(TokenKind::LBrace, "`{` after `#count`")?;
+        let mut counted = Vec::new();
+        loop {
+            let token = self.bump();
+            match token.kind {
+                TokenKind::Var(var) => counted.push(Ident {
+                    name: var,
+                    span: token.span,
+                }),
+                _ => {
+                    self.pos -= 1;
+                    return Err(self.expected("a variable to count").with_help(
+                        "write `N = #count { V : p(V, T) }`: the variables before `:` are counted",
+                    ));
+                }
+            }
+            if self.at(&TokenKind::Comma) {
+                self.bump();
+                continue;
+            }
+            break;
+        }
+        self.expect(TokenKind::Colon, "`,` or `:` after the counted variables")?;
+        let mut body = vec![self.literal()?];
+        while self.at(&TokenKind::Comma) {
+            self.bump();
+            body.push(self.literal()?);
+        }
+        let end = self.expect(TokenKind::RBrace, "`,` or `}`")?;
+        if let Some(nested) = body.iter().find(|l| matches!(l, Literal::Count(_))) {
+            return Err(
+                Diagnostic::error(Code::E001, "a `#count` inside a `#count`")
+                    .with_label(nested.span(), "nested here")
+                    .with_help("count into a predicate of its own first, then count that"),
+            );
+        }
+        Ok(Literal::Count(CountLit {
+            result: Ident {
+                name,
+                span: result.span,
+            },
+            counted,
+            body,
+            span: result.span.to(end.span),
+        }))
     }
 
     fn builtin(&mut self) -> Parse<Literal> {

@@ -259,12 +259,8 @@ impl Generator<'_> {
                     rule.head.predicate.name == name
                         && matches!(rule.head.args.iter().rev().nth(1),
                             Some(ast::Expr::Const(v, _)) if statics.contains(v))
-                        && rule.body.iter().any(|l| match l {
-                            ast::Literal::Positive(a) | ast::Literal::Negative(a, _) => {
-                                a.predicate.name == name
-                            }
-                            ast::Literal::Builtin(_) => false,
-                        })
+                        && (rule.body.iter().flat_map(ast::Literal::atoms))
+                            .any(|a| a.predicate.name == name)
                 }
                 _ => false,
             })
@@ -306,13 +302,8 @@ impl Generator<'_> {
         for item in &mut self.out.program.items {
             if let ast::Item::Rule(rule) = item {
                 part(&mut rule.head, true);
-                for literal in &mut rule.body {
-                    match literal {
-                        ast::Literal::Positive(atom) | ast::Literal::Negative(atom, _) => {
-                            part(atom, false)
-                        }
-                        ast::Literal::Builtin(_) => {}
-                    }
+                for atom in rule.body.iter_mut().flat_map(ast::Literal::atoms_mut) {
+                    part(atom, false);
                 }
             }
         }
