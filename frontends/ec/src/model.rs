@@ -98,6 +98,14 @@ pub enum Cond {
         atom: EventTerm,
         span: Span,
     },
+    /// `findall(V, Goal, L), length(L, N)`: N is the number of distinct values of the
+    /// template's variables for which the goal holds (a TD `#count`).
+    Count {
+        result: Name,
+        counted: Vec<Name>,
+        body: Vec<Cond>,
+        span: Span,
+    },
 }
 
 /// A rule about one time point: `head(F=V, T) :- conds`.
@@ -329,7 +337,7 @@ fn item(clause: &Clause, diagnostics: &mut Diagnostics) -> Read<Option<Item>> {
             let rule = TimeRule {
                 head: fluent_term(fluent)?,
                 time: expr(time)?,
-                body: clause.body.iter().map(cond).collect::<Read<Vec<Cond>>>()?,
+                body: conds(&clause.body)?,
                 span,
             };
             match name.text.as_str() {
@@ -350,9 +358,7 @@ fn item(clause: &Clause, diagnostics: &mut Diagnostics) -> Read<Option<Item>> {
                 event.span(),
             );
             let mut body = vec![cond(&happens)?];
-            for term in &clause.body {
-                body.push(cond(term)?);
-            }
+            body.extend(conds(&clause.body)?);
             let rule = TimeRule {
                 head: fluent_term(fluent)?,
                 time: expr(time)?,
@@ -378,7 +384,7 @@ fn item(clause: &Clause, diagnostics: &mut Diagnostics) -> Read<Option<Item>> {
             Item::Happens(EventRule {
                 head: event_term(event)?,
                 time: expr(time)?,
-                body: clause.body.iter().map(cond).collect::<Read<Vec<Cond>>>()?,
+                body: conds(&clause.body)?,
                 span,
             })
         }
@@ -757,6 +763,86 @@ fn builtin(term: &Term) -> Option<Read<ast::Builtin>> {
     })())
 }
 
+/// The conditions of a time-point rule's body: each term a condition, but a `findall`
+/// and the `length` of its list, which are one count ([`Cond::Count`]).
+fn conds(terms: &[Term]) -> Read<Vec<Cond>> {
+    let mut out = Vec::new();
+    let mut lengths_taken: Vec<usize> = Vec::new();
+    for (i, term) in terms.iter().enumerate() {
+        if lengths_taken.contains(&i) {
+            continue;
+        }
+        let Some((name, [template, goal, list])) = term.functor() else {
+            out.push(cond(term)?);
+            continue;
+        };
+        if name.text != "findall" {
+            out.push(cond(term)?);
+            continue;
+        }
+        let Term::Var(list) = list else {
+            return Err(Diagnostic::error(
+                Code::E506,
+                "the list of a `findall` must be a variable",
+            )
+            .with_label(list.span(), "expected a variable"));
+        };
+        let length = (terms.iter().enumerate().skip(i + 1)).find_map(|(j, t)| match t.functor() {
+            Some((n, [Term::Var(l), Term::Var(count)]))
+                if n.text == "length" && l.text == list.text =>
+            {
+                Some((j, count.clone()))
+            }
+            _ => None,
+        });
+        let Some((j, result)) = length else {
+            return Err(Diagnostic::error(
+                Code::E506,
+                format!("`findall` into `{}` without `length({}, N)`", list.text, list.text),
+            )
+            .with_label(term.span(), "a list of what holds")
+            .with_note("a findall's list is read only by its length: TD counts (`#count`), it has no lists")
+            .with_help(format!("write `length({}, N)` after it and compare N", list.text)));
+        };
+        lengths_taken.push(j);
+        let mut counted = Vec::new();
+        template_vars(template, &mut counted)?;
+        out.push(Cond::Count {
+            result,
+            counted,
+            body: vec![cond(goal)?],
+            span: term.span().to(terms[j].span()),
+        });
+    }
+    Ok(out)
+}
+
+/// The variables of a findall's template (a variable, or a term of variables), in order.
+fn template_vars(template: &Term, out: &mut Vec<Name>) -> Read<()> {
+    match template {
+        Term::Var(name) if name.text == "_" => Err(Diagnostic::error(
+            Code::E506,
+            "`_` as a findall template counts nothing",
+        )
+        .with_label(name.span, "name what is counted")),
+        Term::Var(name) => {
+            if !out.iter().any(|n| n.text == name.text) {
+                out.push(name.clone());
+            }
+            Ok(())
+        }
+        Term::Compound(_, args, _) | Term::List(args, _) => {
+            args.iter().try_for_each(|arg| template_vars(arg, out))
+        }
+        Term::Atom(_) | Term::Int(..) | Term::Float(..) | Term::Str(..) => Ok(()),
+        other => Err(Diagnostic::error(
+            Code::E506,
+            "a findall template is a variable or a term of variables",
+        )
+        .with_label(other.span(), "not a template")),
+    }
+}
+
 fn cond(term: &Term) -> Read<Cond> {
     if let Term::Atom(name) = term {
         if name.text == "!" {
@@ -836,7 +922,7 @@ pub(crate) fn not_a_condition(inner: &Term) -> Diagnostic {
             );
         } else if name.text == "findall" || name.text == "length" {
             diagnostic = diagnostic.with_note(
-                "counting what holds (`findall`, `length`) is not supported yet: TD has no aggregates",
+                "a findall is read only as `findall(V, Goal, L), length(L, N)` in a time-point rule's body: the count of what holds",
             );
         } else if let Some(close) = closest(&name.text, ["happensAt", "holdsAt"].into_iter()) {
             diagnostic = diagnostic.with_help(format!("did you mean `{close}`?"));

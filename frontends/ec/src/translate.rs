@@ -191,6 +191,10 @@ pub fn translate(items: &[Item], file: FileId, options: crate::Options) -> Trans
         timing: options.timing,
         start: options.start,
         early: Vec::new(),
+        late: match options.timing {
+            Timing::Rtec => late_events(items),
+            Timing::Paper => Vec::new(),
+        },
     };
     for item in items {
         generator.item(item, items);
@@ -323,6 +327,7 @@ impl Names {
     fn conds(&mut self, conds: &[Cond]) {
         for cond in conds {
             match cond {
+                Cond::Count { body, .. } => self.conds(body),
                 Cond::Happens { what, .. } => match what {
                     Happening::Event(event) => self.event(event),
                     Happening::Start(fluent) | Happening::End(fluent) => {
@@ -715,6 +720,57 @@ struct Generator<'a> {
     /// The fluents with immediate initiations (`true`) or terminations (`false`), under
     /// [`Timing::Rtec`].
     early: Vec<(String, bool)>,
+    /// Under [`Timing::Rtec`], the derived events that every rule of theirs triggers on a
+    /// `start`/`end` (or another such event): known one time point after they happen, as
+    /// `start`/`end` are (see [`late_events`]).
+    late: Vec<String>,
+}
+
+/// The derived events (`happensAt` rules) that, in RTEC's timing, happen one time point
+/// before they are known: every rule deriving one has a positive `start`/`end` condition
+/// or one on another such event. Such a rule is evaluated as [`rtec_early`] says (its
+/// other conditions one point back), and a rule it triggers is as well.
+fn late_events(items: &[Item]) -> Vec<String> {
+    let rules: Vec<&crate::model::EventRule> = (items.iter())
+        .filter_map(|item| match item {
+            Item::Happens(rule) => Some(rule),
+            _ => None,
+        })
+        .collect();
+    let mut late: Vec<String> = Vec::new();
+    loop {
+        let mut grew = false;
+        for rule in &rules {
+            let name = &rule.head.name.text;
+            if late.contains(name) {
+                continue;
+            }
+            let triggered = |rule: &&crate::model::EventRule| {
+                rule.head.name.text != *name || triggers(&rule.body, &late)
+            };
+            if rules.iter().all(triggered) {
+                late.push(name.clone());
+                grew = true;
+            }
+        }
+        if !grew {
+            return late;
+        }
+    }
+}
+
+/// Whether `conds` have a positive `start`/`end` happening, or one of a `late` event.
+fn triggers(conds: &[Cond], late: &[String]) -> bool {
+    conds.iter().any(
+        |cond| matches!(cond, Cond::Happens { negated: false, what, .. } if is_trigger(what, late)),
+    )
+}
+
+fn is_trigger(what: &Happening, late: &[String]) -> bool {
+    match what {
+        Happening::Start(_) | Happening::End(_) => true,
+        Happening::Event(event) => late.contains(&event.name.text),
+    }
 }
 
 fn var(name: &str, span: Span) -> ast::Expr {
@@ -821,7 +877,7 @@ impl Generator<'_> {
         match item {
             Item::Initiated(rule) | Item::Terminated(rule) => {
                 let initiated = matches!(item, Item::Initiated(_));
-                match (self.timing, rtec_early(rule)) {
+                match (self.timing, rtec_early(rule, &self.late)) {
                     (Timing::Rtec, Some(early)) => {
                         let entry = (early.head.name.text.clone(), initiated);
                         if !self.early.contains(&entry) {
@@ -883,7 +939,17 @@ impl Generator<'_> {
             | Item::DynamicDomain(..) => {}
             Item::Happens(rule) => {
                 let head = event_atom(&rule.head, rule.time.clone());
-                let body = self.body(&rule.body, &rule.time);
+                let mut conds = rule.body.clone();
+                if let (true, ast::Expr::Var(time)) =
+                    (self.late.contains(&rule.head.name.text), &rule.time)
+                {
+                    // Known a point after it happens: what it reads besides its trigger,
+                    // it reads there.
+                    if !shift_back(&mut conds, time, rule.span, &self.late) {
+                        conds = rule.body.clone();
+                    }
+                }
+                let body = self.body(&conds, &rule.time);
                 self.emit(
                     head,
                     body,
@@ -896,43 +962,8 @@ impl Generator<'_> {
 
     /// The TD literals of `conds`; background knowledge is read at `time`.
     fn body(&mut self, conds: &[Cond], time: &ast::Expr) -> Vec<ast::Literal> {
-        let names = self.names;
         let mut unknown = Vec::new();
-        let body = conds
-            .iter()
-            .map(|cond| match cond {
-                Cond::Happens {
-                    negated,
-                    what,
-                    time,
-                    span,
-                } => {
-                    let atom = match what {
-                        Happening::Event(event) => event_atom(event, time.clone()),
-                        Happening::Start(fluent) => fluent_atom(fluent, "_start", time.clone()),
-                        Happening::End(fluent) => fluent_atom(fluent, "_end", time.clone()),
-                    };
-                    literal(*negated, atom, *span)
-                }
-                Cond::Holds {
-                    negated,
-                    fluent,
-                    time,
-                    span,
-                } => literal(*negated, fluent_atom(fluent, "", time.clone()), *span),
-                Cond::Builtin(builtin) => ast::Literal::Builtin(builtin.clone()),
-                Cond::Background {
-                    negated,
-                    atom: fact,
-                    span,
-                } => {
-                    if !names.is_background(&fact.name.text, fact.args.len()) {
-                        unknown.push(fact.clone());
-                    }
-                    literal(*negated, event_atom(fact, time.clone()), *span)
-                }
-            })
-            .collect();
+        let body = body_literals(self.names, conds, time, &mut unknown);
         for fact in unknown {
             let mut diagnostic = Diagnostic::error(
                 Code::E506,
@@ -947,7 +978,7 @@ impl Generator<'_> {
                 "expected happensAt(E, T), holdsAt(F=V, T), background knowledge or a comparison",
             )
             .with_note("no background fact or rule defines it");
-            let known = names.background.iter().map(|(n, _)| n.as_str());
+            let known = self.names.background.iter().map(|(n, _)| n.as_str());
             if let Some(close) =
                 crate::model::closest(&fact.name.text, known.chain(["happensAt", "holdsAt"]))
             {
@@ -1624,34 +1655,93 @@ impl Generator<'_> {
     }
 }
 
+/// The TD literals of `conds` (see [`Generator::body`]); the background atoms that name
+/// no background knowledge go to `unknown`.
+fn body_literals(
+    names: &Names,
+    conds: &[Cond],
+    time: &ast::Expr,
+    unknown: &mut Vec<EventTerm>,
+) -> Vec<ast::Literal> {
+    conds
+        .iter()
+        .map(|cond| match cond {
+            Cond::Happens {
+                negated,
+                what,
+                time,
+                span,
+            } => {
+                let atom = match what {
+                    Happening::Event(event) => event_atom(event, time.clone()),
+                    Happening::Start(fluent) => fluent_atom(fluent, "_start", time.clone()),
+                    Happening::End(fluent) => fluent_atom(fluent, "_end", time.clone()),
+                };
+                literal(*negated, atom, *span)
+            }
+            Cond::Holds {
+                negated,
+                fluent,
+                time,
+                span,
+            } => literal(*negated, fluent_atom(fluent, "", time.clone()), *span),
+            Cond::Builtin(builtin) => ast::Literal::Builtin(builtin.clone()),
+            Cond::Background {
+                negated,
+                atom: fact,
+                span,
+            } => {
+                if !names.is_background(&fact.name.text, fact.args.len()) {
+                    unknown.push(fact.clone());
+                }
+                literal(*negated, event_atom(fact, time.clone()), *span)
+            }
+            Cond::Count {
+                result,
+                counted,
+                body,
+                span,
+            } => ast::Literal::Count(ast::CountLit {
+                result: crate::model::ident(result),
+                counted: counted.iter().map(crate::model::ident).collect(),
+                body: body_literals(names, body, time, unknown),
+                span: *span,
+            }),
+        })
+        .collect()
+}
+
 /// Under [`Timing::Rtec`], a rule triggered by a `start`/`end` happening (a positive
 /// condition) as it is evaluated one time point late: the happening read at T, every
 /// other condition at T-1 (see [`Timing::Rtec`]). `None` for other rules, and where the
 /// rule's time is not a plain variable or a comparison reads it.
-fn rtec_early(rule: &TimeRule) -> Option<TimeRule> {
-    let triggered = rule.body.iter().any(|cond| {
-        matches!(
-            cond,
-            Cond::Happens {
-                negated: false,
-                what: Happening::Start(_) | Happening::End(_),
-                ..
-            }
-        )
-    });
+fn rtec_early(rule: &TimeRule, late: &[String]) -> Option<TimeRule> {
     let ast::Expr::Var(time) = &rule.time else {
         return None;
     };
-    if !triggered {
+    if !triggers(&rule.body, late) {
         return None;
     }
     let mut early = rule.clone();
-    for cond in &mut early.body {
+    if !shift_back(&mut early.body, time, rule.span, late) {
+        return None;
+    }
+    Some(early)
+}
+
+/// Reads every condition of `conds` at `time` one point earlier but the start/end
+/// happenings and the `late` events (see [`rtec_early`]); false where a condition is not read at `time` itself
+/// or a comparison reads it.
+fn shift_back(conds: &mut [Cond], time: &ast::Ident, span: Span, late: &[String]) -> bool {
+    for cond in conds {
         let (at_time, triggers) = match cond {
-            Cond::Happens { what, time, .. } => (
-                time,
-                matches!(what, Happening::Start(_) | Happening::End(_)),
-            ),
+            Cond::Count { body, .. } => {
+                if !shift_back(body, time, span, late) {
+                    return false;
+                }
+                continue;
+            }
+            Cond::Happens { what, time, .. } => (time, is_trigger(what, late)),
             Cond::Holds { time, .. } => (time, false),
             Cond::Background { .. } => continue,
             Cond::Builtin(builtin) => {
@@ -1659,19 +1749,19 @@ fn rtec_early(rule: &TimeRule) -> Option<TimeRule> {
                 expr_vars(&builtin.lhs, &mut vars);
                 expr_vars(&builtin.rhs, &mut vars);
                 if vars.contains(&time.name) {
-                    return None;
+                    return false;
                 }
                 continue;
             }
         };
         if !matches!(at_time, ast::Expr::Var(v) if v.name == time.name) {
-            return None;
+            return false;
         }
         if !triggers {
-            *at_time = at(at_time, 1, rule.span);
+            *at_time = at(at_time, 1, span);
         }
     }
-    Some(early)
+    true
 }
 
 fn same_value(a: &Arg, b: &Arg) -> bool {
