@@ -196,6 +196,23 @@ pub fn translate(items: &[Item], file: FileId, options: crate::Options) -> Trans
             Timing::Paper => Vec::new(),
         },
     };
+    if generator.timing == Timing::Rtec {
+        // Which fluents have immediate effects, known before any rule is written: a
+        // deadline (`fi`) written before the rules reads them.
+        for item in items {
+            if let Item::Initiated(rule) | Item::Terminated(rule) = item {
+                if rtec_early(rule, &generator.late).is_some() {
+                    let entry = (
+                        rule.head.name.text.clone(),
+                        matches!(item, Item::Initiated(_)),
+                    );
+                    if !generator.early.contains(&entry) {
+                        generator.early.push(entry);
+                    }
+                }
+            }
+        }
+    }
     for item in items {
         generator.item(item, items);
     }
@@ -1377,12 +1394,42 @@ impl Generator<'_> {
                 ));
             }
         }
+        // Under RTEC's timing, a value initiated with immediate effect (`from_ie` at e
+        // holds from e) reaches its deadline at e + delay − 1, as one initiated at e − 1;
+        // a termination with immediate effect (`from_te` at s stops it at s) between
+        // counts as one at s − 1.
+        let name = &from.name.text;
+        let early_init = self.early.contains(&(name.clone(), true));
+        let early_stop = early_init || self.early.contains(&(name.clone(), false));
+        let mut bodies = vec![body];
+        if early_init && delay >= 1 {
+            let mut early = vec![ast::Literal::Positive(fluent_atom(
+                from,
+                "_ie",
+                at(&time, delay - 1, span),
+            ))];
+            early.extend(bodies[0][1..].iter().cloned());
+            bodies.push(early);
+        }
+        if early_stop {
+            for body in &mut bodies {
+                for k in 0..delay.saturating_sub(1) {
+                    body.push(literal(
+                        true,
+                        fluent_atom(from, "_te", at(&time, k, span)),
+                        span,
+                    ));
+                }
+            }
+        }
         let by = if postponed {
             "EC fi deadline with p postponement (Algorithm 3, lines 13-17)"
         } else {
             "EC fi deadline (Algorithm 3, lines 13-17)"
         };
-        self.emit(head, body, span, by.to_owned());
+        for body in bodies {
+            self.emit(head.clone(), body, span, by.to_owned());
+        }
     }
 
     fn initially(&mut self, fluent: &FluentTerm, span: Span) {
