@@ -43,7 +43,11 @@ fn check(seed: u64) -> Result<Verdict, String> {
     let mut verdict = Verdict::Equal;
     for skip_empty_nodes in [false, true] {
         let engine = stgflow_tests::stg(
-            if skip_empty_nodes { PRUNED_BUDGET } else { BUDGET },
+            if skip_empty_nodes {
+                PRUNED_BUDGET
+            } else {
+                BUDGET
+            },
             skip_empty_nodes,
         );
         let actual = match run(&case.program, &case.stream, Timeline::default(), &engine) {
@@ -105,7 +109,10 @@ fn stg_equals_reference_on_5000_random_programs() {
         "{over} of 5000 programs over the budget of {BUDGET} nodes per time point as written, \
          {pruned_over} over {PRUNED_BUDGET} pruned"
     );
-    assert!(pruned_over <= 10, "{pruned_over} of 5000 pruned graphs over budget");
+    assert!(
+        pruned_over <= 10,
+        "{pruned_over} of 5000 pruned graphs over budget"
+    );
 }
 
 fn cases_dir() -> std::path::PathBuf {

@@ -82,7 +82,7 @@ crate::error_codes! {
     pub enum Code {
         E001 => "syntax (expected/found, unterminated string, number too large, unknown directive)",
         E002 => "unsafe rule: a head variable not bound by a positive body atom; a counted variable also outside its `#count` or not in it",
-        E003 => "a variable of a negated atom or built-in not bound by a positive atom",
+        E003 => "a variable of a negated atom or built-in not bound by a positive atom; a variable a `#count` shares with its rule that no positive atom of the count binds",
         E004 => "more than one time variable in a rule",
         E005 => "the time variable used as an object argument",
         E006 => "future dependency (`T+1` in the body, or a head derived at `T+k`)",

@@ -239,6 +239,33 @@ impl Lowering {
                 .filter(|v| v.name != time_name(&time) && is_outside(&v.name))
                 .map(|v| ast::Expr::Var((*v).clone()))
                 .collect();
+            // The count is taken on its own, so what it shares must be bound inside it.
+            let positive = literal_vars(
+                (count.body.iter()).filter(|l| matches!(l, ast::Literal::Positive(_))),
+            );
+            let unbound: Vec<&ast::Ident> = (group.iter())
+                .filter_map(|g| match g {
+                    ast::Expr::Var(v) if !positive.iter().any(|p| p.name == v.name) => Some(v),
+                    _ => None,
+                })
+                .collect();
+            if !unbound.is_empty() {
+                for v in unbound {
+                    self.error(
+                        Diagnostic::error(
+                            Code::E003,
+                            format!(
+                                "`{}` is shared with the rest of the rule, but no positive atom of the `#count` binds it",
+                                v.name
+                            ),
+                        )
+                        .with_label(v.span, "only read here")
+                        .with_note("a count is taken over what its own atoms give; the variables it shares with the rule group it")
+                        .with_help(format!("add an atom that binds `{}` inside the count", v.name)),
+                    );
+                }
+                return Vec::new();
+            }
             self.counts += 1;
             let head_name = &rule.head.predicate.name;
             let atom = |suffix: &str, extra: Option<&ast::Ident>| {
