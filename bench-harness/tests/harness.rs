@@ -173,7 +173,10 @@ fn sweep_passes_extra_arguments_and_records_the_version_and_commit() {
     assert!(meta.contains("--stgflow-arg=--read-on-workers"), "{meta}");
     // The commit is the one around the binary (a target directory outside the checkout
     // has none).
-    let binary_dir = stgflow().parent().map(Path::to_path_buf).unwrap_or_default();
+    let binary_dir = stgflow()
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
     let in_git = std::process::Command::new("git")
         .current_dir(&binary_dir)
         .args(["rev-parse", "HEAD"])
