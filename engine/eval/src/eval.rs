@@ -204,10 +204,9 @@ impl CountPlan {
     }
 
     /// The head facts of the bindings' tuples `rows` (each `terms` under one binding).
-    fn heads(&self, head: &[Term], rows: impl Iterator<Item = Row>, out: &mut Vec<Row>) {
-        let distinct: HashSet<Row> = rows.collect();
+    fn heads(&self, head: &[Term], distinct: &HashSet<Row>, out: &mut Vec<Row>) {
         let mut counts: HashMap<Row, i64> = HashMap::new();
-        for row in &distinct {
+        for row in distinct {
             let group = &row[..row.len() - self.counted];
             match counts.get_mut(group) {
                 Some(n) => *n += 1,
@@ -234,7 +233,7 @@ impl CountPlan {
 /// count.
 pub fn count_heads(rule: &Rule, rows: impl Iterator<Item = Row>, out: &mut Vec<Row>) -> Option<()> {
     let plan = CountPlan::new(rule)?;
-    plan.heads(&rule.head.args, rows, out);
+    plan.heads(&rule.head.args, &rows.collect(), out);
     Some(())
 }
 
@@ -285,8 +284,8 @@ impl RulePlan {
         self.join(0, &mut firing, &mut env);
         if let Some(count) = &self.count {
             // The counted atoms come from lower strata or the past: the count is complete.
-            let rows: Vec<Row> = out.drain(start..).collect();
-            count.heads(&self.head.args, rows.into_iter(), out);
+            let distinct: HashSet<Row> = out.drain(start..).collect();
+            count.heads(&self.head.args, &distinct, out);
         }
     }
 

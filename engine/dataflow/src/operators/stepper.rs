@@ -888,12 +888,14 @@ impl State {
         }
         // Any fact the rules can still read, at t or up to `horizon` points back: what the
         // key held at t − 1 is read at t + 1 by an atom at offset 2.
-        let holds_anything = state.runs.iter().any(|(_, slot)| {
-            slot.iter()
-                .enumerate()
-                .any(|(local, r)| !self.partial_local[local] && !r.is_empty())
-        });
-        if self.uses_time && holds_anything {
+        let holds_anything = || {
+            state.runs.iter().any(|(_, slot)| {
+                slot.iter()
+                    .enumerate()
+                    .any(|(local, r)| !self.partial_local[local] && !r.is_empty())
+            })
+        };
+        if self.uses_time && holds_anything() {
             // Rules that read the time as a value derive something new every time point.
             self.wake_at.push(t + 1);
         }

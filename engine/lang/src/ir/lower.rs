@@ -326,8 +326,9 @@ impl Lowering {
                 .iter_mut()
                 .for_each(|b| b.push(ast::Literal::Positive(counting.clone())));
             bodies.extend(zero_bodies);
-            for made in [&counting, &any] {
-                self.hidden.push(made.predicate.name.clone());
+            self.hidden.push(counting.predicate.name.clone());
+            if may_be_zero {
+                self.hidden.push(any.predicate.name.clone());
             }
         }
         for body in bodies {
