@@ -46,10 +46,7 @@ enum Command {
     /// latencies.csv), e.g. after copying results back from a server.
     ///
     /// Example: stgflow-bench replot target/sweeps/workers
-    Replot {
-        /// The sweep's output directory.
-        dir: PathBuf,
-    },
+    Replot(ReplotArgs),
     /// Run a command and write its wall time, CPU time and peak RSS to FILE (used by
     /// sweep and compare for each process they start).
     #[command(hide = true)]
@@ -61,6 +58,36 @@ enum Command {
         #[arg(last = true, required = true)]
         command: Vec<OsString>,
     },
+}
+
+#[derive(Debug, Args)]
+struct ReplotArgs {
+    /// The sweep's output directory.
+    dir: PathBuf,
+    /// Picture size in pixels, legend included (WIDTHxHEIGHT).
+    #[arg(long, default_value = "960x540", value_parser = picture_size)]
+    size: (u32, u32),
+    /// Picture formats: svg, png or both.
+    #[arg(long, value_delimiter = ',', default_value = "svg,png")]
+    format: Vec<plot::Format>,
+    /// Only these plots: throughput_vs_workers, throughput_vs_window,
+    /// throughput_vs_length, memory_vs_length, latency_cdf (default: every plot the
+    /// results support).
+    #[arg(long, value_delimiter = ',', value_name = "PLOT")]
+    only: Vec<String>,
+}
+
+fn picture_size(text: &str) -> Result<(u32, u32), String> {
+    let bad = || format!("expected WIDTHxHEIGHT in pixels (at least 320x200), got `{text}`");
+    let (width, height) = text.split_once(['x', 'X']).ok_or_else(bad)?;
+    let size: (u32, u32) = (
+        width.trim().parse().map_err(|_| bad())?,
+        height.trim().parse().map_err(|_| bad())?,
+    );
+    if size.0 < 320 || size.1 < 200 || size.0 > 20_000 || size.1 > 20_000 {
+        return Err(bad());
+    }
+    Ok(size)
 }
 
 #[derive(Debug, Args)]
@@ -226,7 +253,7 @@ fn main() -> ExitCode {
         }
         Command::Sweep(args) => run_sweep(args),
         Command::Compare(args) => run_compare(args),
-        Command::Replot { dir } => replot(&dir),
+        Command::Replot(args) => replot(&args),
     };
     match result {
         Ok(code) => code,
@@ -324,8 +351,6 @@ fn run_sweep(args: SweepArgs) -> anyhow::Result<ExitCode> {
                 .map_or(String::new(), |p| format!(", latency p50 {p:.0} µs")),
         );
     })?;
-    sweep::write_csv(&rows, &args.out.join("results.csv"))?;
-    sweep::write_latencies(&rows, &args.out.join("latencies.csv"))?;
     let header = report::Header {
         command: command_line,
         date: today(),
@@ -334,10 +359,17 @@ fn run_sweep(args: SweepArgs) -> anyhow::Result<ExitCode> {
         commit: commit_of(&setup.stgflow),
         output: Some(args.output.clone()),
     };
+    let provenance = sweep::Provenance {
+        stgflow: header.stgflow.clone(),
+        commit: header.commit.clone(),
+        output: header.output.clone(),
+    };
+    sweep::write_csv(&rows, &provenance, &args.out.join("results.csv"))?;
+    sweep::write_latencies(&rows, &args.out.join("latencies.csv"))?;
     let meta = args.out.join("meta.txt");
     std::fs::write(&meta, header.to_text())
         .with_context(|| format!("cannot write {}", meta.display()))?;
-    let report_path = write_report(&args.out, &header, &rows)?;
+    let report_path = write_report(&args.out, &header, &rows, &plot::Options::default())?;
     eprintln!(
         "wrote {} runs to {}, the report to {}",
         rows.len(),
@@ -353,18 +385,20 @@ fn write_report(
     dir: &Path,
     header: &report::Header,
     rows: &[sweep::Row],
+    options: &plot::Options,
 ) -> anyhow::Result<PathBuf> {
     let medians = sweep::medians(rows);
-    let drawn = plot::draw_all(&medians, &dir.join("plots"))?;
+    let drawn = plot::draw_all(rows, &dir.join("plots"), options)?;
     let path = dir.join("report.md");
     std::fs::write(&path, report::markdown(header, &medians, &drawn))
         .with_context(|| format!("cannot write {}", path.display()))?;
     Ok(path)
 }
 
-fn replot(dir: &Path) -> anyhow::Result<ExitCode> {
+fn replot(args: &ReplotArgs) -> anyhow::Result<ExitCode> {
+    let dir = &args.dir;
     let latencies = dir.join("latencies.csv");
-    let rows = sweep::read_results(
+    let (rows, provenance) = sweep::read_results(
         &dir.join("results.csv"),
         latencies.exists().then_some(latencies.as_path()),
     )?;
@@ -376,11 +410,16 @@ fn replot(dir: &Path) -> anyhow::Result<ExitCode> {
             command: "(unknown: no meta.txt)".to_owned(),
             date: "(unknown)".to_owned(),
             machine: "(unknown)".to_owned(),
-            stgflow: None,
-            commit: None,
-            output: None,
+            stgflow: provenance.stgflow,
+            commit: provenance.commit,
+            output: provenance.output,
         });
-    let path = write_report(dir, &header, &rows)?;
+    let options = plot::Options {
+        size: args.size,
+        formats: args.format.clone(),
+        only: (!args.only.is_empty()).then(|| args.only.clone()),
+    };
+    let path = write_report(dir, &header, &rows, &options)?;
     eprintln!("redrew {} runs into {}", rows.len(), path.display());
     Ok(ExitCode::SUCCESS)
 }

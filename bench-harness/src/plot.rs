@@ -1,36 +1,51 @@
-//! Plots of a sweep (plotters; each chart as SVG and PNG): throughput vs workers, vs
-//! window size, vs stream length; the latency CDF; memory vs stream length.
+//! Plots of a sweep (plotters; each chart as SVG and PNG, or as asked): throughput vs
+//! workers, vs window size, vs stream length; the latency CDF; memory vs stream length.
 //!
-//! Each chart is drawn from the medians of the repeats. A chart is drawn only when some
-//! series has at least two x values (a grid with one worker count has no
-//! throughput-vs-workers chart); [`draw_all`] says which charts it skipped and why.
+//! Drawn to be put in a paper: worker counts on a log₂ axis, window sizes as categories,
+//! stream lengths and latencies on log₁₀ axes ticked at 1, 2 and 5 × 10ᵏ, so that every
+//! tick label is a round number; each point the median of its repeats with an error bar
+//! from their minimum to their maximum; Okabe and Ito's colour-blind-safe palette (no
+//! yellow) with a distinct marker per series, for print in grey; the legend beside the
+//! plot, never over the data.
 //!
-//! Pitfall: plotters needs a font to lay out text, and a fresh machine may have none
-//! installed. The harness carries DejaVu Sans (`assets/`, its licence beside it) and
-//! registers it as `sans-serif`, so charts look the same everywhere.
+//! A chart is drawn only when some series has at least two x values (a grid with one
+//! worker count has no throughput-vs-workers chart); [`draw_all`] says which charts it
+//! skipped and why.
 
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::Once;
 
-use anyhow::anyhow;
+use anyhow::{anyhow, bail};
 use plotters::coord::Shift;
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
 use plotters::prelude::*;
+use stgflow_io::draw;
 
-use crate::sweep::{InputMode, Row};
+use crate::sweep::{self, InputMode, Row};
 
-static FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
-
-fn register_font() {
-    static REGISTER: Once = Once::new();
-    REGISTER.call_once(|| {
-        // The bundled font is a valid TrueType file; a failure here would only leave the
-        // charts without text, which `draw` then reports as an error.
-        let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, FONT);
-    });
+/// How a chart's x values are laid out.
+#[derive(Clone, Debug, PartialEq)]
+pub enum XAxis {
+    /// Counts that double (workers): log₂, ticked at powers of two and at every count
+    /// measured.
+    Log2,
+    /// Values spanning decades: log₁₀, ticked at 1, 2 and 5 × 10ᵏ.
+    Log10,
+    /// Categories in this order, evenly spaced (window sizes); a point's x is its
+    /// category's index.
+    Categories(Vec<String>),
 }
 
-/// A line chart: named series of (x, y) points.
+/// A point: the median `y` and the range of its repeats.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Point {
+    pub x: f64,
+    pub y: f64,
+    pub low: f64,
+    pub high: f64,
+}
+
+/// A line chart: named series of points.
 #[derive(Clone, Debug)]
 pub struct Chart {
     /// File stem: the chart is written as `STEM.svg` and `STEM.png`.
@@ -38,12 +53,56 @@ pub struct Chart {
     pub title: String,
     pub x_label: String,
     pub y_label: String,
-    /// Plot x on a log₁₀ axis (for values spanning decades).
-    pub log_x: bool,
-    /// x takes whole values only (workers, window sizes): label only those.
-    pub integer_x: bool,
-    pub series: Vec<(String, Vec<(f64, f64)>)>,
+    pub x_axis: XAxis,
+    pub series: Vec<(String, Vec<Point>)>,
 }
+
+/// A picture format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Svg,
+    Png,
+}
+
+impl std::str::FromStr for Format {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "svg" => Ok(Format::Svg),
+            "png" => Ok(Format::Png),
+            other => Err(format!("unknown picture format `{other}` (svg or png)")),
+        }
+    }
+}
+
+/// What to draw, and how large.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Width and height in pixels, legend included.
+    pub size: (u32, u32),
+    pub formats: Vec<Format>,
+    /// Only these charts (by stem); every chart when `None`.
+    pub only: Option<Vec<String>>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            size: (960, 540),
+            formats: vec![Format::Svg, Format::Png],
+            only: None,
+        }
+    }
+}
+
+/// The stems of every chart a sweep can have, in the order they are drawn.
+pub const STEMS: [&str; 5] = [
+    "throughput_vs_workers",
+    "throughput_vs_window",
+    "throughput_vs_length",
+    "memory_vs_length",
+    "latency_cdf",
+];
 
 /// A chart that was written, or why it was not.
 #[derive(Clone, Debug)]
@@ -52,13 +111,40 @@ pub enum Drawn {
     Skipped { stem: String, why: String },
 }
 
-/// Draws every chart the sweep's `medians` support into `dir`.
-pub fn draw_all(medians: &[Row], dir: &Path) -> anyhow::Result<Vec<Drawn>> {
+/// Draws every chart the sweep's runs support (or those `options.only` names) into
+/// `dir`.
+pub fn draw_all(rows: &[Row], dir: &Path, options: &Options) -> anyhow::Result<Vec<Drawn>> {
+    if let Some(only) = &options.only
+        && let Some(unknown) = only.iter().find(|s| !STEMS.contains(&s.as_str()))
+    {
+        bail!(
+            "no plot named `{unknown}`; the plots are {}",
+            STEMS.join(", ")
+        );
+    }
+    if options.formats.is_empty() {
+        bail!("no picture format asked for (svg, png)");
+    }
     std::fs::create_dir_all(dir)?;
+    let groups = sweep::repeats(rows);
+    let points: Vec<Measured<'_>> = groups
+        .iter()
+        .map(|group| Measured {
+            median: sweep::median_of(group),
+            repeats: group,
+        })
+        .collect();
     let mut drawn = Vec::new();
-    for (chart, needs) in charts(medians) {
+    for (chart, needs) in charts(&points) {
+        let wanted = options
+            .only
+            .as_ref()
+            .is_none_or(|only| only.contains(&chart.stem));
+        if !wanted {
+            continue;
+        }
         if chart.series.iter().any(|(_, points)| points.len() >= 2) {
-            let files = draw(&chart, dir)?;
+            let files = draw(&chart, dir, options)?;
             drawn.push(Drawn::Written { chart, files });
         } else {
             drawn.push(Drawn::Skipped {
@@ -70,38 +156,52 @@ pub fn draw_all(medians: &[Row], dir: &Path) -> anyhow::Result<Vec<Drawn>> {
     Ok(drawn)
 }
 
+/// A grid point: the median of its runs, and the runs.
+struct Measured<'a> {
+    median: Row,
+    repeats: &'a [&'a Row],
+}
+
 /// The charts of a sweep, each with what it needs two of.
 /// Over 100 lines: a table of chart definitions, one literal each.
-fn charts(medians: &[Row]) -> Vec<(Chart, &'static str)> {
-    let batch: Vec<&Row> = medians
+fn charts(points: &[Measured<'_>]) -> Vec<(Chart, &'static str)> {
+    let batch: Vec<&Measured<'_>> = points
         .iter()
-        .filter(|r| r.mode == InputMode::Batch)
+        .filter(|p| p.median.mode == InputMode::Batch)
         .collect();
-    let streaming: Vec<&Row> = medians
+    let windowed: Vec<&Measured<'_>> = batch
         .iter()
-        .filter(|r| r.mode == InputMode::Streaming)
+        .copied()
+        .filter(|p| p.median.workload.has_window())
+        .collect();
+    let streaming: Vec<&Row> = points
+        .iter()
+        .map(|p| &p.median)
+        .filter(|r| r.mode == InputMode::Streaming && !r.latencies_us.is_empty())
         .collect();
     let mfacts = |r: &Row| r.facts_per_s() / 1e6;
     // With several process counts, a series is a fixed number of workers per process and
     // x counts all workers; otherwise a series is a fixed process count.
-    let several_process_counts = batch
+    let several_process_counts = batch.iter().any(|p| {
+        batch
+            .iter()
+            .any(|o| o.median.processes != p.median.processes)
+    });
+    let windows: Vec<u64> = windowed
         .iter()
-        .any(|r| batch.iter().any(|o| o.processes != r.processes));
-    let windows: Vec<f64> = batch
-        .iter()
-        .filter(|r| r.workload.has_window())
-        .map(|r| r.window.max(1) as f64)
+        .map(|p| p.median.window)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
         .collect();
-    let windows_span_decades = spans_decades(&windows);
+    let window_index = |r: &Row| windows.iter().position(|&w| w == r.window).unwrap_or(0) as f64;
     vec![
         (
             Chart {
-                stem: "throughput_vs_workers".into(),
+                stem: STEMS[0].into(),
                 title: "Throughput vs workers (batch, median)".into(),
-                x_label: "workers × processes".into(),
+                x_label: "workers (all processes)".into(),
                 y_label: "input facts/s (millions)".into(),
-                log_x: false,
-                integer_x: true,
+                x_axis: XAxis::Log2,
                 series: series(
                     &batch,
                     |r| match (several_process_counts, r.processes) {
@@ -123,20 +223,15 @@ fn charts(medians: &[Row]) -> Vec<(Chart, &'static str)> {
         ),
         (
             Chart {
-                stem: "throughput_vs_window".into(),
+                stem: STEMS[1].into(),
                 title: "Throughput vs window size (batch, median)".into(),
                 x_label: "window size (time points)".into(),
                 y_label: "input facts/s (millions)".into(),
-                log_x: windows_span_decades,
-                integer_x: true,
+                x_axis: XAxis::Categories(windows.iter().map(u64::to_string).collect()),
                 series: series(
-                    &batch
-                        .iter()
-                        .copied()
-                        .filter(|r| r.workload.has_window())
-                        .collect::<Vec<_>>(),
+                    &windowed,
                     |r| label(r, &["workers", "rate", "length"]),
-                    |r| r.window.max(1) as f64,
+                    window_index,
                     mfacts,
                 ),
             },
@@ -144,12 +239,11 @@ fn charts(medians: &[Row]) -> Vec<(Chart, &'static str)> {
         ),
         (
             Chart {
-                stem: "throughput_vs_length".into(),
+                stem: STEMS[2].into(),
                 title: "Throughput vs stream length (batch, median)".into(),
                 x_label: "time points".into(),
                 y_label: "input facts/s (millions)".into(),
-                log_x: true,
-                integer_x: false,
+                x_axis: XAxis::Log10,
                 series: series(
                     &batch,
                     |r| label(r, &["window", "rate", "workers"]),
@@ -161,12 +255,11 @@ fn charts(medians: &[Row]) -> Vec<(Chart, &'static str)> {
         ),
         (
             Chart {
-                stem: "memory_vs_length".into(),
+                stem: STEMS[3].into(),
                 title: "Peak RSS vs stream length (batch, median)".into(),
                 x_label: "input facts".into(),
                 y_label: "peak RSS (MiB)".into(),
-                log_x: true,
-                integer_x: false,
+                x_axis: XAxis::Log10,
                 series: series(
                     &batch,
                     |r| label(r, &["window", "rate", "workers"]),
@@ -178,19 +271,17 @@ fn charts(medians: &[Row]) -> Vec<(Chart, &'static str)> {
         ),
         (
             Chart {
-                stem: "latency_cdf".into(),
+                stem: STEMS[4].into(),
                 title: "Per-time-point output latency (streaming)".into(),
-                x_label: "latency (µs)".into(),
+                x_label: "latency (ms)".into(),
                 y_label: "fraction of time points".into(),
-                log_x: true,
-                integer_x: false,
+                x_axis: XAxis::Log10,
                 series: streaming
                     .iter()
-                    .filter(|r| !r.latencies_us.is_empty())
                     .map(|r| {
                         (
                             label(r, &["window", "rate", "length", "workers"]),
-                            cdf(&r.latencies_us),
+                            cdf_ms(&r.latencies_us),
                         )
                     })
                     .collect(),
@@ -198,12 +289,6 @@ fn charts(medians: &[Row]) -> Vec<(Chart, &'static str)> {
             "latency samples",
         ),
     ]
-}
-
-/// Whether positive `values` span two decades or more (then a log axis reads better).
-fn spans_decades(values: &[f64]) -> bool {
-    let (lo, hi) = bounds(values.iter().copied());
-    lo > 0.0 && hi / lo >= 100.0
 }
 
 /// The series name of a row: the workload and the named parameters.
@@ -223,114 +308,324 @@ fn label(row: &Row, parameters: &[&str]) -> String {
     text
 }
 
-/// Groups rows by `name`, each group's points sorted by x.
+/// Groups grid points by `name`, each group's points sorted by x, each point the median's
+/// `y` with the range of its repeats' `y`.
 fn series(
-    rows: &[&Row],
+    points: &[&Measured<'_>],
     name: impl Fn(&Row) -> String,
     x: impl Fn(&Row) -> f64,
     y: impl Fn(&Row) -> f64,
-) -> Vec<(String, Vec<(f64, f64)>)> {
-    let mut groups: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
-    for row in rows {
-        groups.entry(name(row)).or_default().push((x(row), y(row)));
+) -> Vec<(String, Vec<Point>)> {
+    let mut groups: Vec<(String, Vec<Point>)> = Vec::new();
+    for measured in points {
+        let row = &measured.median;
+        let (low, high) = bounds(measured.repeats.iter().map(|r| y(r)));
+        let point = Point {
+            x: x(row),
+            y: y(row),
+            low,
+            high,
+        };
+        let name = name(row);
+        match groups.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, points)) => points.push(point),
+            None => groups.push((name, vec![point])),
+        }
+    }
+    groups.sort_by(|a, b| a.0.cmp(&b.0));
+    for (_, points) in &mut groups {
+        points.sort_by(|a, b| a.x.total_cmp(&b.x));
+        points.dedup_by(|a, b| a.x == b.x);
     }
     groups
-        .into_iter()
-        .map(|(name, mut points)| {
-            points.sort_by(|a, b| a.0.total_cmp(&b.0));
-            points.dedup_by(|a, b| a.0 == b.0);
-            (name, points)
-        })
-        .collect()
 }
 
-/// The empirical CDF of `samples`, at most 200 steps.
-fn cdf(samples: &[f64]) -> Vec<(f64, f64)> {
+/// The empirical CDF of latency `samples` (µs), in ms, at most 200 steps.
+fn cdf_ms(samples: &[f64]) -> Vec<Point> {
     let mut sorted = samples.to_vec();
     sorted.sort_by(f64::total_cmp);
     let n = sorted.len();
     let step = n.div_ceil(200).max(1);
-    let mut points: Vec<(f64, f64)> = (0..n)
+    let point = |us: f64, y: f64| Point {
+        x: us.max(1.0) / 1000.0,
+        y,
+        low: y,
+        high: y,
+    };
+    let mut points: Vec<Point> = (0..n)
         .step_by(step)
-        .map(|i| (sorted[i].max(1.0), (i + 1) as f64 / n as f64))
+        .map(|i| point(sorted[i], (i + 1) as f64 / n as f64))
         .collect();
     if let Some(&last) = sorted.last() {
-        points.push((last.max(1.0), 1.0));
+        points.push(point(last, 1.0));
     }
     points
 }
 
-/// Writes `chart` as SVG and PNG into `dir`.
-pub fn draw(chart: &Chart, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    register_font();
-    let svg = dir.join(format!("{}.svg", chart.stem));
-    let png = dir.join(format!("{}.png", chart.stem));
-    let size = (900, 560);
-    render(SVGBackend::new(&svg, size).into_drawing_area(), chart)
-        .map_err(|e| anyhow!("drawing {}: {e}", svg.display()))?;
-    render(BitMapBackend::new(&png, size).into_drawing_area(), chart)
-        .map_err(|e| anyhow!("drawing {}: {e}", png.display()))?;
-    Ok(vec![svg, png])
+/// Writes `chart` into `dir` in each of `options.formats`.
+pub fn draw(chart: &Chart, dir: &Path, options: &Options) -> anyhow::Result<Vec<PathBuf>> {
+    draw::register_font();
+    let size = (options.size.0.max(320), options.size.1.max(200));
+    let mut files = Vec::new();
+    for &format in &options.formats {
+        let (file, drawn) = match format {
+            Format::Svg => {
+                let file = dir.join(format!("{}.svg", chart.stem));
+                let drawn = render(SVGBackend::new(&file, size).into_drawing_area(), chart)
+                    .map_err(|e| e.to_string());
+                (file, drawn)
+            }
+            Format::Png => {
+                let file = dir.join(format!("{}.png", chart.stem));
+                let drawn = render(BitMapBackend::new(&file, size).into_drawing_area(), chart)
+                    .map_err(|e| e.to_string());
+                (file, drawn)
+            }
+        };
+        drawn.map_err(|e| anyhow!("drawing {}: {e}", file.display()))?;
+        files.push(file);
+    }
+    Ok(files)
 }
 
+/// Where a value sits on the axis (log axes are drawn in log space).
+fn to_axis(axis: &XAxis, x: f64) -> f64 {
+    match axis {
+        XAxis::Log2 => x.max(1e-9).log2(),
+        XAxis::Log10 => x.max(1e-9).log10(),
+        XAxis::Categories(_) => x,
+    }
+}
+
+/// The axis's range (in axis space) and its ticks, for these data x values.
+fn x_ticks(axis: &XAxis, xs: &[f64]) -> (f64, f64, Vec<f64>) {
+    if let XAxis::Categories(names) = axis {
+        let n = names.len().max(1) as f64;
+        return (-0.5, n - 0.5, (0..names.len()).map(|i| i as f64).collect());
+    }
+    let (mut lo, mut hi) = bounds(xs.iter().map(|&x| to_axis(axis, x)));
+    let pad = if hi > lo { (hi - lo) * 0.06 } else { 0.5 };
+    lo -= pad;
+    hi += pad;
+    let ticks = match axis {
+        XAxis::Log2 => {
+            let mut ticks: BTreeSet<u64> = (0..40)
+                .map(|k| 1u64 << k)
+                .filter(|&v| (lo..=hi).contains(&(v as f64).log2()))
+                .collect();
+            // Counts measured between powers of two (3, 6, 12) get ticks of their own,
+            // unless they would crowd the axis.
+            let measured: BTreeSet<u64> = xs.iter().map(|&x| x.round().max(1.0) as u64).collect();
+            if ticks.len() + measured.len() <= 12 {
+                ticks.extend(measured);
+            }
+            ticks.into_iter().map(|v| (v as f64).log2()).collect()
+        }
+        _ => decade_ticks(10f64.powf(lo), 10f64.powf(hi))
+            .into_iter()
+            .map(f64::log10)
+            .collect(),
+    };
+    (lo, hi, ticks)
+}
+
+/// Round values in `[lo, hi]` (positive) for a log₁₀ axis: 1, 2 and 5 × 10ᵏ, only the
+/// powers of ten where those crowd it, 1–9 × 10ᵏ where the range is too short for two.
+fn decade_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let within = |multiples: &[f64]| -> Vec<f64> {
+        let first = lo.max(1e-300).log10().floor() as i32;
+        let last = hi.max(1e-300).log10().ceil() as i32;
+        (first..=last)
+            .flat_map(|k| multiples.iter().map(move |m| m * 10f64.powi(k)))
+            .filter(|v| (lo..=hi).contains(v))
+            .collect()
+    };
+    let ticks = within(&[1.0, 2.0, 5.0]);
+    if ticks.len() > 12 {
+        within(&[1.0])
+    } else if ticks.len() < 2 {
+        within(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0])
+    } else {
+        ticks
+    }
+}
+
+/// A linear f64 axis ticked exactly at `ticks` (plotters' own `with_key_points` over
+/// f64 takes no label formatter).
+struct Ticked {
+    range: std::ops::Range<f64>,
+    ticks: Vec<f64>,
+}
+
+impl Ranged for Ticked {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        let span = (self.range.end - self.range.start).max(1e-12);
+        let t = (value - self.range.start) / span;
+        limit.0 + (t * f64::from(limit.1 - limit.0)).round() as i32
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            Vec::new()
+        } else {
+            self.ticks.clone()
+        }
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.range.clone()
+    }
+}
+
+/// The label of an x tick (given in axis space).
+fn x_label(axis: &XAxis, v: f64) -> String {
+    match axis {
+        XAxis::Log2 => format!("{}", 2f64.powf(v).round()),
+        XAxis::Log10 => short_number(10f64.powf(v)),
+        XAxis::Categories(names) => {
+            let i = v.round();
+            if (v - i).abs() < 1e-6 && i >= 0.0 {
+                names.get(i as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        }
+    }
+}
+
+/// A marker per series, so that series stay apart in grey too: a polygon around the
+/// point (a circle, a square, a triangle, a diamond), in pixels.
+fn marker(i: usize) -> Vec<(i32, i32)> {
+    match i % 4 {
+        0 => (0..12)
+            .map(|k| {
+                let a = f64::from(k) * std::f64::consts::PI / 6.0;
+                (
+                    (4.5 * a.cos()).round() as i32,
+                    (4.5 * a.sin()).round() as i32,
+                )
+            })
+            .collect(),
+        1 => vec![(-4, -4), (4, -4), (4, 4), (-4, 4)],
+        2 => vec![(0, -5), (5, 4), (-5, 4)],
+        _ => vec![(0, -5), (5, 0), (0, 5), (-5, 0)],
+    }
+}
+
+/// Series with more points than this (a CDF) are drawn without markers.
+const MOST_MARKERS: usize = 40;
+
+/// Over 100 lines: the axes, the series with their error bars and markers, and the
+/// legend, each a few plotters calls.
 fn render<DB: DrawingBackend>(
     root: DrawingArea<DB, Shift>,
     chart: &Chart,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-    let to_x = |x: f64| if chart.log_x { x.max(1e-9).log10() } else { x };
-    let points = || chart.series.iter().flat_map(|(_, p)| p.iter());
-    let (mut x0, mut x1) = bounds(points().map(|p| to_x(p.0)));
-    let (_, mut y1) = bounds(points().map(|p| p.1));
-    if x0 == x1 {
-        x0 -= 1.0;
-        x1 += 1.0;
-    }
-    let pad = (x1 - x0) * 0.05;
-    x0 -= pad;
-    x1 += pad;
-    y1 = if y1 <= 0.0 { 1.0 } else { y1 * 1.15 };
     root.fill(&WHITE)?;
-    let mut plot = ChartBuilder::on(&root)
-        .caption(&chart.title, ("sans-serif", 22))
-        .margin(15)
-        .x_label_area_size(50)
-        .y_label_area_size(70)
-        .build_cartesian_2d(x0..x1, 0.0..y1)?;
-    let log_x = chart.log_x;
-    let integer_x = chart.integer_x;
-    let x_format = move |v: &f64| {
-        let value = if log_x { 10f64.powf(*v) } else { *v };
-        if integer_x && (value - value.round()).abs() > 1e-6 {
-            String::new()
-        } else {
-            short_number(value)
-        }
-    };
+    let (width, height) = root.dim_in_pixel();
+    // The legend gets a column of its own, as wide as its longest name needs (at most
+    // two fifths of the picture).
+    let longest = chart
+        .series
+        .iter()
+        .map(|(name, _)| name.chars().count())
+        .max()
+        .unwrap_or(0) as u32;
+    let legend_width = (longest * 7 + 48).clamp(120, width * 2 / 5);
+    let (plot_area, legend_area) = root.split_horizontally(width - legend_width);
+    let axis = &chart.x_axis;
+    let xs: Vec<f64> = chart
+        .series
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|p| p.x))
+        .collect();
+    let (x0, x1, ticks) = x_ticks(axis, &xs);
+    let (_, y_max) = bounds(
+        chart
+            .series
+            .iter()
+            .flat_map(|(_, p)| p.iter().map(|p| p.high.max(p.y))),
+    );
+    let y1 = if y_max <= 0.0 { 1.0 } else { y_max * 1.1 };
+    let mut plot = ChartBuilder::on(&plot_area)
+        .caption(&chart.title, ("sans-serif", 20))
+        .margin(12)
+        .x_label_area_size(48)
+        .y_label_area_size(64)
+        .build_cartesian_2d(
+            Ticked {
+                range: x0..x1,
+                ticks,
+            },
+            0.0..y1,
+        )?;
+    let x_format = |v: &f64| x_label(axis, *v);
     let y_format = |v: &f64| short_number(*v);
     plot.configure_mesh()
         .x_desc(chart.x_label.as_str())
         .y_desc(chart.y_label.as_str())
         .x_label_formatter(&x_format)
         .y_label_formatter(&y_format)
+        .y_labels(8)
+        .bold_line_style(RGBColor(220, 220, 220))
+        .light_line_style(TRANSPARENT)
         .label_style(("sans-serif", 14))
-        .axis_desc_style(("sans-serif", 16))
+        .axis_desc_style(("sans-serif", 15))
         .draw()?;
-    for (i, (name, data)) in chart.series.iter().enumerate() {
-        let color = Palette99::pick(i).to_rgba();
-        let data: Vec<(f64, f64)> = data.iter().map(|&(x, y)| (to_x(x), y)).collect();
-        plot.draw_series(LineSeries::new(data.iter().copied(), color.stroke_width(2)))?
-            .label(name.as_str())
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-            });
-        plot.draw_series(data.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
+    for (i, (_, data)) in chart.series.iter().enumerate() {
+        let colour = draw::colour(i);
+        let data: Vec<(f64, Point)> = data.iter().map(|p| (to_axis(axis, p.x), *p)).collect();
+        plot.draw_series(LineSeries::new(
+            data.iter().map(|&(x, p)| (x, p.y)),
+            colour.stroke_width(2),
+        ))?;
+        plot.draw_series(
+            data.iter()
+                .filter(|(_, p)| p.high > p.low)
+                .map(|&(x, p)| ErrorBar::new_vertical(x, p.low, p.y, p.high, colour.filled(), 8)),
+        )?;
+        // A CDF's hundreds of steps would be a smear of markers: a marker for a measured
+        // point only.
+        let markers = if data.len() <= MOST_MARKERS {
+            &data[..]
+        } else {
+            &[]
+        };
+        plot.draw_series(
+            markers.iter().map(|&(x, p)| {
+                EmptyElement::at((x, p.y)) + Polygon::new(marker(i), colour.filled())
+            }),
+        )?;
     }
-    plot.configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font(("sans-serif", 13))
-        .position(SeriesLabelPosition::UpperRight)
-        .draw()?;
+    // The legend: a line and a marker per series, names beside them, top to bottom.
+    let row = 20;
+    let fits = ((height.saturating_sub(60)) / row).max(1) as usize;
+    for (i, (name, _)) in chart.series.iter().enumerate().take(fits) {
+        let y = 50 + (i as i32) * row as i32;
+        let colour = draw::colour(i);
+        legend_area.draw(&PathElement::new(
+            vec![(8, y), (32, y)],
+            colour.stroke_width(2),
+        ))?;
+        legend_area
+            .draw(&(EmptyElement::at((20, y)) + Polygon::new(marker(i), colour.filled())))?;
+        legend_area.draw(&Text::new(
+            name.clone(),
+            (40, y - 7),
+            ("sans-serif", 13).into_font(),
+        ))?;
+    }
+    if chart.series.len() > fits {
+        let y = 50 + (fits as i32) * row as i32;
+        legend_area.draw(&Text::new(
+            format!("… {} more", chart.series.len() - fits),
+            (8, y - 7),
+            ("sans-serif", 13).into_font(),
+        ))?;
+    }
     root.present()
 }
 
@@ -384,16 +679,47 @@ mod tests {
         assert_eq!(short_number(0.0), "0");
     }
 
+    /// Every tick of a log axis is a round number: its label has one significant digit.
     #[test]
-    fn cdf_ends_at_one_and_rises() {
+    fn log_axes_are_ticked_at_round_numbers() {
+        let (_, _, ticks) = x_ticks(&XAxis::Log10, &[1000.0, 10_000.0, 100_000.0]);
+        let labels: Vec<String> = ticks.iter().map(|&t| x_label(&XAxis::Log10, t)).collect();
+        assert_eq!(
+            labels,
+            ["1k", "2k", "5k", "10k", "20k", "50k", "100k"],
+            "{ticks:?}"
+        );
+        // Six decades: only the powers of ten.
+        let (_, _, ticks) = x_ticks(&XAxis::Log10, &[1.0, 1e6]);
+        let labels: Vec<String> = ticks.iter().map(|&t| x_label(&XAxis::Log10, t)).collect();
+        assert_eq!(labels, ["1", "10", "100", "1k", "10k", "100k", "1M"]);
+        // Less than a factor of two: 1–9 × 10ᵏ.
+        assert_eq!(decade_ticks(3100.0, 4900.0), [4000.0]);
+        assert_eq!(decade_ticks(2500.0, 4500.0), [3000.0, 4000.0]);
+        let (_, _, ticks) = x_ticks(&XAxis::Log2, &[1.0, 2.0, 4.0, 8.0, 16.0]);
+        let labels: Vec<String> = ticks.iter().map(|&t| x_label(&XAxis::Log2, t)).collect();
+        assert_eq!(labels, ["1", "2", "4", "8", "16"]);
+        let (_, _, ticks) = x_ticks(&XAxis::Log2, &[1.0, 3.0, 12.0]);
+        let labels: Vec<String> = ticks.iter().map(|&t| x_label(&XAxis::Log2, t)).collect();
+        assert_eq!(labels, ["1", "2", "3", "4", "8", "12"]);
+        let windows = XAxis::Categories(vec!["10".into(), "100".into(), "1000".into()]);
+        let (lo, hi, ticks) = x_ticks(&windows, &[0.0, 2.0]);
+        assert_eq!((lo, hi), (-0.5, 2.5));
+        let labels: Vec<String> = ticks.iter().map(|&t| x_label(&windows, t)).collect();
+        assert_eq!(labels, ["10", "100", "1000"]);
+    }
+
+    #[test]
+    fn cdf_ends_at_one_and_rises_in_ms() {
         let samples: Vec<f64> = (1..=1000).map(f64::from).collect();
-        let points = cdf(&samples);
+        let points = cdf_ms(&samples);
         assert!(points.len() <= 202);
-        assert_eq!(points.last().unwrap().1, 1.0);
+        assert_eq!(points.last().unwrap().y, 1.0);
+        assert_eq!(points.last().unwrap().x, 1.0);
         assert!(
             points
                 .windows(2)
-                .all(|w| w[0].0 <= w[1].0 && w[0].1 <= w[1].1)
+                .all(|w| w[0].x <= w[1].x && w[0].y <= w[1].y)
         );
     }
 
@@ -401,23 +727,38 @@ mod tests {
     fn a_chart_renders_to_svg_and_png() {
         let dir = std::env::temp_dir().join(format!("stgflow-plot-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
+        let point = |x: f64, y: f64| Point {
+            x,
+            y,
+            low: y * 0.9,
+            high: y * 1.2,
+        };
         let chart = Chart {
             stem: "t".into(),
             title: "test".into(),
             x_label: "x".into(),
             y_label: "y".into(),
-            log_x: true,
-            integer_x: false,
-            series: vec![("a".into(), vec![(1.0, 2.0), (100.0, 3.0)])],
+            x_axis: XAxis::Log10,
+            series: vec![("series a".into(), vec![point(1.0, 2.0), point(100.0, 3.0)])],
         };
-        let files = draw(&chart, &dir).unwrap();
+        let files = draw(&chart, &dir, &Options::default()).unwrap();
         let svg = std::fs::read_to_string(&files[0]).unwrap();
         assert!(
             svg.contains("<svg") && svg.contains("<text") && svg.contains("test"),
             "{svg:.200}"
         );
+        assert!(svg.contains("series a"), "the legend names the series");
         let png = std::fs::read(&files[1]).unwrap();
         assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+        let only_svg = Options {
+            size: (400, 300),
+            formats: vec![Format::Svg],
+            only: None,
+        };
+        let files = draw(&chart, &dir, &only_svg).unwrap();
+        assert_eq!(files, [dir.join("t.svg")]);
+        let svg = std::fs::read_to_string(&files[0]).unwrap();
+        assert!(svg.contains(r#"width="400" height="300""#), "{svg:.200}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

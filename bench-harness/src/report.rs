@@ -150,13 +150,20 @@ pub fn markdown(header: &Header, medians: &[Row], drawn: &[Drawn]) -> String {
         );
     }
     text.push_str("\n## Charts\n\n");
+    if drawn.iter().any(|d| matches!(d, Drawn::Written { .. })) {
+        text.push_str("Each point is the median of its runs; an error bar spans their minimum and maximum.\n\n");
+    }
     for entry in drawn {
         match entry {
-            Drawn::Written { chart, .. } => {
+            Drawn::Written { chart, files } => {
+                let file = files.first().and_then(|f| f.file_name()).map_or_else(
+                    || format!("{}.svg", chart.stem),
+                    |f| f.to_string_lossy().into_owned(),
+                );
                 let _ = writeln!(
                     text,
-                    "### {}\n\n![{}](plots/{}.svg)\n",
-                    chart.title, chart.title, chart.stem
+                    "### {}\n\n![{}](plots/{file})\n",
+                    chart.title, chart.title
                 );
             }
             Drawn::Skipped { stem, why } => {

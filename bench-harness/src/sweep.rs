@@ -119,9 +119,50 @@ impl Row {
     }
 }
 
-pub const CSV_HEADER: &str = "workload,window,rate,length,workers,processes,mode,repeat,input_facts,wall_s,cpu_s,peak_rss_kib,facts_per_s,latency_p50_us,latency_p99_us";
+/// `results.csv`'s header: the run's columns, then what ran it ([`Provenance`]).
+pub const CSV_HEADER: &str = "workload,window,rate,length,workers,processes,mode,repeat,input_facts,wall_s,cpu_s,peak_rss_kib,facts_per_s,latency_p50_us,latency_p99_us,stgflow,commit,output";
 
-/// The row as a CSV line (no newline).
+/// The header of sweeps recorded before the provenance columns; still read.
+const CSV_HEADER_WITHOUT_PROVENANCE: &str = "workload,window,rate,length,workers,processes,mode,repeat,input_facts,wall_s,cpu_s,peak_rss_kib,facts_per_s,latency_p50_us,latency_p99_us";
+
+/// What ran a sweep, on every line of its `results.csv` (so a row copied elsewhere still
+/// says what produced it): `stgflow --version`, the commit it was built from, the
+/// output mode. Empty where unknown.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Provenance {
+    pub stgflow: Option<String>,
+    pub commit: Option<String>,
+    pub output: Option<String>,
+}
+
+impl Provenance {
+    /// The three CSV fields (a comma or line break in a value becomes a space).
+    fn fields(&self) -> String {
+        let field = |v: &Option<String>| v.as_deref().unwrap_or("").replace([',', '\n', '\r'], " ");
+        format!(
+            "{},{},{}",
+            field(&self.stgflow),
+            field(&self.commit),
+            field(&self.output)
+        )
+    }
+
+    fn parse(fields: &[&str]) -> Provenance {
+        let field = |i: usize| {
+            fields
+                .get(i)
+                .filter(|v| !v.is_empty())
+                .map(|v| (*v).to_owned())
+        };
+        Provenance {
+            stgflow: field(0),
+            commit: field(1),
+            output: field(2),
+        }
+    }
+}
+
+/// The row's own columns as CSV (no newline; [`write_csv`] adds the provenance).
 pub fn csv_line(row: &Row) -> String {
     let optional = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.1}"));
     format!(
@@ -452,12 +493,13 @@ fn run_streaming(
     Ok((usage, latencies?))
 }
 
-/// Writes `rows` as CSV to `path`.
-pub fn write_csv(rows: &[Row], path: &Path) -> anyhow::Result<()> {
+/// Writes `rows` as CSV to `path`, each line ending in `provenance`.
+pub fn write_csv(rows: &[Row], provenance: &Provenance, path: &Path) -> anyhow::Result<()> {
     let mut text = String::from(CSV_HEADER);
     text.push('\n');
+    let provenance = provenance.fields();
     for row in rows {
-        let _ = writeln!(text, "{}", csv_line(row));
+        let _ = writeln!(text, "{},{provenance}", csv_line(row));
     }
     std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
 }
@@ -491,23 +533,35 @@ pub fn write_latencies(rows: &[Row], path: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Reads back a sweep's `results.csv` and, where given, its `latencies.csv`.
-pub fn read_results(results: &Path, latencies: Option<&Path>) -> anyhow::Result<Vec<Row>> {
+/// Reads back a sweep's `results.csv` (with or without the provenance columns) and,
+/// where given, its `latencies.csv`; the provenance is the first row's (empty for a file
+/// without the columns).
+pub fn read_results(
+    results: &Path,
+    latencies: Option<&Path>,
+) -> anyhow::Result<(Vec<Row>, Provenance)> {
     let text = std::fs::read_to_string(results)
         .with_context(|| format!("cannot read {}", results.display()))?;
     let mut lines = text.lines().enumerate();
-    match lines.next() {
-        Some((_, header)) if header == CSV_HEADER => {}
+    let columns = match lines.next() {
+        Some((_, header)) if header == CSV_HEADER || header == CSV_HEADER_WITHOUT_PROVENANCE => {
+            header.split(',').count()
+        }
         _ => bail!(
             "{}: not a stgflow-bench results file (header differs)",
             results.display()
         ),
-    }
+    };
     let mut rows = Vec::new();
+    let mut provenance = None;
     for (n, line) in lines {
-        let row =
-            parse_row(line).map_err(|e| anyhow::anyhow!("{}:{}: {e}", results.display(), n + 1))?;
-        rows.push(row);
+        let at = |e: String| anyhow::anyhow!("{}:{}: {e}", results.display(), n + 1);
+        let fields: Vec<&str> = line.split(',').collect();
+        if fields.len() != columns {
+            return Err(at(format!("expected {columns} fields")));
+        }
+        rows.push(parse_row(&fields).map_err(at)?);
+        provenance.get_or_insert_with(|| Provenance::parse(&fields[RUN_COLUMNS..]));
     }
     if let Some(path) = latencies {
         let text = std::fs::read_to_string(path)
@@ -540,14 +594,14 @@ pub fn read_results(results: &Path, latencies: Option<&Path>) -> anyhow::Result<
             row.latencies_us.push(latency);
         }
     }
-    Ok(rows)
+    Ok((rows, provenance.unwrap_or_default()))
 }
 
-fn parse_row(line: &str) -> Result<Row, String> {
-    let fields: Vec<&str> = line.split(',').collect();
-    if fields.len() != CSV_HEADER.split(',').count() {
-        return Err(format!("expected {} fields", CSV_HEADER.split(',').count()));
-    }
+/// The columns of a run, before the provenance.
+const RUN_COLUMNS: usize = 15;
+
+/// A run from the first [`RUN_COLUMNS`] of `fields`.
+fn parse_row(fields: &[&str]) -> Result<Row, String> {
     fn number<T: std::str::FromStr>(text: &str, what: &str) -> Result<T, String> {
         text.parse()
             .map_err(|_| format!("{what}: `{text}` is not a number"))
@@ -584,6 +638,11 @@ fn parse_row(line: &str) -> Result<Row, String> {
 /// with the median wall time (its facts/s follows), CPU time and peak RSS, and the
 /// latencies of all repeats pooled.
 pub fn medians(rows: &[Row]) -> Vec<Row> {
+    repeats(rows).iter().map(|group| median_of(group)).collect()
+}
+
+/// The runs of `rows` grouped by grid point (equal [`Row::key`]s), in first-seen order.
+pub fn repeats(rows: &[Row]) -> Vec<Vec<&Row>> {
     let mut groups: Vec<Vec<&Row>> = Vec::new();
     for row in rows {
         match groups.iter_mut().find(|g| g[0].key() == row.key()) {
@@ -592,30 +651,30 @@ pub fn medians(rows: &[Row]) -> Vec<Row> {
         }
     }
     groups
-        .into_iter()
-        .map(|group| {
-            let median = |f: &dyn Fn(&Row) -> f64| {
-                let values: Vec<f64> = group.iter().map(|r| f(r)).collect();
-                measure::median(&values).unwrap_or(0.0)
-            };
-            let latencies: Vec<f64> = group
-                .iter()
-                .flat_map(|r| r.latencies_us.iter().copied())
-                .collect();
-            Row {
-                repeat: group.len(),
-                usage: Usage {
-                    wall: Duration::from_secs_f64(median(&|r| r.usage.wall.as_secs_f64())),
-                    cpu: Duration::from_secs_f64(median(&|r| r.usage.cpu.as_secs_f64())),
-                    peak_rss_kib: median(&|r| r.usage.peak_rss_kib as f64) as u64,
-                },
-                latency_p50_us: measure::quantile(&latencies, 0.5),
-                latency_p99_us: measure::quantile(&latencies, 0.99),
-                latencies_us: latencies,
-                ..group[0].clone()
-            }
-        })
-        .collect()
+}
+
+/// One row for the repeats of a grid point (not empty): see [`medians`].
+pub fn median_of(group: &[&Row]) -> Row {
+    let median = |f: &dyn Fn(&Row) -> f64| {
+        let values: Vec<f64> = group.iter().map(|r| f(r)).collect();
+        measure::median(&values).unwrap_or(0.0)
+    };
+    let latencies: Vec<f64> = group
+        .iter()
+        .flat_map(|r| r.latencies_us.iter().copied())
+        .collect();
+    Row {
+        repeat: group.len(),
+        usage: Usage {
+            wall: Duration::from_secs_f64(median(&|r| r.usage.wall.as_secs_f64())),
+            cpu: Duration::from_secs_f64(median(&|r| r.usage.cpu.as_secs_f64())),
+            peak_rss_kib: median(&|r| r.usage.peak_rss_kib as f64) as u64,
+        },
+        latency_p50_us: measure::quantile(&latencies, 0.5),
+        latency_p99_us: measure::quantile(&latencies, 0.99),
+        latencies_us: latencies,
+        ..group[0].clone()
+    }
 }
 
 #[cfg(test)]
@@ -672,23 +731,50 @@ mod tests {
         streaming.latency_p50_us = Some(12.5);
         streaming.latency_p99_us = Some(30.0);
         let rows = vec![row(2, 0, 250), streaming];
-        write_csv(&rows, &dir.join("results.csv")).unwrap();
+        let provenance = Provenance {
+            stgflow: Some("stgflow 0.1.0".into()),
+            commit: Some("67d5a06-dirty".into()),
+            output: Some("changes".into()),
+        };
+        write_csv(&rows, &provenance, &dir.join("results.csv")).unwrap();
         write_latencies(&rows, &dir.join("latencies.csv")).unwrap();
+        let text = std::fs::read_to_string(dir.join("results.csv")).unwrap();
+        assert!(
+            text.lines()
+                .skip(1)
+                .all(|l| l.ends_with(",stgflow 0.1.0,67d5a06-dirty,changes")),
+            "{text}"
+        );
         let back =
             read_results(&dir.join("results.csv"), Some(&dir.join("latencies.csv"))).unwrap();
-        assert_eq!(back, rows);
+        assert_eq!(back, (rows.clone(), provenance));
+        // A sweep recorded before the provenance columns still reads, with none.
+        let old: String = text
+            .lines()
+            .map(|l| l.rsplitn(4, ',').last().unwrap().to_owned() + "\n")
+            .collect();
+        assert!(old.starts_with(&format!("{CSV_HEADER_WITHOUT_PROVENANCE}\n")));
+        std::fs::write(dir.join("old.csv"), old).unwrap();
+        let back = read_results(&dir.join("old.csv"), None).unwrap();
+        assert_eq!(back.1, Provenance::default());
+        assert_eq!(back.0.len(), 2);
         std::fs::write(dir.join("bad.csv"), format!("{CSV_HEADER}\ndiamond,1\n")).unwrap();
         let error = read_results(&dir.join("bad.csv"), None)
             .unwrap_err()
             .to_string();
-        assert!(error.ends_with("bad.csv:2: expected 15 fields"), "{error}");
+        assert!(error.ends_with("bad.csv:2: expected 18 fields"), "{error}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
     fn csv_lines_match_the_header() {
         let line = csv_line(&row(2, 1, 250));
-        assert_eq!(line.split(',').count(), CSV_HEADER.split(',').count());
+        assert_eq!(line.split(',').count(), RUN_COLUMNS);
+        assert_eq!(
+            CSV_HEADER.split(',').count(),
+            RUN_COLUMNS + Provenance::default().fields().split(',').count()
+        );
+        assert!(CSV_HEADER.starts_with(CSV_HEADER_WITHOUT_PROVENANCE));
         assert!(
             line.starts_with("diamond,10,100,1000,2,1,batch,1,100000,0.250000,"),
             "{line}"

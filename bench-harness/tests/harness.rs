@@ -38,6 +38,15 @@ fn bench(args: &[&str]) -> Output {
         .expect("run stgflow-bench")
 }
 
+/// `stgflow-bench ARGS` for a subcommand that runs no stgflow (`replot`).
+fn replot(args: &[&str]) -> Output {
+    Command::new(harness())
+        .arg("replot")
+        .args(args)
+        .output()
+        .expect("run stgflow-bench replot")
+}
+
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
@@ -47,7 +56,9 @@ fn csv_rows(path: &Path) -> Vec<Vec<String>> {
     let mut lines = content.lines();
     let header: Vec<&str> = lines.next().expect("a header").split(',').collect();
     assert_eq!(header[0], "workload");
-    assert_eq!(header.len(), 15);
+    // The run's 15 columns, then the stgflow version, the commit and the output mode.
+    assert_eq!(header.len(), 18);
+    assert_eq!(header[15..], ["stgflow", "commit", "output"]);
     lines
         .map(|line| {
             let fields: Vec<String> = line.split(',').map(str::to_owned).collect();
@@ -133,6 +144,48 @@ fn sweep_tiny_grid_writes_every_row_plot_and_the_report() {
     );
     let latencies = std::fs::read_to_string(out.join("latencies.csv")).expect("latencies");
     assert!(latencies.lines().count() > 20);
+    // replot draws what it is asked for, at the size and in the format asked.
+    std::fs::remove_dir_all(out.join("plots")).expect("remove the plots");
+    let result = replot(&[
+        &out_arg,
+        "--only",
+        "throughput_vs_workers,latency_cdf",
+        "--format",
+        "svg",
+        "--size",
+        "640x400",
+    ]);
+    assert!(result.status.success(), "{}", text(&result.stderr));
+    let mut drawn: Vec<String> = std::fs::read_dir(out.join("plots"))
+        .expect("the plots")
+        .map(|e| {
+            e.expect("an entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    drawn.sort();
+    assert_eq!(drawn, ["latency_cdf.svg", "throughput_vs_workers.svg"]);
+    let svg = std::fs::read_to_string(out.join("plots").join("throughput_vs_workers.svg"))
+        .expect("an SVG");
+    assert!(svg.contains(r#"width="640" height="400""#), "{svg:.300}");
+    for (args, expected) in [
+        (
+            &["--only", "throughput"][..],
+            "no plot named `throughput`; the plots are throughput_vs_workers,",
+        ),
+        (&["--size", "10x10"][..], "expected WIDTHxHEIGHT"),
+        (&["--format", "gif"][..], "unknown picture format `gif`"),
+    ] {
+        let result = replot(&[&[out_arg.as_str()][..], args].concat());
+        assert!(!result.status.success(), "{args:?}");
+        assert!(
+            text(&result.stderr).contains(expected),
+            "{args:?}: {}",
+            text(&result.stderr)
+        );
+    }
     let _ = std::fs::remove_dir_all(&out);
 }
 
@@ -164,7 +217,8 @@ fn sweep_passes_extra_arguments_and_records_the_version_and_commit() {
         &out_arg,
     ]);
     assert!(result.status.success(), "{}", text(&result.stderr));
-    assert_eq!(csv_rows(&out.join("results.csv")).len(), 1);
+    let rows = csv_rows(&out.join("results.csv"));
+    assert_eq!(rows.len(), 1);
     let json = std::fs::read_to_string(&stats).expect("the run wrote --stats-json");
     assert!(json.contains("\"time_points\":40"), "{json}");
     let meta = std::fs::read_to_string(out.join("meta.txt")).expect("meta.txt");
@@ -183,6 +237,11 @@ fn sweep_passes_extra_arguments_and_records_the_version_and_commit() {
         .output()
         .is_ok_and(|o| o.status.success());
     assert_eq!(meta.contains("\ncommit: "), in_git, "{meta}");
+    // results.csv carries the same on each row.
+    assert_eq!(rows[0][15], "stgflow 0.1.0", "{:?}", rows[0]);
+    assert_eq!(!rows[0][16].is_empty(), in_git, "{:?}", rows[0]);
+    assert!(meta.contains(&format!("commit: {}\n", rows[0][16])) || !in_git);
+    assert_eq!(rows[0][17], "changes", "{:?}", rows[0]);
     let report = std::fs::read_to_string(out.join("report.md")).expect("the report");
     assert!(report.contains("- output mode: changes"), "{report}");
     let _ = std::fs::remove_dir_all(&out);

@@ -12,9 +12,12 @@
 //! * [`sink`] — output modes (`points`, `changes`, `intervals`, and snapshots a front end
 //!   adds), deterministic within a time point.
 //! * [`interrupt`] — stopping early and cleanly, on a signal or a lost cluster peer.
+//! * `draw` (feature `draw`) — the font and colours stgflow's pictures share.
 //!
 //! Nothing here evaluates rules or knows a front end's language.
 
+#[cfg(feature = "draw")]
+pub mod draw;
 pub mod drive;
 pub mod interrupt;
 pub mod sink;

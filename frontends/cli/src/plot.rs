@@ -7,26 +7,13 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Once;
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use stgflow_io::draw;
 
 use crate::Failure;
 use crate::args::PlotArgs;
-
-static FONT: &[u8] = include_bytes!("../../../bench-harness/assets/DejaVuSans.ttf");
-
-/// Okabe and Ito's palette, without its yellow (too light on white).
-const PALETTE: [RGBColor; 7] = [
-    RGBColor(0, 114, 178),
-    RGBColor(213, 94, 0),
-    RGBColor(0, 158, 115),
-    RGBColor(204, 121, 167),
-    RGBColor(86, 180, 233),
-    RGBColor(230, 159, 0),
-    RGBColor(0, 0, 0),
-];
 
 /// A fact's row: its text, its predicate and its intervals.
 #[derive(Debug)]
@@ -163,7 +150,7 @@ fn render<DB: DrawingBackend>(
         .draw()?;
     let colour = |predicate: &str| {
         let index = timeline.predicates.iter().position(|p| p == predicate);
-        PALETTE[index.unwrap_or(0) % PALETTE.len()]
+        draw::colour(index.unwrap_or(0))
     };
     for (i, row) in timeline.rows.iter().enumerate() {
         let y = rows - 1 - i as i32;
@@ -213,10 +200,7 @@ impl crate::Context<'_> {
                 timeline.rows.len() + timeline.left_out
             );
         }
-        static REGISTER: Once = Once::new();
-        REGISTER.call_once(|| {
-            let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, FONT);
-        });
+        draw::register_font();
         let height = 90 + ROW * timeline.rows.len() as u32;
         let size = (picture.width.max(300), height);
         let (out, title) = (picture.out, picture.title);
