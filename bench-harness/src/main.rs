@@ -363,6 +363,7 @@ fn run_sweep(args: SweepArgs) -> anyhow::Result<ExitCode> {
         stgflow: header.stgflow.clone(),
         commit: header.commit.clone(),
         output: header.output.clone(),
+        machine: Some(header.machine.clone()),
     };
     sweep::write_csv(&rows, &provenance, &args.out.join("results.csv"))?;
     sweep::write_latencies(&rows, &args.out.join("latencies.csv"))?;
@@ -409,7 +410,7 @@ fn replot(args: &ReplotArgs) -> anyhow::Result<ExitCode> {
         .unwrap_or_else(|| report::Header {
             command: "(unknown: no meta.txt)".to_owned(),
             date: "(unknown)".to_owned(),
-            machine: "(unknown)".to_owned(),
+            machine: provenance.machine.unwrap_or_else(|| "(unknown)".to_owned()),
             stgflow: provenance.stgflow,
             commit: provenance.commit,
             output: provenance.output,

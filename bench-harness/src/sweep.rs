@@ -120,30 +120,37 @@ impl Row {
 }
 
 /// `results.csv`'s header: the run's columns, then what ran it ([`Provenance`]).
-pub const CSV_HEADER: &str = "workload,window,rate,length,workers,processes,mode,repeat,input_facts,wall_s,cpu_s,peak_rss_kib,facts_per_s,latency_p50_us,latency_p99_us,stgflow,commit,output";
+pub const CSV_HEADER: &str = "workload,window,rate,length,workers,processes,mode,repeat,input_facts,wall_s,cpu_s,peak_rss_kib,facts_per_s,latency_p50_us,latency_p99_us,stgflow,commit,output,machine";
 
 /// The header of sweeps recorded before the provenance columns; still read.
 const CSV_HEADER_WITHOUT_PROVENANCE: &str = "workload,window,rate,length,workers,processes,mode,repeat,input_facts,wall_s,cpu_s,peak_rss_kib,facts_per_s,latency_p50_us,latency_p99_us";
 
 /// What ran a sweep, on every line of its `results.csv` (so a row copied elsewhere still
 /// says what produced it): `stgflow --version`, the commit it was built from, the
-/// output mode. Empty where unknown.
+/// output mode and the machine. Empty where unknown.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Provenance {
     pub stgflow: Option<String>,
     pub commit: Option<String>,
     pub output: Option<String>,
+    pub machine: Option<String>,
 }
 
 impl Provenance {
-    /// The three CSV fields (a comma or line break in a value becomes a space).
+    /// The four CSV fields (a comma in a value becomes a semicolon, a line break a space).
     fn fields(&self) -> String {
-        let field = |v: &Option<String>| v.as_deref().unwrap_or("").replace([',', '\n', '\r'], " ");
+        let field = |v: &Option<String>| {
+            v.as_deref()
+                .unwrap_or("")
+                .replace(',', ";")
+                .replace(['\n', '\r'], " ")
+        };
         format!(
-            "{},{},{}",
+            "{},{},{},{}",
             field(&self.stgflow),
             field(&self.commit),
-            field(&self.output)
+            field(&self.output),
+            field(&self.machine)
         )
     }
 
@@ -158,6 +165,7 @@ impl Provenance {
             stgflow: field(0),
             commit: field(1),
             output: field(2),
+            machine: field(3),
         }
     }
 }
@@ -735,23 +743,25 @@ mod tests {
             stgflow: Some("stgflow 0.1.0".into()),
             commit: Some("67d5a06-dirty".into()),
             output: Some("changes".into()),
+            machine: Some("box — 2 CPUs (a CPU), 24 GiB".into()),
         };
         write_csv(&rows, &provenance, &dir.join("results.csv")).unwrap();
         write_latencies(&rows, &dir.join("latencies.csv")).unwrap();
         let text = std::fs::read_to_string(dir.join("results.csv")).unwrap();
         assert!(
-            text.lines()
-                .skip(1)
-                .all(|l| l.ends_with(",stgflow 0.1.0,67d5a06-dirty,changes")),
+            text.lines().skip(1).all(|l| l
+                .ends_with(",stgflow 0.1.0,67d5a06-dirty,changes,box — 2 CPUs (a CPU); 24 GiB")),
             "{text}"
         );
         let back =
             read_results(&dir.join("results.csv"), Some(&dir.join("latencies.csv"))).unwrap();
-        assert_eq!(back, (rows.clone(), provenance));
+        let mut unquoted = provenance;
+        unquoted.machine = Some("box — 2 CPUs (a CPU); 24 GiB".into());
+        assert_eq!(back, (rows.clone(), unquoted));
         // A sweep recorded before the provenance columns still reads, with none.
         let old: String = text
             .lines()
-            .map(|l| l.rsplitn(4, ',').last().unwrap().to_owned() + "\n")
+            .map(|l| l.rsplitn(5, ',').last().unwrap().to_owned() + "\n")
             .collect();
         assert!(old.starts_with(&format!("{CSV_HEADER_WITHOUT_PROVENANCE}\n")));
         std::fs::write(dir.join("old.csv"), old).unwrap();
@@ -762,7 +772,7 @@ mod tests {
         let error = read_results(&dir.join("bad.csv"), None)
             .unwrap_err()
             .to_string();
-        assert!(error.ends_with("bad.csv:2: expected 18 fields"), "{error}");
+        assert!(error.ends_with("bad.csv:2: expected 19 fields"), "{error}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -56,9 +56,10 @@ fn csv_rows(path: &Path) -> Vec<Vec<String>> {
     let mut lines = content.lines();
     let header: Vec<&str> = lines.next().expect("a header").split(',').collect();
     assert_eq!(header[0], "workload");
-    // The run's 15 columns, then the stgflow version, the commit and the output mode.
-    assert_eq!(header.len(), 18);
-    assert_eq!(header[15..], ["stgflow", "commit", "output"]);
+    // The run's 15 columns, then the stgflow version, the commit, the output mode and
+    // the machine.
+    assert_eq!(header.len(), 19);
+    assert_eq!(header[15..], ["stgflow", "commit", "output", "machine"]);
     lines
         .map(|line| {
             let fields: Vec<String> = line.split(',').map(str::to_owned).collect();
@@ -242,6 +243,7 @@ fn sweep_passes_extra_arguments_and_records_the_version_and_commit() {
     assert_eq!(!rows[0][16].is_empty(), in_git, "{:?}", rows[0]);
     assert!(meta.contains(&format!("commit: {}\n", rows[0][16])) || !in_git);
     assert_eq!(rows[0][17], "changes", "{:?}", rows[0]);
+    assert!(rows[0][18].contains(" CPUs ("), "{:?}", rows[0]);
     let report = std::fs::read_to_string(out.join("report.md")).expect("the report");
     assert!(report.contains("- output mode: changes"), "{report}");
     let _ = std::fs::remove_dir_all(&out);
