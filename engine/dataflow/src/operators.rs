@@ -11,6 +11,7 @@
 //!   window with `… , not g(T-k)`.
 //! * [`records`] — per-record maps and delays, a message at a time (no staging by stamp).
 //! * [`persist`] — a predicate that holds until stopped (EC inertia), one state per key.
+//! * [`stamp`] — a predicate's facts stamped with the time point they hold at (LARS's `@`).
 //! * [`stepper`] — the time-stepping operator for recursion through time and rules that
 //!   read the time as a value.
 //!
@@ -25,6 +26,7 @@ pub mod persist;
 pub mod points;
 pub mod records;
 mod slab;
+pub mod stamp;
 pub mod stepper;
 pub mod window;
 pub mod zero_one;

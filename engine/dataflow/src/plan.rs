@@ -106,7 +106,25 @@ pub enum Component {
         recursive: bool,
     },
     Persist(PersistPlan),
+    /// `pred(A…, T) :- source(X…, T), U = T.`: source's facts stamped with the time point
+    /// they hold at (LARS's `@(U, p(X…))`), `head` saying where each argument comes from
+    /// (see the module docs).
+    Stamp {
+        pred: PredId,
+        source: PredId,
+        head: Vec<Stamped>,
+    },
     Stepper(StepperPlan),
+}
+
+/// Where an argument of a stamped fact comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Stamped {
+    /// The source fact's argument at this position.
+    Arg(usize),
+    /// The time point.
+    Time,
+    Const(Value),
 }
 
 /// A temporal SCC lowered to the persistence operator (see the module docs).
@@ -156,6 +174,7 @@ impl Component {
             Component::GatedWindow { .. } => "gated window",
             Component::Dataflow { .. } => "dataflow",
             Component::Persist(_) => "persist",
+            Component::Stamp { .. } => "stamp",
             Component::Stepper(_) => "stepper",
         }
     }
@@ -209,7 +228,7 @@ impl Plan {
             parts.join(" ")
         };
         let mut text = String::from(
-            "% dataflow plan: components in evaluation order (window, gated window, dataflow, persist, stepper)\n",
+            "% dataflow plan: components in evaluation order (window, gated window, dataflow, persist, stamp, stepper)\n",
         );
         for component in &self.components {
             let line = match component {
@@ -264,6 +283,25 @@ impl Plan {
                         rules(&p.keeps),
                         reads.join(" "),
                         key(&p.key)
+                    )
+                }
+                Component::Stamp { pred, source, head } => {
+                    let args: Vec<String> = head
+                        .iter()
+                        .map(|a| match a {
+                            Stamped::Arg(i) => format!("#{}", i + 1),
+                            Stamped::Time => "T".to_owned(),
+                            Stamped::Const(v) => v.to_string(),
+                        })
+                        .collect();
+                    let arity = head.iter().filter(|a| matches!(a, Stamped::Arg(_))).count();
+                    let source_args: Vec<String> = (1..=arity).map(|i| format!("#{i}")).collect();
+                    format!(
+                        "stamp {}({}) from {}({}) at T",
+                        name(pred),
+                        args.join(", "),
+                        name(source),
+                        source_args.join(", ")
                     )
                 }
                 Component::Stepper(s) => format!(
@@ -328,6 +366,16 @@ pub fn plan(program: &Program, analysis: &Analysis, lower: bool) -> Plan {
         if temporal && !uses_time && lower && !counts {
             if let Some(persist) = persist_shape(program, &scc, &rules) {
                 components.push(Component::Persist(persist));
+                continue;
+            }
+        }
+        if lower && uses_time && !temporal && !counts && scc.len() == 1 {
+            if let Some((source, head)) = stamp_shape(program, &rules) {
+                components.push(Component::Stamp {
+                    pred: scc[0],
+                    source,
+                    head,
+                });
                 continue;
             }
         }
@@ -874,6 +922,45 @@ fn distinct_vars(args: &[Term]) -> bool {
         .all(|t| matches!(t, Term::Var(v) if seen.insert(*v)))
 }
 
+/// Recognises `h(A…, T) :- p(X…, T), U = T.` (either order; X… distinct variables, each
+/// of them and U in A…, the rest of A… constants; p not h): (p, where each of A… comes
+/// from). Every argument of p reaches the head, so distinct facts of p stamp distinct
+/// facts of h.
+fn stamp_shape(program: &Program, rules: &[usize]) -> Option<(PredId, Vec<Stamped>)> {
+    let [r] = rules else { return None };
+    let rule = &program.rules[*r];
+    let (atom, stamp) = match rule.body.as_slice() {
+        [Literal::Positive(atom), Literal::Assign { var, expr, .. }]
+        | [Literal::Assign { var, expr, .. }, Literal::Positive(atom)]
+            if *expr == stgflow_lang::ir::Expr::Time =>
+        {
+            (atom, *var)
+        }
+        _ => return None,
+    };
+    if atom.offset != 0 || atom.pred == rule.head.pred || !distinct_vars(&atom.args) {
+        return None;
+    }
+    let position = |v: VarId| {
+        atom.args
+            .iter()
+            .position(|t| matches!(t, Term::Var(w) if *w == v))
+    };
+    let head: Vec<Stamped> = rule
+        .head
+        .args
+        .iter()
+        .map(|t| match t {
+            Term::Var(v) if *v == stamp => Some(Stamped::Time),
+            Term::Var(v) => position(*v).map(Stamped::Arg),
+            Term::Const(c) => Some(Stamped::Const(*c)),
+            Term::Wildcard => None,
+        })
+        .collect::<Option<_>>()?;
+    let every_arg = (0..atom.args.len()).all(|i| head.contains(&Stamped::Arg(i)));
+    (every_arg && head.contains(&Stamped::Time)).then_some((atom.pred, head))
+}
+
 /// Recognises ⊞d♢ p and ⊞d□ p definitions.
 fn window_shape(program: &Program, rules: &[usize]) -> Option<(PredId, Window)> {
     let head_args = &program.rules[rules[0]].head.args;
@@ -1032,6 +1119,55 @@ mod tests {
                 "{other}: {plan:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_stamp_is_its_own_component_and_its_near_misses_step() {
+        let id = |program: &Program, name: &str| program.pred_id(name).unwrap_or(99);
+        let (program, planned) = plan_of("h(Y, U, k, X, T) :- U = T, p(X, Y, T).\n");
+        assert_eq!(
+            planned.components,
+            [Component::Stamp {
+                pred: id(&program, "h"),
+                source: id(&program, "p"),
+                head: vec![
+                    Stamped::Arg(1),
+                    Stamped::Time,
+                    Stamped::Const(Value::sym("k")),
+                    Stamped::Arg(0),
+                ],
+            }]
+        );
+        assert_eq!(
+            planned.dump(&program).lines().nth(1),
+            Some("stamp h(#2, T, k, #1) from p(#1, #2) at T")
+        );
+        for other in [
+            // A projection: two facts of p would stamp one of h.
+            "h(U, X, T) :- p(X, Y, T), U = T.\n",
+            // The past, a constant in the atom, a time plus one, no time in the head.
+            "h(U, X, T) :- p(X, T-1), U = T.\n",
+            "h(U, X, T) :- p(X, a, T), U = T.\n",
+            "h(U, X, T) :- p(X, T), U = T + 1.\n",
+            "h(X, T) :- p(X, T), U = T.\n",
+            // Another literal, another rule.
+            "h(U, X, T) :- p(X, T), U = T, not q(X, T).\n",
+            "h(U, X, T) :- p(X, T), U = T.\nh(U, X, T) :- q(X, T), U = T.\n",
+        ] {
+            let (_, planned) = plan_of(other);
+            assert!(
+                planned
+                    .components
+                    .iter()
+                    .all(|c| !matches!(c, Component::Stamp { .. })),
+                "{other}: {planned:?}"
+            );
+        }
+        // Without lowering, the rule runs as written.
+        let compiled = stgflow_lang::compile_str("t.tdl", "h(U, X, T) :- p(X, T), U = T.\n");
+        let analysis = compiled.analysis.as_ref().expect("valid");
+        let literal = plan(&compiled.program, analysis, false);
+        assert!(matches!(literal.components[..], [Component::Stepper(_)]));
     }
 
     #[test]

@@ -15,7 +15,8 @@
 //!   before each join; each predicate is read and keyed once per scope.
 //! * **Windows** use the delay operators of [`crate::operators::window`]; **temporal
 //!   SCCs** of inertia's shape the persistence operator of [`crate::operators::persist`],
-//!   the others the time-stepping operator of [`crate::operators::stepper`].
+//!   the others the time-stepping operator of [`crate::operators::stepper`]; a predicate
+//!   stamped with the time (LARS's `@`) the stamp operator of [`crate::operators::stamp`].
 
 mod rule;
 mod time;
@@ -32,8 +33,8 @@ use timely::dataflow::operators::Inspect;
 use timely::order::Product;
 use timely::progress::Timestamp;
 
-use crate::operators::{Coll, Facts, UNIT_TAG, persist, records, stepper, window};
-use crate::plan::{Component, PersistPlan, Plan, StepperPlan, Window};
+use crate::operators::{Coll, Facts, UNIT_TAG, persist, records, stamp, stepper, window};
+use crate::plan::{Component, PersistPlan, Plan, Stamped, StepperPlan, Window};
 use rule::{Reader, render_rule};
 use stgflow_lang::ir::{Atom, PredId, Program};
 use stgflow_lang::value::Row;
@@ -99,6 +100,7 @@ pub fn render<'s>(
                 recursive,
             } => builder.dataflow(preds, rules, *recursive),
             Component::Persist(persist_plan) => builder.persist(persist_plan),
+            Component::Stamp { pred, source, head } => builder.stamp(*pred, *source, head),
             Component::Stepper(stepper_plan) => builder.stepper(stepper_plan),
         }
         operators.push(from..builder.scope.worker().peek_identifier());
@@ -236,6 +238,25 @@ impl<'p, 's> Builder<'p, 's> {
                 gate.enter_region(region),
                 shape,
             )
+            .leave_region(scope)
+        });
+        self.holds[pred] = Some(self.counted(held));
+    }
+
+    /// `pred`'s facts as `source`'s stamped with their time points (`operators::stamp`),
+    /// with `pred`'s own input facts.
+    fn stamp(&mut self, pred: PredId, source: PredId, head: &[Stamped]) {
+        let source = self.holding(source);
+        let own = self.inputs[pred].clone();
+        let scope = self.scope;
+        let head = head.to_vec();
+        let held = scope.region_named("Stamp", |region| {
+            let stamped = stamp::render(source.enter_region(region), head);
+            match own {
+                // An input fact may also be stamped: 0/1 again.
+                Some(own) => u64::zero_one(stamped.concat(own.enter_region(region))),
+                None => stamped,
+            }
             .leave_region(scope)
         });
         self.holds[pred] = Some(self.counted(held));
@@ -456,6 +477,7 @@ fn read_by_components(program: &Program, plan: &Plan) -> Vec<bool> {
                     read[q] = true;
                 }
             }
+            Component::Stamp { source, .. } => read[*source] = true,
             Component::Stepper(stepper_plan) => {
                 bodies(&stepper_plan.starts, &mut read);
                 for &q in &stepper_plan.reads {
