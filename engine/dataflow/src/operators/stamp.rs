@@ -59,7 +59,7 @@ pub fn render<'s>(source: Coll<'s, u64>, head: Vec<Stamped>) -> Coll<'s, u64> {
                             holding.add(row, diff);
                         }
                         stash.give_back(updates);
-                        holding.flips(|_, _| {});
+                        holding.settle();
                         // A time point past i64 has no value: the rule derives nothing
                         // there, as in the reference evaluator.
                         if let Ok(time) = i64::try_from(t) {

@@ -252,7 +252,17 @@ impl<D: Hash + Eq + Clone> Presence<D> {
     /// Ends the current time point: calls `f(record, +1)` for each record that became
     /// present in it and `f(record, −1)` for each that stopped being present, and forgets
     /// records whose count is back to zero.
-    pub(super) fn flips(&mut self, mut f: impl FnMut(D, isize)) {
+    pub(super) fn flips(&mut self, f: impl FnMut(D, isize)) {
+        self.end_point(Some(f));
+    }
+
+    /// Ends the current time point as [`Presence::flips`] does, reporting nothing (and
+    /// copying no record to report it).
+    pub(super) fn settle(&mut self) {
+        self.end_point(None::<fn(D, isize)>);
+    }
+
+    fn end_point(&mut self, mut f: Option<impl FnMut(D, isize)>) {
         for slot in self.touched.drain(..) {
             let Some(counted) = self.entries.get_mut(slot) else {
                 continue;
@@ -262,12 +272,13 @@ impl<D: Hash + Eq + Clone> Presence<D> {
             if counted.count == 0 {
                 let hash = counted.hash;
                 if let Some(counted) = self.entries.remove(slot, hash) {
-                    if before {
+                    if let (true, Some(f)) = (before, f.as_mut()) {
                         f(counted.record, -1);
                     }
                 }
                 continue;
             }
+            let Some(f) = f.as_mut() else { continue };
             match (before, after) {
                 (false, true) => f(counted.record.clone(), 1),
                 (true, false) => f(counted.record.clone(), -1),
