@@ -923,7 +923,7 @@ fn distinct_vars(args: &[Term]) -> bool {
 }
 
 /// Recognises `h(A…, T) :- p(X…, T), U = T.` (either order; X… distinct variables, each
-/// of them and U in A…, the rest of A… constants; p not h): (p, where each of A… comes
+/// of them once and U in A…, the rest of A… constants; p not h): (p, where each of A… comes
 /// from). Every argument of p reaches the head, so distinct facts of p stamp distinct
 /// facts of h.
 fn stamp_shape(program: &Program, rules: &[usize]) -> Option<(PredId, Vec<Stamped>)> {
@@ -957,7 +957,9 @@ fn stamp_shape(program: &Program, rules: &[usize]) -> Option<(PredId, Vec<Stampe
             Term::Wildcard => None,
         })
         .collect::<Option<_>>()?;
-    let every_arg = (0..atom.args.len()).all(|i| head.contains(&Stamped::Arg(i)));
+    // Each argument of p once (the operator finds a stamped fact's source fact by them).
+    let every_arg =
+        (0..atom.args.len()).all(|i| head.iter().filter(|a| **a == Stamped::Arg(i)).count() == 1);
     (every_arg && head.contains(&Stamped::Time)).then_some((atom.pred, head))
 }
 
@@ -1143,8 +1145,9 @@ mod tests {
             Some("stamp h(#2, T, k, #1) from p(#1, #2) at T")
         );
         for other in [
-            // A projection: two facts of p would stamp one of h.
+            // A projection: two facts of p would stamp one of h; an argument twice.
             "h(U, X, T) :- p(X, Y, T), U = T.\n",
+            "h(U, X, X, T) :- p(X, T), U = T.\n",
             // The past, a constant in the atom, a time plus one, no time in the head.
             "h(U, X, T) :- p(X, T-1), U = T.\n",
             "h(U, X, T) :- p(X, a, T), U = T.\n",

@@ -250,14 +250,10 @@ impl<'p, 's> Builder<'p, 's> {
         let own = self.inputs[pred].clone();
         let scope = self.scope;
         let head = head.to_vec();
+        let own = own.unwrap_or_else(|| empty(scope));
         let held = scope.region_named("Stamp", |region| {
-            let stamped = stamp::render(source.enter_region(region), head);
-            match own {
-                // An input fact may also be stamped: 0/1 again.
-                Some(own) => u64::zero_one(stamped.concat(own.enter_region(region))),
-                None => stamped,
-            }
-            .leave_region(scope)
+            stamp::render(source.enter_region(region), own.enter_region(region), head)
+                .leave_region(scope)
         });
         self.holds[pred] = Some(self.counted(held));
     }
