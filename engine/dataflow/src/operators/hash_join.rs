@@ -155,10 +155,7 @@ impl<V> Counts<V> {
 
 /// The next buffered time point below `limit`.
 fn next_time<A, B>(a: &Stash<A>, b: &Stash<B>, limit: Option<u64>) -> Option<u64> {
-    let next = match (a.first_time(), b.first_time()) {
-        (Some(x), Some(y)) => x.min(y),
-        (x, y) => x.or(y)?,
-    };
+    let next = super::zero_one::earliest(a, b)?;
     limit.is_none_or(|f| next < f).then_some(next)
 }
 

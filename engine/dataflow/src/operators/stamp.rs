@@ -28,7 +28,7 @@ use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::generic::Operator;
 
 use super::Coll;
-use super::zero_one::{Presence, Stash, mark, send_first};
+use super::zero_one::{Presence, Stash, earliest, mark, send_first};
 use crate::plan::Stamped;
 use stgflow_lang::value::{Row, Value, copied};
 
@@ -69,12 +69,8 @@ pub fn render<'s>(source: Coll<'s, u64>, own: Coll<'s, u64>, head: Vec<Stamped>)
                     own_input.for_each(|_, data| own_stash.add(data, &|t, _| t));
                     let limit = super::limit(frontier, own_frontier);
                     let mut first = None;
-                    let stashed = |a: Option<u64>, b: Option<u64>| match (a, b) {
-                        (Some(a), Some(b)) => Some(a.min(b)),
-                        (a, b) => a.or(b),
-                    };
                     while let Some(t) = super::stepper::next_time(
-                        stashed(stash.first_time(), own_stash.first_time()),
+                        earliest(&stash, &own_stash),
                         !holding.is_empty(),
                         last_processed,
                         limit,
@@ -99,7 +95,8 @@ pub fn render<'s>(source: Coll<'s, u64>, own: Coll<'s, u64>, head: Vec<Stamped>)
                                 source_of(&head, row, b).is_some_and(|x| holding.is_present(&x))
                             })
                         };
-                        if own_at_all {
+                        // Nothing was stamped at t − 1 where nothing held there.
+                        if own_at_all && !holding.is_empty() {
                             // Stamped at t − 1 and own at t: the −1 output early goes.
                             for row in own_held.present() {
                                 if was_stamped(row, &holding) {

@@ -163,6 +163,11 @@ impl<D> Stash<D> {
     }
 }
 
+/// The earliest time point buffered in either stash (of a binary operator's two inputs).
+pub(super) fn earliest<A, B>(a: &Stash<A>, b: &Stash<B>) -> Option<u64> {
+    a.first_time().into_iter().chain(b.first_time()).min()
+}
+
 /// Counts of records, changed a time point at a time, that report which records became
 /// present (count positive) or stopped being present over the time point. The records
 /// live in a [`Slab`] in arrival order (see there why); the touched records of a time point
