@@ -5,7 +5,11 @@
 //! on 10⁵ fluents with 3 values, each event `init(f, v)` at t, which the operator sees
 //! as two changes (+1 at t, −1 at t + 1) and reads at two offsets: for the terminating
 //! rule at t, and for the start rule, which it applies itself a time point later;
-//! throughput is counted in events.
+//! throughput is counted in events. Beside it, `floor_…`: the same input through an
+//! operator that only holds each time point's changes until the frontier passes it and
+//! sends them on, exchanged as the persistence operator's input is — what the input
+//! handle, the exchange, the buffering by time and the probe cost in this harness, so the
+//! operator's own cost is the difference.
 //!
 //! ```text
 //! cargo bench -p stgflow-bench --bench persist
@@ -14,7 +18,7 @@
 use std::hint::black_box;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
-use differential_dataflow::AsCollection;
+use differential_dataflow::{AsCollection, Hashable};
 use stgflow_dataflow::operators::persist;
 use stgflow_dataflow::plan::{Component, PersistPlan, plan};
 use stgflow_datasets::SplitMix64;
@@ -86,8 +90,17 @@ fn batches(persist_plan: &PersistPlan) -> (Vec<Vec<Update>>, u64) {
     (batches, events)
 }
 
-/// Runs the operator over `batches` on one worker; the number of output changes.
-fn run(program: &Program, persist_plan: &PersistPlan, batches: Vec<Vec<Update>>) -> usize {
+/// Runs the operator over `batches` on one worker; the number of output changes. With
+/// `floor`, an operator that does nothing but hold each time point's changes until the
+/// frontier passes it and send them on, exchanged as the persistence operator's input is:
+/// what the input handle, the exchange, the buffering by time and the probe cost, below
+/// which no operator of this shape goes.
+fn run(
+    program: &Program,
+    persist_plan: &PersistPlan,
+    batches: Vec<Vec<Update>>,
+    floor: bool,
+) -> usize {
     let program = program.clone();
     let persist_plan = persist_plan.clone();
     timely::execute_directly(move |worker| {
@@ -97,8 +110,12 @@ fn run(program: &Program, persist_plan: &PersistPlan, batches: Vec<Vec<Update>>)
         worker.dataflow::<u64, _, _>(|scope| {
             let count = counted.clone();
             let source = scope.input_from(&mut input).as_collection();
-            persist::render(&program, &persist_plan, source)
-                .inner
+            let output = if floor {
+                held_until_complete(source.inner)
+            } else {
+                persist::render(&program, &persist_plan, source).inner
+            };
+            output
                 .inspect(move |_| count.set(count.get() + 1))
                 .probe_with(&probe);
         });
@@ -115,10 +132,52 @@ fn run(program: &Program, persist_plan: &PersistPlan, batches: Vec<Vec<Update>>)
     })
 }
 
+/// The floor operator of [`run`].
+fn held_until_complete<'s>(
+    stream: timely::dataflow::StreamVec<'s, u64, Update>,
+) -> timely::dataflow::StreamVec<'s, u64, Update> {
+    use timely::container::CapacityContainerBuilder;
+    use timely::dataflow::channels::pact::Exchange;
+    use timely::dataflow::operators::generic::Operator;
+    let route = |((_, row), _, _): &Update| row.first().map_or(0, |v| v.hashed());
+    stream.unary_frontier::<CapacityContainerBuilder<Vec<Update>>, _, _, _>(
+        Exchange::new(route),
+        "Floor",
+        |capability, _| {
+            let mut capability = Some(capability);
+            let mut by_time = std::collections::BTreeMap::<u64, Vec<Update>>::new();
+            move |(input, frontier), output| {
+                input.for_each(|_, data| {
+                    for update in data.drain(..) {
+                        by_time.entry(update.1).or_default().push(update);
+                    }
+                });
+                let limit = frontier.frontier().first().copied();
+                while let Some(entry) = by_time.first_entry() {
+                    if limit.is_some_and(|f| *entry.key() >= f) {
+                        break;
+                    }
+                    let (time, mut updates) = entry.remove_entry();
+                    if let Some(cap) = capability.as_ref() {
+                        output
+                            .session(&cap.delayed(&time))
+                            .give_container(&mut updates);
+                    }
+                }
+                match (limit, capability.as_mut()) {
+                    (Some(f), Some(cap)) if *cap.time() < f => cap.downgrade(&f),
+                    (None, _) => capability = None,
+                    _ => {}
+                }
+            }
+        },
+    )
+}
+
 fn persist_operator(c: &mut Criterion) {
     let (program, persist_plan) = inertia_plan();
     let (batches, events) = batches(&persist_plan);
-    let changes = run(&program, &persist_plan, batches.clone());
+    let changes = run(&program, &persist_plan, batches.clone(), false);
     assert!(
         changes as u64 >= events,
         "{changes} changes for {events} events"
@@ -129,7 +188,14 @@ fn persist_operator(c: &mut Criterion) {
     group.bench_function("inertia_1e6_events_1_worker", |b| {
         b.iter_batched(
             || batches.clone(),
-            |batches| run(&program, &persist_plan, black_box(batches)),
+            |batches| run(&program, &persist_plan, black_box(batches), false),
+            BatchSize::LargeInput,
+        )
+    });
+    group.bench_function("floor_1e6_events_1_worker", |b| {
+        b.iter_batched(
+            || batches.clone(),
+            |batches| run(&program, &persist_plan, black_box(batches), true),
             BatchSize::LargeInput,
         )
     });
