@@ -25,6 +25,20 @@ pub struct Cli {
     /// (`.prolog`, `.pl`), `paper` for `.ec`.
     #[arg(long, value_enum, global = true, value_name = "READING")]
     pub(crate) ec_timing: Option<EcTiming>,
+    /// Which entities an event description's dynamic domains (RTEC's `dynamicDomain`)
+    /// hold: `input` (RTEC's, over one window of all the input: every entity the stream
+    /// files name, from the timeline's first time point; the files are read once before
+    /// the run for them) or `stream` (each entity from the first time point at which the
+    /// input names it, as a live stream knows it). Default: `input` for RTEC's files
+    /// (`.prolog`, `.pl`) when every stream is a file, else `stream`.
+    #[arg(long, value_enum, global = true, value_name = "READING")]
+    pub(crate) ec_domains: Option<EcDomains>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum EcDomains {
+    Input,
+    Stream,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -17,13 +17,21 @@ impl Context<'_> {
         use stgflow_eval::explain;
         crate::run::timeline_is_not_empty("--from", args.from, args.until)?;
         self.timeline_start = args.from.map_or(0, |t| t / args.tick);
-        let compiled = self.compile(&args.program, &args.background)?;
+        let mut compiled = self.compile(&args.program, &args.background)?;
+        let Some((fact_text, streams)) = args.rest.split_last() else {
+            return Err(Failure::Message("explain: which fact?".to_owned()));
+        };
+        let ahead = crate::domains::Ahead {
+            streams,
+            format: args.format.as_deref(),
+            tick: args.tick,
+            tolerance: stgflow_io::stream::Tolerance::default(),
+            until: args.until.map(|t| t / args.tick),
+        };
+        self.read_domains_ahead(&mut compiled.program, &ahead)?;
         let program = &compiled.program;
         let Some(analysis) = &compiled.analysis else {
             return Err(Failure::Reported);
-        };
-        let Some((fact_text, streams)) = args.rest.split_last() else {
-            return Err(Failure::Message("explain: which fact?".to_owned()));
         };
         let mut fact =
             explain::parse_fact(program, fact_text).map_err(|e| Failure::Message(e.to_string()))?;

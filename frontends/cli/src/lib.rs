@@ -10,6 +10,7 @@
 
 pub mod args;
 mod check;
+mod domains;
 mod explain;
 mod plot;
 mod report;
@@ -56,6 +57,9 @@ pub fn run(
         grounded: Vec::new(),
         printed: Vec::new(),
         ec_timing: cli.ec_timing,
+        ec_domains: cli.ec_domains,
+        domains: Vec::new(),
+        rtec_file: false,
         timeline_start: 0,
         stderr: &mut stderr,
         color,
@@ -141,6 +145,13 @@ pub(crate) struct Context<'a> {
     printed: Vec<(String, stgflow_io::sink::Printed)>,
     /// `--ec-timing`, if given.
     ec_timing: Option<args::EcTiming>,
+    /// `--ec-domains`, if given.
+    ec_domains: Option<args::EcDomains>,
+    /// An event description's dynamic domains (`EcProgram::domains`), for reading them
+    /// ahead from the stream files.
+    domains: Vec<stgflow_ec::translate::DomainRule>,
+    /// Whether the program is in RTEC's own files (`.prolog`, `.pl`).
+    rtec_file: bool,
     /// The first time point of the timeline (`--from`, in time points): an event
     /// description's background knowledge holds from it.
     timeline_start: u64,
@@ -186,6 +197,8 @@ impl Context<'_> {
             self.formats.register(Arc::new(ec.records(true)));
             self.grounded = ec.grounded;
             self.printed = ec.printed;
+            self.domains = ec.domains;
+            self.rtec_file = rtec_file;
             ec.compiled
         } else if let Some(more) = background.first() {
             return Err(Failure::Message(format!(

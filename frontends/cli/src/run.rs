@@ -56,7 +56,15 @@ impl Context<'_> {
             ));
         }
         self.timeline_start = args.from.map_or(0, |t| t / args.tick);
-        let compiled = self.compile_with_outputs(&args)?;
+        let mut compiled = self.compile_with_outputs(&args)?;
+        let ahead = crate::domains::Ahead {
+            streams: &args.streams,
+            format: args.format.as_deref(),
+            tick: args.tick,
+            tolerance: args.tolerance.tolerance(),
+            until: args.until.map(|t| t / args.tick),
+        };
+        self.read_domains_ahead(&mut compiled.program, &ahead)?;
         let program = &compiled.program;
         let Some(analysis) = &compiled.analysis else {
             return Err(Failure::Reported);

@@ -116,27 +116,30 @@ fn ctm_from_rtecs_own_files_unchanged_gives_rtecs_intervals() {
     files.extend(streams);
     let (ours, theirs) = rtec_app("ctm", &files, &[], 50_000);
     assert_eq!(theirs.len(), 1400, "RTEC's file");
-    let differing: Vec<&String> = theirs
-        .keys()
-        .filter(|pair| ours.get(*pair) != theirs.get(*pair))
-        .collect();
+    let differing = differing(&ours, &theirs);
     assert!(
         differing.is_empty(),
-        "{} differ: {differing:?}",
+        "{} differ: {differing:#?}",
         differing.len()
     );
     assert_eq!(ours.len(), theirs.len());
 }
 
-/// CAVIAR from RTEC's rules and id lists unchanged, with `datasets/ec/caviar_distance.ec`
-/// in place of RTEC's Prolog pre-processing: every pair RTEC reports is identical but
-/// for one named difference. RTEC grounds `close_34(P1, P2)=false` (a complement) over
-/// every id of its window, so it holds from the window's start; a stream knows an id
-/// from its first appearance on, so here its first interval starts where both ids have
-/// appeared (and vanishes where RTEC's ends there).
-#[test]
-fn caviar_from_rtecs_own_files_gives_rtecs_intervals_but_for_ids_not_yet_seen() {
-    let (ours, theirs) = rtec_app(
+/// Each pair RTEC reports that is not identical here, with ours and RTEC's intervals.
+fn differing(ours: &Recognitions, theirs: &Recognitions) -> Vec<String> {
+    theirs
+        .iter()
+        .filter(|(pair, expected)| ours.get(*pair) != Some(*expected))
+        .map(|(pair, expected)| format!("{pair}: {:?} against RTEC's {expected:?}", ours.get(pair)))
+        .collect()
+}
+
+/// CAVIAR's RTEC files, `datasets/ec/caviar_distance.ec` in place of RTEC's Prolog
+/// pre-processing, and the run's further arguments.
+fn caviar(more: &[&str]) -> (Recognitions, Recognitions) {
+    let mut args = vec!["--tick", "40"];
+    args.extend(more);
+    rtec_app(
         "caviar",
         &[
             "rtec/rules.prolog",
@@ -145,10 +148,36 @@ fn caviar_from_rtecs_own_files_gives_rtecs_intervals_but_for_ids_not_yet_seen() 
             "appearance.csv",
             "movementB.csv",
         ],
-        &["--tick", "40"],
+        &args,
         1_006_800,
-    );
+    )
+}
+
+/// CAVIAR from RTEC's rules and id lists unchanged, with `datasets/ec/caviar_distance.ec`
+/// in place of RTEC's Prolog pre-processing: every pair RTEC reports is identical. RTEC
+/// grounds `close_34(P1, P2)=false` (a complement) over its dynamic domain `id`, which
+/// holds every id of its window from the window's start; read ahead from the files
+/// (`--ec-domains input`, the default for RTEC's files), so does the domain here.
+#[test]
+fn caviar_from_rtecs_own_files_gives_rtecs_intervals() {
+    let (ours, theirs) = caviar(&[]);
     assert_eq!(theirs.len(), 195, "RTEC's file");
+    let differing = differing(&ours, &theirs);
+    assert!(
+        differing.is_empty(),
+        "{} differ: {differing:#?}",
+        differing.len()
+    );
+    assert_eq!(ours.len(), theirs.len());
+}
+
+/// With `--ec-domains stream`, as a live stream knows them, CAVIAR's ids are known from
+/// their first appearance on: `close_34(P1, P2)=false` then starts where both ids have
+/// appeared (and an interval of RTEC's that ends before then vanishes), and every other
+/// pair is RTEC's.
+#[test]
+fn caviar_with_domains_read_as_the_stream_goes_knows_an_id_from_its_first_appearance() {
+    let (ours, theirs) = caviar(&["--ec-domains", "stream"]);
     assert_eq!(ours.len(), theirs.len());
     // The first time point at which each id appears in the input.
     let mut first: BTreeMap<String, u64> = BTreeMap::new();
@@ -194,11 +223,12 @@ fn caviar_from_rtecs_own_files_gives_rtecs_intervals_but_for_ids_not_yet_seen() 
 /// window (0, 99] leaves out the records at time 0; so does this run. `sanctioned(C)`'s
 /// deadline (`fi(sanctioned(C)=true, sanctioned(C)=false, 4)`) runs from initiations at
 /// `end(status(M)=voted)`, which take effect at once. Every pair RTEC reports is
-/// identical but chair 550's 6: RTEC's dynamic domain `person` holds every person of its
-/// window from the window's start, so `obl(declare(550, M, carried))=true` starts at 8
-/// there; a stream knows 550 from its first record, at 9 (CAVIAR's difference, above).
+/// identical, chair 550's too: RTEC's dynamic domain `person` holds every person of its
+/// window from the window's first time point, so `obl(declare(550, M, carried))=true`
+/// starts at 8, before 550's first record (at 9); read ahead from the file, so does it
+/// here.
 #[test]
-fn voting_from_rtecs_own_files_gives_rtecs_intervals_but_for_a_chair_not_yet_seen() {
+fn voting_from_rtecs_own_files_gives_rtecs_intervals() {
     let dir = tempdir();
     let data = root().join("../shared/data/rtec/voting/voting.csv");
     let text = std::fs::read_to_string(&data).unwrap_or_else(|e| panic!("{e}"));
@@ -221,25 +251,99 @@ fn voting_from_rtecs_own_files_gives_rtecs_intervals_but_for_a_chair_not_yet_see
         99,
     );
     assert_eq!(theirs.len(), 6454, "RTEC's file");
+    let differing = differing(&ours, &theirs);
+    assert!(
+        differing.is_empty(),
+        "{} differ: {differing:#?}",
+        differing.len()
+    );
     assert_eq!(ours.len(), theirs.len());
-    let differing: Vec<&String> = theirs
-        .keys()
-        .filter(|pair| ours.get(*pair) != theirs.get(*pair))
-        .collect();
-    let chair_550: Vec<&&String> = differing.iter().filter(|p| p.contains("(550,")).collect();
-    assert_eq!(chair_550.len(), 6, "{chair_550:?}");
-    assert_eq!(differing.len(), chair_550.len(), "{differing:?}");
-    for pair in chair_550 {
-        // Here 550's pairs start once 550 is known (what was initiated before is not),
-        // and hold where RTEC's do.
-        let within = |&(s, e): &(u64, u64)| theirs[*pair].iter().any(|&(a, b)| a <= s && e <= b);
-        let got = &ours[*pair];
-        assert!(
-            got.iter().all(|&(s, _)| s >= 9) && got.iter().all(within),
-            "{pair}: {got:?} against {:?}",
-            theirs[*pair]
+    let chair_550 = theirs.keys().filter(|p| p.contains("(550,")).count();
+    assert_eq!(chair_550, 9, "chair 550's pairs are among those compared");
+}
+
+/// A dynamic domain over a complement: `quiet(X)` holds for every node not yet `seen`.
+const QUIET: &str = "\
+initiatedAt(seen(X)=true, T) :- happensAt(ping(X), T).
+holdsFor(quiet(X)=true, I) :- holdsFor(seen(X)=true, I1), complement_all([I1], I).
+dynamicDomain(node(_)).
+grounding(ping(X)) :- node(X).
+grounding(seen(X)=true) :- node(X).
+grounding(quiet(X)=true) :- node(X).
+";
+
+/// Read ahead from a file (RTEC's reading, the default for RTEC's files), a node is in
+/// the domain from the window's first time point, 1; as a stream goes (`--ec-domains
+/// stream`, the default for `.ec` and for stdin, with a warning there), from its first
+/// `ping`. Reading ahead from stdin is an error that says what to give instead, and
+/// prints nothing.
+#[test]
+fn dynamic_domains_hold_from_the_windows_start_when_read_ahead() {
+    let dir = tempdir();
+    for name in ["quiet.prolog", "quiet.ec"] {
+        std::fs::write(dir.join(name), QUIET).unwrap_or_else(|e| panic!("{e}"));
+    }
+    let records = "ping|3|3|a\nping|8|8|b\nping|12|12|a\n";
+    let stream = dir.join("pings.csv");
+    std::fs::write(&stream, records).unwrap_or_else(|e| panic!("{e}"));
+    let run = |program: &str, from_stdin: bool, more: &[&str]| {
+        let mut command = stgflow();
+        command
+            .arg("run")
+            .arg(dir.join(program))
+            .args(["--mode", "intervals", "--output", "quiet"])
+            .args(more);
+        if from_stdin {
+            let file = std::fs::File::open(&stream).unwrap_or_else(|e| panic!("{e}"));
+            command.args(["-", "--format", "rtec"]).stdin(file);
+        } else {
+            command.arg(&stream);
+        }
+        command.output().unwrap_or_else(|e| panic!("{e}"))
+    };
+    let ahead = "quiet(a,true) [1,4)\nquiet(b,true) [1,9)\n";
+    let as_seen = "quiet(a,true) [3,4)\nquiet(b,true) [8,9)\n";
+    for (program, from_stdin, more, expected, warned) in [
+        ("quiet.prolog", false, &[][..], ahead, false),
+        (
+            "quiet.prolog",
+            false,
+            &["--ec-domains", "stream"][..],
+            as_seen,
+            false,
+        ),
+        ("quiet.ec", false, &[][..], as_seen, false),
+        (
+            "quiet.ec",
+            false,
+            &["--ec-domains", "input"][..],
+            ahead,
+            false,
+        ),
+        ("quiet.prolog", true, &[][..], as_seen, true),
+    ] {
+        let output = run(program, from_stdin, more);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{program} {more:?}: {stderr}");
+        assert_eq!(
+            String::from_utf8_lossy(&output.stdout),
+            expected,
+            "{program} {more:?}, stdin: {from_stdin}"
+        );
+        assert_eq!(
+            stderr.contains("warning: stdin is read as it comes"),
+            warned,
+            "{stderr}"
         );
     }
+    let output = run("quiet.prolog", true, &["--ec-domains", "input"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(output.stdout.is_empty());
+    assert!(
+        stderr.contains("stdin cannot be read twice; give --ec-domains stream"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -52,6 +52,9 @@ pub struct EcProgram {
     pub grounded: Vec<(String, stgflow_lang::value::Value)>,
     /// How RTEC writes the fluents with compound arguments (`--mode rtec`), by TD name.
     pub printed: Vec<(String, model::Printed)>,
+    /// The rules by which the dynamic domains grow with the input (RTEC's
+    /// `dynamicDomain`), for a caller that reads the input ahead.
+    pub domains: Vec<translate::DomainRule>,
 }
 
 /// Compiles an event description; `name` is how diagnostics refer to the file.
@@ -127,6 +130,7 @@ pub fn compile_files_with(files: &[(&str, &str)], options: Options) -> EcProgram
         shapes: translation.shapes,
         grounded: translation.grounded,
         printed: translation.printed,
+        domains: translation.domains,
     }
 }
 

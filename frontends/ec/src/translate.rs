@@ -44,6 +44,7 @@
 //!   its rule is unsafe (E002): TD cannot enumerate "every instance that does not hold".
 
 mod grounding;
+pub use grounding::DomainRule;
 
 use crate::records::RtecShape;
 use hashbrown::HashMap;
@@ -72,6 +73,9 @@ pub struct Translation {
     pub grounded: Vec<(String, Value)>,
     /// How RTEC writes the fluents with compound arguments, by TD predicate.
     pub printed: Vec<(String, crate::model::Printed)>,
+    /// The rules by which the dynamic domains grow with the input, one per input entity
+    /// a grounding declaration reads a domain for.
+    pub domains: Vec<DomainRule>,
     pub diagnostics: Diagnostics,
 }
 
@@ -83,6 +87,7 @@ impl Default for Translation {
             shapes: Vec::new(),
             grounded: Vec::new(),
             printed: Vec::new(),
+            domains: Vec::new(),
             diagnostics: Diagnostics::default(),
         }
     }

@@ -35,6 +35,62 @@ use super::{
 use crate::codes::Code;
 use crate::model::{Arg, Cond, Entity, EventTerm, FluentTerm, GroundCond, Item};
 
+/// A rule by which a dynamic domain grows with the input: `id(P, T) :- appear(P, T).`
+/// RTEC fills the domain for a window from the input entities of the whole window, so
+/// a caller that has the input ahead (files) can give each entity from the timeline's
+/// start with [`DomainRule::entity`] (`stgflow run --ec-domains input`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DomainRule {
+    /// The domain's atom, its time last.
+    pub head: ast::Atom,
+    /// The input entity's atom, its time last.
+    pub source: ast::Atom,
+}
+
+impl DomainRule {
+    /// The domain's name.
+    pub fn domain(&self) -> &str {
+        &self.head.predicate.name
+    }
+
+    /// The input predicate the domain is read from.
+    pub fn input(&self) -> &str {
+        &self.source.predicate.name
+    }
+
+    /// The domain entity that an input fact of [`DomainRule::input`] with `args` (its
+    /// time left out) adds, if it matches the source's constants and repeated variables.
+    pub fn entity(&self, args: &[Value]) -> Option<Vec<Value>> {
+        let (_, pattern) = self.source.args.split_last()?;
+        if pattern.len() != args.len() {
+            return None;
+        }
+        let mut bound: Vec<(&str, Value)> = Vec::new();
+        for (expr, value) in pattern.iter().zip(args) {
+            match expr {
+                ast::Expr::Const(c, _) if c == value => {}
+                ast::Expr::Var(name) if name.name == "_" => {}
+                ast::Expr::Var(name) => match bound.iter().find(|(n, _)| *n == name.name) {
+                    Some((_, v)) if v != value => return None,
+                    Some(_) => {}
+                    None => bound.push((&name.name, *value)),
+                },
+                _ => return None,
+            }
+        }
+        let (_, head) = self.head.args.split_last()?;
+        head.iter()
+            .map(|expr| match expr {
+                ast::Expr::Const(c, _) => Some(*c),
+                ast::Expr::Var(name) => {
+                    bound.iter().find(|(n, _)| *n == name.name).map(|(_, v)| *v)
+                }
+                ast::Expr::Binary(..) => None,
+            })
+            .collect()
+    }
+}
+
 impl Generator<'_> {
     /// Background facts that a grounding or a domain reads, the domains that grow with
     /// the input, and the grounded instances that rules read (see the module docs);
@@ -154,6 +210,10 @@ impl Generator<'_> {
                         Entity::Event(event) => event_atom(event, time),
                         Entity::Fluent(fluent) => fluent_atom(fluent, "", time),
                     };
+                    self.out.domains.push(DomainRule {
+                        head: head.clone(),
+                        source: source.clone(),
+                    });
                     self.emit(
                         head,
                         vec![ast::Literal::Positive(source)],
@@ -465,5 +525,52 @@ impl super::Names {
         });
         let first = found.next()?;
         found.next().is_none().then_some(first)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The domain rules of a description, by the input each reads.
+    fn domain_rules(text: &str) -> Vec<DomainRule> {
+        let ec = crate::compile_str("d.prolog", text);
+        assert!(!ec.compiled.has_errors(), "{:?}", ec.compiled.diagnostics);
+        ec.domains
+    }
+
+    #[test]
+    fn a_domain_entity_is_what_the_input_fact_binds() {
+        let rules = domain_rules(
+            "initiatedAt(f(A)=true, T) :- happensAt(pair(A, B, go), T).\n\
+             initiatedAt(f(A)=true, T) :- happensAt(self(A, A), T).\n\
+             dynamicDomain(link(_, _)).\n\
+             dynamicDomain(node(_)).\n\
+             grounding(pair(A, B, go)) :- link(B, A).\n\
+             grounding(self(A, A)) :- node(A).\n",
+        );
+        let rule = |input: &str| {
+            rules
+                .iter()
+                .find(|r| r.input() == input)
+                .unwrap_or_else(|| panic!("no rule reads {input}: {rules:?}"))
+        };
+        let (a, b, go, stop) = (
+            Value::sym("a"),
+            Value::sym("b"),
+            Value::sym("go"),
+            Value::sym("stop"),
+        );
+        let pair = rule("pair");
+        assert_eq!(pair.domain(), "link");
+        assert_eq!(pair.entity(&[a, b, go]), Some(vec![b, a]));
+        // A constant of the entity must match, and the arity too.
+        assert_eq!(pair.entity(&[a, b, stop]), None);
+        assert_eq!(pair.entity(&[a, b]), None);
+        // A variable written twice binds one value.
+        let repeated = rule("self");
+        assert_eq!(repeated.domain(), "node");
+        assert_eq!(repeated.entity(&[a, a]), Some(vec![a]));
+        assert_eq!(repeated.entity(&[a, b]), None);
     }
 }
