@@ -346,6 +346,152 @@ fn dynamic_domains_hold_from_the_windows_start_when_read_ahead() {
     );
 }
 
+/// Writes `files` (name, text) into a new directory and runs `stgflow run` on them (the
+/// first the description, the rest its streams) with `more`; stdout, after checking the
+/// run succeeded.
+fn run_description(files: &[(&str, &str)], more: &[&str]) -> String {
+    let dir = tempdir();
+    for (name, text) in files {
+        std::fs::write(dir.join(name), text).unwrap_or_else(|e| panic!("{e}"));
+    }
+    let output = stgflow()
+        .arg("run")
+        .args(files.iter().map(|(name, _)| dir.join(name)))
+        .args(more)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{more:?}: {stderr}");
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// RTEC's cyclic form (`initiatedAt(F=V, T1, T, T2)` reading another fluent's
+/// initiations, `fi` deadlines included), a background fact with variables
+/// (`price(_, 10).`, as NetBill's), and `\+ M=C` in a grounding declaration, as RTEC's
+/// NetBill writes them. A deal initiates a debt; paying the price discharges it (9 is
+/// not the price); a deal's deadline with the debt still owed bans the consumer, whose
+/// next acceptance makes no deal; a merchant dealing with itself is not grounded.
+#[test]
+fn the_cyclic_form_patterns_and_negated_comparisons_mean_what_they_mean_to_rtec() {
+    let description = "\
+initiatedAt(deal(M, C)=true, T) :- happensAt(accept(C, M), T), \\+ holdsAt(banned(C)=true, T).
+fi(deal(M, C)=true, deal(M, C)=false, 3).
+initiatedAt(owes(C)=true, T1, T, T2) :- initiatedAt(deal(_M, C)=true, T1, T, T2).
+initiatedAt(owes(C)=false, T) :- happensAt(pay(C, G, P), T), price(G, P).
+initiatedAt(banned(C)=true, T1, T, T2) :-
+    initiatedAt(deal(_M, C)=false, T1, T, T2), holdsAt(owes(C)=true, T).
+price(_, 10).
+dynamicDomain(pair(_, _)).
+grounding(accept(C, M)) :- pair(M, C).
+grounding(deal(M, C)=true) :- pair(M, C), \\+ M=C.
+grounding(deal(M, C)=false) :- pair(M, C), \\+ M=C.
+";
+    let records = "accept|2|2|c1|m1\naccept|3|3|m1|m1\npay|4|4|c1|book|10\n\
+                   accept|10|10|c2|m1\npay|12|12|c2|book|9\naccept|20|20|c2|m1\n";
+    let files = [("deals.prolog", description), ("deals.csv", records)];
+    let expected = [
+        "banned(c2,true) [14,21)",
+        "deal(m1,c1,false) [6,21)",
+        "deal(m1,c1,true) [3,6)",
+        "deal(m1,c2,false) [14,21)",
+        "deal(m1,c2,true) [11,14)",
+        "owes(c1,false) [5,21)",
+        "owes(c1,true) [3,5)",
+        "owes(c2,true) [11,21)",
+    ];
+    for engine in ["dataflow", "reference"] {
+        let out = run_description(&files, &["--mode", "intervals", "--engine", engine]);
+        assert_eq!(common::sorted(&out), expected, "{engine}");
+    }
+    // The window's bounds are RTEC's; a condition that reads one is an error naming it.
+    let dir = tempdir();
+    let program = dir.join("bounds.prolog");
+    std::fs::write(
+        &program,
+        "initiatedAt(f(X)=true, T1, T, T2) :- happensAt(e(X), T), T > T1.\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let output = stgflow()
+        .arg("check")
+        .arg(&program)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(
+        stderr.contains("E504") && stderr.contains("`T1`, a bound of RTEC's cyclic form"),
+        "{stderr}"
+    );
+}
+
+/// RTEC's cyclic form writes `initially` as an initiation at -1 that the window reaches
+/// back to (RTEC's unit test `cycles/test_1`); it means `initially`.
+#[test]
+fn an_initiation_at_minus_one_in_the_cyclic_form_is_initially() {
+    let rest = "\
+initiatedAt(strength(X)=tired, T) :- happensAt(work(X), T), holdsAt(strength(X)=full, T).
+dynamicDomain(person(_)).
+grounding(work(X)) :- person(X).
+grounding(strength(X)=full) :- person(X).
+grounding(strength(X)=tired) :- person(X).
+";
+    let records = ("work.csv", "work|5|5|chris\nwork|9|9|ann\n");
+    let cyclic = format!("initiatedAt(strength(_X)=full, T1, -1, T2) :- T1=<(-1), -1<T2.\n{rest}");
+    let plain = format!("initially(strength(_X)=full).\n{rest}");
+    let expected = [
+        "strength(ann,full) [1,10)",
+        "strength(chris,full) [1,6)",
+        "strength(chris,tired) [6,10)",
+    ];
+    for text in [&cyclic, &plain] {
+        let out = run_description(&[("s.prolog", text), records], &["--mode", "intervals"]);
+        assert_eq!(common::sorted(&out), expected, "{text}");
+    }
+}
+
+/// A postponable deadline (`p(F=V)` with `fi`) re-initiated at the deadline's own time
+/// point: RTEC postpones it ("the fluent is extended when the re-initiation takes place
+/// at the same time as the deadline"), so `busy(a)=true` ends 3 points after the second
+/// ping; in the paper's reading (`--ec-timing paper`) the deadline is checked against
+/// the re-initiations before it, so `false` is initiated at 5 as `true` is initiated
+/// again, and both hold from 6 (the paper's simultaneous initiation).
+#[test]
+fn a_reinitiation_at_the_deadline_postpones_it_in_rtecs_reading() {
+    let files = [
+        (
+            "busy.prolog",
+            "initiatedAt(busy(X)=true, T) :- happensAt(ping(X), T).\n\
+             fi(busy(X)=true, busy(X)=false, 3).\n\
+             p(busy(_X)=true).\n",
+        ),
+        ("busy.csv", "ping|2|2|a\nping|5|5|a\nping|12|12|b\n"),
+    ];
+    for engine in ["dataflow", "reference"] {
+        let rtec = run_description(&files, &["--mode", "intervals", "--engine", engine]);
+        assert_eq!(
+            common::sorted(&rtec),
+            ["busy(a,false) [9,13)", "busy(a,true) [3,9)"],
+            "{engine}"
+        );
+        let paper = run_description(
+            &files,
+            &[
+                "--mode",
+                "intervals",
+                "--engine",
+                engine,
+                "--ec-timing",
+                "paper",
+            ],
+        );
+        assert_eq!(
+            common::sorted(&paper),
+            ["busy(a,false) [6,13)", "busy(a,true) [3,9)"],
+            "{engine}"
+        );
+    }
+}
+
 #[test]
 fn background_files_are_read_in_order_and_their_diagnostics_name_them() {
     let dir = tempdir();

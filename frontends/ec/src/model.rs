@@ -76,6 +76,18 @@ pub enum Happening {
     End(FluentTerm),
 }
 
+/// What a [`Cond::Holds`] reads of its fluent at its time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reads {
+    /// `holdsAt(F=V, T)`.
+    Holds,
+    /// `initiatedAt(F=V, T1, T, T2)` in RTEC's cyclic form: F=V is initiated at T (by
+    /// any of its rules, `fi` included).
+    Initiated,
+    /// `terminatedAt(F=V, T1, T, T2)` in RTEC's cyclic form.
+    Terminated,
+}
+
 /// A condition of a time-point rule.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Cond {
@@ -90,6 +102,9 @@ pub enum Cond {
         fluent: FluentTerm,
         time: ast::Expr,
         span: Span,
+        /// What is read of the fluent at the time: that it holds (`holdsAt`), or, in
+        /// RTEC's cyclic form, that it is initiated or terminated there.
+        reads: Reads,
     },
     Builtin(ast::Builtin),
     /// `[not] b(args)`: a background predicate, which holds at every time point.
@@ -260,8 +275,9 @@ pub fn classify(clauses: &[Clause]) -> (Vec<Item>, Diagnostics) {
     (items, diagnostics)
 }
 
-/// Whether `clause` is a ground fact whose head is no ECDE clause or RTEC declaration
-/// (`person(chris).`, `vehicle(75, bus).` in RTEC's background files).
+/// Whether `clause` is a fact whose head is no ECDE clause or RTEC declaration
+/// (`person(chris).`, `vehicle(75, bus).` in RTEC's background files, or a pattern with
+/// variables, `price(_, 10).`).
 fn background_fact(clause: &Clause) -> bool {
     let Some((name, args)) = clause.head.functor() else {
         return false;
@@ -269,15 +285,16 @@ fn background_fact(clause: &Clause) -> bool {
     let known = HEADS.contains(&name.text.as_str())
         || IGNORED.contains(&name.text.as_str())
         || DECLARATIONS.contains(&name.text.as_str());
-    let ground = args.iter().all(|a| {
+    // Variables make a pattern (`price(_, 10).`: every goods' price is 10).
+    let flat = args.iter().all(|a| {
         matches!(
             a,
-            Term::Atom(_) | Term::Int(..) | Term::Float(..) | Term::Str(..)
+            Term::Atom(_) | Term::Int(..) | Term::Float(..) | Term::Str(..) | Term::Var(_)
         )
     });
     // A name close to a clause head is a misspelt clause (E503 says which), not knowledge.
     let misspelt = closest(&name.text, HEADS.iter().copied()).is_some();
-    clause.body.is_empty() && !known && !misspelt && ground
+    clause.body.is_empty() && !known && !misspelt && flat
 }
 
 /// RTEC's declarations of entities that the translation reads.
@@ -344,6 +361,31 @@ fn item(clause: &Clause, diagnostics: &mut Diagnostics) -> Read<Option<Item>> {
                 "initiatedAt" => Item::Initiated(rule),
                 "terminatedAt" => Item::Terminated(rule),
                 _ => Item::HoldsAt(rule),
+            }
+        }
+        // RTEC's `initially` in the cyclic form: initiated at -1, before the first time
+        // point, where the window (T1, T2] reaches back to it.
+        ("initiatedAt", [fluent, Term::Var(from), Term::Int(-1, _), Term::Var(to)], false)
+            if clause
+                .body
+                .iter()
+                .all(|c| bounds_reach_back(c, &from.text, &to.text)) =>
+        {
+            Item::Initially(fluent_term(fluent)?, span)
+        }
+        // RTEC's cyclic form: `initiatedAt(F=V, T1, T, T2) :- conds`, F=V initiated at
+        // T in (T1, T2] where its conditions hold; `initiatedAt(G=W, T1, T, T2)` and
+        // `terminatedAt(…)` among them read G=W's initiations and terminations at T.
+        ("initiatedAt" | "terminatedAt", [fluent, from, time, to], false) => {
+            let rule = TimeRule {
+                head: fluent_term(fluent)?,
+                time: expr(time)?,
+                body: cyclic_conds(&clause.body, from, time, to)?,
+                span,
+            };
+            match name.text.as_str() {
+                "initiatedAt" => Item::Initiated(rule),
+                _ => Item::Terminated(rule),
             }
         }
         // RTEC's backward-compatible form: `initiates(E, F=V, T) :- conds` is
@@ -741,16 +783,23 @@ pub fn ident(name: &Name) -> ast::Ident {
 }
 
 fn builtin(term: &Term) -> Option<Read<ast::Builtin>> {
+    // `\+ X=Y` (`not(X=Y)`) is `X != Y`, and so on: a comparison's negation is the
+    // comparison of the other sense.
+    let (negated, term) = match term {
+        Term::Not(inner, _) => (true, &**inner),
+        Term::Compound(name, args, _) if name.text == "not" && args.len() == 1 => (true, &args[0]),
+        other => (false, other),
+    };
     let Term::Binary(op, lhs, rhs, span) = term else {
         return None;
     };
-    let op = match op {
-        BinOp::Eq | BinOp::Is => ast::CmpOp::Eq,
-        BinOp::Ne => ast::CmpOp::Ne,
-        BinOp::Lt => ast::CmpOp::Lt,
-        BinOp::Le => ast::CmpOp::Le,
-        BinOp::Gt => ast::CmpOp::Gt,
-        BinOp::Ge => ast::CmpOp::Ge,
+    let op = match (op, negated) {
+        (BinOp::Eq | BinOp::Is, false) | (BinOp::Ne, true) => ast::CmpOp::Eq,
+        (BinOp::Ne, false) | (BinOp::Eq | BinOp::Is, true) => ast::CmpOp::Ne,
+        (BinOp::Lt, false) | (BinOp::Ge, true) => ast::CmpOp::Lt,
+        (BinOp::Le, false) | (BinOp::Gt, true) => ast::CmpOp::Le,
+        (BinOp::Gt, false) | (BinOp::Le, true) => ast::CmpOp::Gt,
+        (BinOp::Ge, false) | (BinOp::Lt, true) => ast::CmpOp::Ge,
         _ => return None,
     };
     Some((|| {
@@ -761,6 +810,107 @@ fn builtin(term: &Term) -> Option<Read<ast::Builtin>> {
             span: *span,
         })
     })())
+}
+
+/// The conditions of a rule in RTEC's cyclic form (`initiatedAt(F=V, T1, T, T2)`):
+/// `initiatedAt(G=W, T1, T, T2)` and `terminatedAt(G=W, T1, T, T2)`, with the head's
+/// T1, T and T2, read G=W's initiations and terminations at T; the others are
+/// conditions at T as in `initiatedAt/2`, and read neither T1 nor T2 (the window's
+/// bounds, which a stream has no use for).
+fn cyclic_conds(terms: &[Term], from: &Term, time: &Term, to: &Term) -> Read<Vec<Cond>> {
+    let (Term::Var(from_name), Term::Var(to_name)) = (from, to) else {
+        let at = if matches!(from, Term::Var(_)) {
+            to
+        } else {
+            from
+        };
+        return Err(Diagnostic::error(
+            Code::E504,
+            "the first and last time arguments of RTEC's cyclic form must be variables",
+        )
+        .with_label(at.span(), "expected the variable of the window's bound")
+        .with_note("`initiatedAt(F=V, T1, T, T2)`: F=V is initiated at T, within (T1, T2]"));
+    };
+    let bounds = [from_name.text.as_str(), to_name.text.as_str()];
+    let mut plain = Vec::new();
+    let mut out = Vec::new();
+    for term in terms {
+        let (negated, inner) = match term {
+            Term::Not(inner, _) => (true, &**inner),
+            other => (false, other),
+        };
+        match inner.functor() {
+            Some((name, [fluent, t1, t, t2]))
+                if (name.text == "initiatedAt" || name.text == "terminatedAt")
+                    && same_var(t1, from)
+                    && same_var(t, time)
+                    && same_var(t2, to) =>
+            {
+                out.push(Cond::Holds {
+                    negated,
+                    fluent: fluent_term(fluent)?,
+                    time: expr(t)?,
+                    span: term.span(),
+                    reads: if name.text == "initiatedAt" {
+                        Reads::Initiated
+                    } else {
+                        Reads::Terminated
+                    },
+                });
+            }
+            _ => {
+                if let Some(bound) = mentions(term, &bounds) {
+                    return Err(Diagnostic::error(
+                        Code::E504,
+                        format!("`{bound}`, a bound of RTEC's cyclic form, is read by `{term}`"),
+                    )
+                    .with_label(term.span(), "expected `initiatedAt(G=W, T1, T, T2)`, `terminatedAt(…)` with the head's times, or a condition at T")
+                    .with_note("the window's bounds (T1, T2] are RTEC's; a stream evaluates every time point once, so a condition may not read them"));
+                }
+                plain.push(term.clone());
+            }
+        }
+    }
+    out.extend(conds(&plain)?);
+    Ok(out)
+}
+
+/// Whether `term` is `T1 =< -1` or `-1 < T2` (either way round): a condition that the
+/// window (T1, T2] reaches back to time -1, where RTEC's cyclic form writes `initially`.
+fn bounds_reach_back(term: &Term, from: &str, to: &str) -> bool {
+    let minus_one = |t: &Term| match t {
+        Term::Int(-1, _) => true,
+        Term::Binary(BinOp::Sub, zero, one, _) => {
+            matches!((&**zero, &**one), (Term::Int(0, _), Term::Int(1, _)))
+        }
+        _ => false,
+    };
+    let var = |t: &Term, name: &str| matches!(t, Term::Var(v) if v.text == name);
+    match term {
+        Term::Binary(BinOp::Le, a, b, _) => var(a, from) && minus_one(b),
+        Term::Binary(BinOp::Ge, a, b, _) => minus_one(a) && var(b, from),
+        Term::Binary(BinOp::Lt, a, b, _) => minus_one(a) && var(b, to),
+        Term::Binary(BinOp::Gt, a, b, _) => var(a, to) && minus_one(b),
+        _ => false,
+    }
+}
+
+/// Whether `a` and `b` are the same variable.
+fn same_var(a: &Term, b: &Term) -> bool {
+    matches!((a, b), (Term::Var(x), Term::Var(y)) if x.text == y.text)
+}
+
+/// The first of `names` that occurs as a variable in `term`.
+fn mentions<'n>(term: &Term, names: &[&'n str]) -> Option<&'n str> {
+    match term {
+        Term::Var(name) => names.iter().find(|n| **n == name.text).copied(),
+        Term::Atom(_) | Term::Int(..) | Term::Float(..) | Term::Str(..) => None,
+        Term::Compound(_, args, _) | Term::List(args, _) => {
+            args.iter().find_map(|a| mentions(a, names))
+        }
+        Term::Binary(_, lhs, rhs, _) => mentions(lhs, names).or_else(|| mentions(rhs, names)),
+        Term::Not(inner, _) => mentions(inner, names),
+    }
 }
 
 /// The conditions of a time-point rule's body: each term a condition, but a `findall`
@@ -856,10 +1006,8 @@ fn cond(term: &Term) -> Read<Cond> {
         }
         other => (false, other, other.span()),
     };
-    if !negated {
-        if let Some(builtin) = builtin(inner) {
-            return Ok(Cond::Builtin(builtin?));
-        }
+    if let Some(builtin) = builtin(term) {
+        return Ok(Cond::Builtin(builtin?));
     }
     match inner.functor() {
         Some((name, [what, time])) if name.text == "happensAt" => {
@@ -888,6 +1036,7 @@ fn cond(term: &Term) -> Read<Cond> {
             fluent: fluent_term(fluent)?,
             time: expr(time)?,
             span,
+            reads: Reads::Holds,
         }),
         Some((name, _))
             if !["holdsFor", "findall", "length", "happensAt", "holdsAt"]

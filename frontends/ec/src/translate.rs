@@ -56,7 +56,7 @@ use stgflow_lang::value::Value;
 use crate::codes::Code;
 use crate::model::{
     Arg, Cond, DeclKind, Entity, EventTerm, FluentTerm, Happening, IntervalCond, IntervalRule,
-    Item, TimeRule, ident,
+    Item, Reads, TimeRule, ident,
 };
 use crate::syntax::Name;
 
@@ -177,6 +177,7 @@ pub fn translate(items: &[Item], file: FileId, options: crate::Options) -> Trans
     }
     names.check_kinds();
     names.check_generated();
+    names.check_patterns(items);
     let mut out = Translation {
         diagnostics: std::mem::take(&mut names.diagnostics),
         ..Translation::default()
@@ -200,6 +201,7 @@ pub fn translate(items: &[Item], file: FileId, options: crate::Options) -> Trans
             Timing::Rtec => late_events(items),
             Timing::Paper => Vec::new(),
         },
+        reinitiated: Vec::new(),
     };
     if generator.timing == Timing::Rtec {
         // Which fluents have immediate effects, known before any rule is written: a
@@ -221,6 +223,7 @@ pub fn translate(items: &[Item], file: FileId, options: crate::Options) -> Trans
     for item in items {
         generator.item(item, items);
     }
+    generator.rule_initiations();
     generator.per_fluent();
     generator.background(items);
     generator.split();
@@ -253,6 +256,9 @@ struct Names {
     printed: Vec<(String, crate::model::Printed)>,
     /// The background predicates given by facts or rules (name, arity).
     background: Vec<(String, usize)>,
+    /// Background facts with variables (`price(_, 10).`), which hold for every value of
+    /// them: a condition on one is its comparisons, inlined (name, arguments).
+    patterns: Vec<(String, Vec<Arg>, Span)>,
     /// Whether a name is used at two arities or as two things (E508, E509).
     clashed: bool,
     diagnostics: Diagnostics,
@@ -315,9 +321,116 @@ impl Names {
                 self.groundings.push((entity.clone(), body.clone()));
                 self.ground(entity);
             }
-            Item::Background { name, args, .. } => self.note_background(&name.text, args.len()),
+            Item::Background { name, args, span } => {
+                self.note_background(&name.text, args.len());
+                if args.iter().any(|a| matches!(a, Arg::Var(_))) {
+                    self.patterns.push((name.text.clone(), args.clone(), *span));
+                }
+            }
             Item::BackgroundRule { head, .. } => {
                 self.note_background(&head.name.text, head.args.len())
+            }
+        }
+    }
+
+    /// A condition on a background pattern (`price(GD, Price)` with the fact
+    /// `price(_, 10).`) as the comparisons the pattern makes (`Price = 10`); its
+    /// negation where it makes at most one. `None` where the predicate has no pattern.
+    /// A predicate with a pattern and other facts or rules is a disjunction, which a
+    /// list of comparisons is not: E506 (see [`Names::check_patterns`]).
+    fn pattern(&self, atom: &EventTerm, negated: bool, span: Span) -> Option<Vec<ast::Literal>> {
+        let (_, pattern, _) = self
+            .patterns
+            .iter()
+            .find(|(n, a, _)| *n == atom.name.text && a.len() == atom.args.len())?;
+        let mut equal: Vec<(ast::Expr, ast::Expr)> = Vec::new();
+        let mut seen: Vec<(&str, &Arg)> = Vec::new();
+        for (given, arg) in pattern.iter().zip(&atom.args) {
+            match given {
+                Arg::Const(..) => equal.push((arg_expr(arg), arg_expr(given))),
+                Arg::Var(name) if name.text == "_" => {}
+                Arg::Var(name) => match seen.iter().find(|(n, _)| *n == name.text) {
+                    Some((_, first)) => equal.push((arg_expr(arg), arg_expr(first))),
+                    None => seen.push((&name.text, arg)),
+                },
+            }
+        }
+        let comparison = |(lhs, rhs): (ast::Expr, ast::Expr), op| {
+            ast::Literal::Builtin(ast::Builtin { lhs, op, rhs, span })
+        };
+        let one = || ast::Expr::Const(Value::Int(1), span);
+        Some(match (negated, equal.len()) {
+            (false, _) => equal
+                .into_iter()
+                .map(|pair| comparison(pair, ast::CmpOp::Eq))
+                .collect(),
+            // `not p(…)` of a pattern that holds for every value never holds.
+            (true, 0) => vec![comparison(
+                (one(), ast::Expr::Const(Value::Int(0), span)),
+                ast::CmpOp::Eq,
+            )],
+            (true, 1) => equal
+                .into_iter()
+                .map(|pair| comparison(pair, ast::CmpOp::Ne))
+                .collect(),
+            (true, _) => return None,
+        })
+    }
+
+    /// E506 where a background pattern cannot be inlined: its predicate has other facts
+    /// or rules too (a disjunction), or a negated condition reads it that makes more than
+    /// one comparison (the negation is a disjunction).
+    fn check_patterns(&mut self, items: &[Item]) {
+        for (name, args, span) in &self.patterns {
+            let other = items.iter().find_map(|item| match item {
+                Item::Background {
+                    name: n,
+                    args: a,
+                    span: at,
+                } if n.text == *name && a.len() == args.len() && at != span => Some(*at),
+                Item::BackgroundRule { head, span: at, .. }
+                    if head.name.text == *name && head.args.len() == args.len() =>
+                {
+                    Some(*at)
+                }
+                _ => None,
+            });
+            if let Some(at) = other {
+                self.diagnostics.push(
+                    Diagnostic::error(
+                        Code::E506,
+                        format!("`{name}/{}` is given by a fact with variables and by other clauses", args.len()),
+                    )
+                    .with_label(*span, "a fact with variables: it holds for every value of them")
+                    .with_label(at, "another clause of the same predicate")
+                    .with_note("a condition on a fact with variables is read as the comparisons it makes; with other clauses it would be a disjunction, which is not supported"),
+                );
+            }
+        }
+        let mut negated = Vec::new();
+        for item in items {
+            let body = match item {
+                Item::Initiated(rule) | Item::Terminated(rule) | Item::HoldsAt(rule) => &rule.body,
+                Item::Happens(rule) => &rule.body,
+                _ => continue,
+            };
+            collect_negated_background(body, &mut negated);
+        }
+        for (atom, span) in negated {
+            if self.pattern(&atom, true, span).is_none()
+                && self
+                    .patterns
+                    .iter()
+                    .any(|(n, a, _)| *n == atom.name.text && a.len() == atom.args.len())
+            {
+                self.diagnostics.push(
+                    Diagnostic::error(
+                        Code::E506,
+                        format!("`\\+ {}(…)` negates a fact with variables that makes several comparisons", atom.name.text),
+                    )
+                    .with_label(span, "its negation is a disjunction of comparisons")
+                    .with_help("write the comparison it should fail, e.g. `Price \\= 10`"),
+                );
             }
         }
     }
@@ -746,6 +859,11 @@ struct Generator<'a> {
     /// `start`/`end` (or another such event): known one time point after they happen, as
     /// `start`/`end` are (see [`late_events`]).
     late: Vec<String>,
+    /// Under [`Timing::Rtec`], the postponable values (`p(F=V)` with a deadline) whose
+    /// initiations by their own rules are also written as `f_ri` (the TD names of `f_i`
+    /// and `f_ri`, and V): a re-initiation at the deadline itself postpones it, as in
+    /// RTEC, and `f_i` may not read its own negation at the same time point.
+    reinitiated: Vec<(String, String, Arg)>,
 }
 
 /// The derived events (`happensAt` rules) that, in RTEC's timing, happen one time point
@@ -1361,6 +1479,53 @@ impl Generator<'_> {
         }
     }
 
+    /// The `f_ri` rules of [`Generator::reinitiated`]: each rule initiating `f_i` with
+    /// the value V (or a variable value), written again with the head `f_ri`. The
+    /// deadlines' own rules are not among them: only initiations by rules postpone.
+    fn rule_initiations(&mut self) {
+        let mut copies = Vec::new();
+        let rules = self.out.program.items.iter().filter_map(|item| match item {
+            ast::Item::Rule(rule) => Some(rule),
+            _ => None,
+        });
+        for (rule, origin) in rules.zip(&self.out.origins) {
+            let Origin::Generated { by, .. } = origin else {
+                continue;
+            };
+            if by.starts_with("EC fi deadline") {
+                continue;
+            }
+            for (initiated, reinitiated, value) in &self.reinitiated {
+                if rule.head.predicate.name != *initiated {
+                    continue;
+                }
+                let same = match (rule.head.args.iter().rev().nth(1), value) {
+                    (Some(ast::Expr::Const(v, _)), Arg::Const(w, _)) => v == w,
+                    (Some(_), _) => true,
+                    (None, _) => false,
+                };
+                if same {
+                    let mut copy = rule.clone();
+                    copy.head.predicate.name = reinitiated.clone();
+                    copies.push((copy, origin.clone()));
+                }
+            }
+        }
+        for (rule, origin) in copies {
+            let by = match origin {
+                Origin::Generated { by, .. } => by,
+                _ => String::new(),
+            };
+            let span = rule.span;
+            self.emit(
+                rule.head,
+                rule.body,
+                span,
+                format!("{by}, as an initiation by a rule (RTEC: a re-initiation at a deadline postpones it)"),
+            );
+        }
+    }
+
     fn deadline(
         &mut self,
         from: &FluentTerm,
@@ -1397,6 +1562,20 @@ impl Generator<'_> {
                     fluent_atom(from, "_i", at(&time, k, span)),
                     span,
                 ));
+            }
+            // RTEC: "the fluent is extended when the re-initiation takes place at the
+            // same time as the deadline" (its `timeoutTreatment.prolog`).
+            if self.timing == Timing::Rtec {
+                let reinitiated = fluent_atom(from, "_ri", time.clone());
+                let entry = (
+                    fluent_atom(from, "_i", time.clone()).predicate.name,
+                    reinitiated.predicate.name.clone(),
+                    from.value.clone(),
+                );
+                if !self.reinitiated.contains(&entry) {
+                    self.reinitiated.push(entry);
+                }
+                body.push(literal(true, reinitiated, span));
             }
         }
         // Under RTEC's timing, a value initiated with immediate effect (`from_ie` at e
@@ -1707,6 +1886,21 @@ impl Generator<'_> {
     }
 }
 
+/// The negated background conditions of `conds`, counts' bodies included.
+fn collect_negated_background(conds: &[Cond], out: &mut Vec<(EventTerm, Span)>) {
+    for cond in conds {
+        match cond {
+            Cond::Background {
+                negated: true,
+                atom,
+                span,
+            } => out.push((atom.clone(), *span)),
+            Cond::Count { body, .. } => collect_negated_background(body, out),
+            _ => {}
+        }
+    }
+}
+
 /// The TD literals of `conds` (see [`Generator::body`]); the background atoms that name
 /// no background knowledge go to `unknown`.
 fn body_literals(
@@ -1717,7 +1911,7 @@ fn body_literals(
 ) -> Vec<ast::Literal> {
     conds
         .iter()
-        .map(|cond| match cond {
+        .flat_map(|cond| match cond {
             Cond::Happens {
                 negated,
                 what,
@@ -1729,15 +1923,27 @@ fn body_literals(
                     Happening::Start(fluent) => fluent_atom(fluent, "_start", time.clone()),
                     Happening::End(fluent) => fluent_atom(fluent, "_end", time.clone()),
                 };
-                literal(*negated, atom, *span)
+                vec![literal(*negated, atom, *span)]
             }
             Cond::Holds {
                 negated,
                 fluent,
                 time,
                 span,
-            } => literal(*negated, fluent_atom(fluent, "", time.clone()), *span),
-            Cond::Builtin(builtin) => ast::Literal::Builtin(builtin.clone()),
+                reads,
+            } => {
+                let suffix = match reads {
+                    Reads::Holds => "",
+                    Reads::Initiated => "_i",
+                    Reads::Terminated => "_t",
+                };
+                vec![literal(
+                    *negated,
+                    fluent_atom(fluent, suffix, time.clone()),
+                    *span,
+                )]
+            }
+            Cond::Builtin(builtin) => vec![ast::Literal::Builtin(builtin.clone())],
             Cond::Background {
                 negated,
                 atom: fact,
@@ -1746,19 +1952,22 @@ fn body_literals(
                 if !names.is_background(&fact.name.text, fact.args.len()) {
                     unknown.push(fact.clone());
                 }
-                literal(*negated, event_atom(fact, time.clone()), *span)
+                if let Some(inlined) = names.pattern(fact, *negated, *span) {
+                    return inlined;
+                }
+                vec![literal(*negated, event_atom(fact, time.clone()), *span)]
             }
             Cond::Count {
                 result,
                 counted,
                 body,
                 span,
-            } => ast::Literal::Count(ast::CountLit {
+            } => vec![ast::Literal::Count(ast::CountLit {
                 result: crate::model::ident(result),
                 counted: counted.iter().map(crate::model::ident).collect(),
                 body: body_literals(names, body, time, unknown),
                 span: *span,
-            }),
+            })],
         })
         .collect()
 }

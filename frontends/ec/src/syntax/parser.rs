@@ -12,6 +12,10 @@ pub fn parse(file: FileId, text: &str) -> (Vec<Clause>, Diagnostics) {
     let mut parser = Parser { tokens, pos: 0 };
     let mut clauses = Vec::new();
     while parser.peek().tok != Tok::Eof {
+        if parser.peek().tok == Tok::If {
+            diagnostics.push(parser.directive());
+            continue;
+        }
         match parser.clause() {
             Ok(clause) => clauses.push(clause),
             Err(diagnostic) => {
@@ -73,6 +77,33 @@ impl Parser {
                 .with_help("a clause ends with `.`; did you forget it on the line above?");
         }
         diagnostic
+    }
+
+    /// A Prolog directive (`:- dynamic initiatedAt/4.`), skipped to its end: W503 for
+    /// the declarations of Prolog's own bookkeeping, E501 for any other (it would run
+    /// code, e.g. load a file).
+    fn directive(&mut self) -> Diagnostic {
+        let start = self.bump().span;
+        let name = match &self.peek().tok {
+            Tok::Name(name) => Some(name.clone()),
+            _ => None,
+        };
+        let end = loop {
+            let token = self.bump();
+            if matches!(token.tok, Tok::End | Tok::Eof) {
+                break token.span;
+            }
+        };
+        let span = start.to(end);
+        match name.as_deref() {
+            Some(kind @ ("dynamic" | "discontiguous" | "multifile" | "use_module")) => {
+                Diagnostic::warning(Code::W503, format!("the Prolog directive `:- {kind} …` is ignored"))
+                    .with_label(span, "Prolog's bookkeeping, which ECDE does not need")
+            }
+            _ => Diagnostic::error(Code::E501, "a Prolog directive is not part of ECDE")
+                .with_label(span, "code Prolog runs when it loads the file")
+                .with_help("give the files it would load as more program files, after the event description"),
+        }
     }
 
     fn clause(&mut self) -> Parse<Clause> {
@@ -322,5 +353,18 @@ mod tests {
         assert!(parse(0, &text).1.has_errors());
         let text = format!("p({}).", "f(".repeat(10_000));
         assert!(parse(0, &text).1.has_errors());
+    }
+
+    #[test]
+    fn prolog_directives_are_skipped_bookkeeping_with_a_warning_and_others_with_an_error() {
+        let text = ":- dynamic initiatedAt/4, holdsForSDFluent/2.\n\
+                    initially(f=a).\n\
+                    :- ['other.prolog'].\n\
+                    initially(g=b).\n";
+        let (clauses, diagnostics) = parse(0, text);
+        // The clauses after each directive are read.
+        assert_eq!(clauses.len(), 2, "{clauses:?}");
+        let found: Vec<(&str, bool)> = diagnostics.iter().map(|d| (d.code, d.is_error())).collect();
+        assert_eq!(found, [("W503", false), ("E501", true)]);
     }
 }

@@ -139,6 +139,10 @@ impl Generator<'_> {
                 .iter()
                 .any(|(n, a, _)| *n == name.text && *a == args.len())
             {
+                if args.iter().any(|a| matches!(a, Arg::Var(_))) {
+                    // A pattern: its conditions are inlined (`Names::pattern`).
+                    continue;
+                }
                 let args = args.iter().map(arg_expr).collect();
                 let start = i64::try_from(self.start).unwrap_or(i64::MAX);
                 let time = ast::Expr::Const(Value::Int(start), *span);
@@ -171,7 +175,8 @@ impl Generator<'_> {
             dynamic.iter().any(|(n, a)| *n == name && *a == arity)
                 || items.iter().any(|item| {
                     matches!(item, Item::Background { name: n, args, .. }
-                        if n.text == name && args.len() == arity)
+                        if n.text == name && args.len() == arity
+                            && !args.iter().any(|a| matches!(a, Arg::Var(_))))
                 })
         };
         for (name, arity, span) in read.iter().filter(|(n, a, _)| given(n, *a)) {
@@ -572,5 +577,49 @@ mod tests {
         assert_eq!(repeated.domain(), "node");
         assert_eq!(repeated.entity(&[a, a]), Some(vec![a]));
         assert_eq!(repeated.entity(&[a, b]), None);
+    }
+}
+
+#[cfg(test)]
+mod pattern_tests {
+    /// The errors' codes and messages of compiling `text`.
+    fn errors(text: &str) -> Vec<(String, String)> {
+        let ec = crate::compile_str("p.prolog", text);
+        ec.compiled
+            .diagnostics
+            .iter()
+            .filter(|d| d.is_error())
+            .map(|d| (d.code.to_owned(), d.message.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn a_fact_with_variables_is_inlined_where_it_is_the_only_clause_of_its_predicate() {
+        let rules = "initiatedAt(paid(C)=true, T) :- happensAt(pay(C, G, P), T), price(G, P).\n\
+                     initiatedAt(odd(C)=true, T) :- happensAt(pay(C, G, P), T), \\+ price(G, P).\n";
+        assert_eq!(errors(&format!("{rules}price(_, 10).\n")), []);
+        // With another fact it is a disjunction.
+        let mixed = errors(&format!("{rules}price(_, 10).\nprice(book, 12).\n"));
+        assert_eq!(mixed.len(), 1, "{mixed:?}");
+        assert_eq!(mixed[0].0, "E506");
+        assert!(
+            mixed[0]
+                .1
+                .contains("`price/2` is given by a fact with variables and by other clauses"),
+            "{mixed:?}"
+        );
+        // The negation of two comparisons is a disjunction too.
+        let negated = errors(
+            "initiatedAt(odd(C)=true, T) :- happensAt(pay(C, G, P), T), \\+ price(G, G, P).\n\
+             price(X, X, 10).\n",
+        );
+        assert_eq!(negated.len(), 1, "{negated:?}");
+        assert_eq!(negated[0].0, "E506");
+        assert!(
+            negated[0]
+                .1
+                .contains("negates a fact with variables that makes several comparisons"),
+            "{negated:?}"
+        );
     }
 }
