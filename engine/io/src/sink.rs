@@ -174,8 +174,9 @@ pub struct Sink<W: Write> {
     files: Vec<Option<BufWriter<File>>>,
     /// In RTEC's form ([`Sink::recognitions`]): the intervals so far, written at the end.
     recognitions: Option<Vec<(PredId, Row, u64, u64)>>,
-    /// With [`Sink::recognised`]: the (predicate, value) pairs written.
-    recognised: Option<Vec<(PredId, Value)>>,
+    /// With [`Sink::recognised`]: the (predicate, value) pairs written (`None`: every
+    /// value of the predicate).
+    recognised: Option<Vec<(PredId, Option<Value>)>>,
     /// With [`Sink::printed_as`]: how RTEC writes a predicate, by predicate.
     printed: Vec<Option<Printed>>,
     /// The first time point printed (`--print-from`): what holds before it is evaluated
@@ -290,9 +291,9 @@ impl<W: Write> Sink<W> {
     }
 
     /// With [`Sink::recognitions`]: only the facts whose predicate and value (last
-    /// argument) are among `pairs` are written — the fluent-value pairs RTEC computes,
+    /// argument) are among `pairs` (a value `None`: any) are written — the fluent-value pairs RTEC computes,
     /// where an event description's grounding declarations name them.
-    pub fn recognised(mut self, pairs: Vec<(PredId, Value)>) -> Sink<W> {
+    pub fn recognised(mut self, pairs: Vec<(PredId, Option<Value>)>) -> Sink<W> {
         self.recognised = Some(pairs);
         self
     }
@@ -650,7 +651,8 @@ impl<W: Write> Sink<W> {
         if let Some(mut recognitions) = self.recognitions.take() {
             if let Some(pairs) = &self.recognised {
                 recognitions.retain(|(pred, row, _, _)| {
-                    row.last().is_some_and(|v| pairs.contains(&(*pred, *v)))
+                    let value = row.last().copied();
+                    (pairs.iter()).any(|(p, v)| p == pred && (v.is_none() || *v == value))
                 });
             }
             self.write_recognitions(recognitions)?;

@@ -139,7 +139,7 @@ pub(crate) struct Context<'a> {
     formats: Formats,
     /// An event description's grounded fluent-value pairs (`EcProgram::grounded`), which
     /// `--mode rtec` prints alone of their fluents.
-    grounded: Vec<(String, stgflow_lang::value::Value)>,
+    grounded: Vec<(String, Option<stgflow_lang::value::Value>)>,
     /// How an event description's fluents with compound arguments are written in RTEC's
     /// form (`EcProgram::printed`).
     printed: Vec<(String, stgflow_io::sink::Printed)>,

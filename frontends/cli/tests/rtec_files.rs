@@ -370,7 +370,10 @@ fn run_description(files: &[(&str, &str)], more: &[&str]) -> String {
 /// (`price(_, 10).`, as NetBill's), and `\+ M=C` in a grounding declaration, as RTEC's
 /// NetBill writes them. A deal initiates a debt; paying the price discharges it (9 is
 /// not the price); a deal's deadline with the debt still owed bans the consumer, whose
-/// next acceptance makes no deal; a merchant dealing with itself is not grounded.
+/// next acceptance makes no deal. A merchant dealing with itself is no grounded deal,
+/// but the cyclic form reads the initiating rule's body, grounded or not, so it owes from
+/// then on. The expected lines are what RTEC (aartikis/RTEC, `run_rtec.sh`, one window)
+/// printed for these files, `price(_, 10).` given as its background knowledge.
 #[test]
 fn the_cyclic_form_patterns_and_negated_comparisons_mean_what_they_mean_to_rtec() {
     let description = "\
@@ -380,27 +383,34 @@ initiatedAt(owes(C)=true, T1, T, T2) :- initiatedAt(deal(_M, C)=true, T1, T, T2)
 initiatedAt(owes(C)=false, T) :- happensAt(pay(C, G, P), T), price(G, P).
 initiatedAt(banned(C)=true, T1, T, T2) :-
     initiatedAt(deal(_M, C)=false, T1, T, T2), holdsAt(owes(C)=true, T).
-price(_, 10).
 dynamicDomain(pair(_, _)).
 grounding(accept(C, M)) :- pair(M, C).
 grounding(deal(M, C)=true) :- pair(M, C), \\+ M=C.
 grounding(deal(M, C)=false) :- pair(M, C), \\+ M=C.
+grounding(owes(C)=true) :- pair(_M, C).
+grounding(owes(C)=false) :- pair(_M, C).
+grounding(banned(C)=true) :- pair(_M, C).
 ";
     let records = "accept|2|2|c1|m1\naccept|3|3|m1|m1\npay|4|4|c1|book|10\n\
                    accept|10|10|c2|m1\npay|12|12|c2|book|9\naccept|20|20|c2|m1\n";
-    let files = [("deals.prolog", description), ("deals.csv", records)];
+    let files = [
+        ("deals.prolog", description),
+        ("prices.prolog", "price(_, 10).\n"),
+        ("deals.csv", records),
+    ];
     let expected = [
-        "banned(c2,true) [14,21)",
-        "deal(m1,c1,false) [6,21)",
-        "deal(m1,c1,true) [3,6)",
-        "deal(m1,c2,false) [14,21)",
-        "deal(m1,c2,true) [11,14)",
-        "owes(c1,false) [5,21)",
-        "owes(c1,true) [3,5)",
-        "owes(c2,true) [11,21)",
+        "recognitions(predictions,banned,[[c2],true],[(14,21)]).",
+        "recognitions(predictions,deal,[[m1,c1],false],[(6,21)]).",
+        "recognitions(predictions,deal,[[m1,c1],true],[(3,6)]).",
+        "recognitions(predictions,deal,[[m1,c2],false],[(14,21)]).",
+        "recognitions(predictions,deal,[[m1,c2],true],[(11,14)]).",
+        "recognitions(predictions,owes,[[c1],false],[(5,21)]).",
+        "recognitions(predictions,owes,[[c1],true],[(3,5)]).",
+        "recognitions(predictions,owes,[[c2],true],[(11,21)]).",
+        "recognitions(predictions,owes,[[m1],true],[(4,21)]).",
     ];
     for engine in ["dataflow", "reference"] {
-        let out = run_description(&files, &["--mode", "intervals", "--engine", engine]);
+        let out = run_description(&files, &["--mode", "rtec", "--engine", engine]);
         assert_eq!(common::sorted(&out), expected, "{engine}");
     }
     // The window's bounds are RTEC's; a condition that reads one is an error naming it.
@@ -449,10 +459,51 @@ grounding(strength(X)=tired) :- person(X).
     }
 }
 
+/// RTEC's `startI(F=V)` happens at the first time point of F=V's interval, `start(F=V)`
+/// the point before (RTEC's reading), so `glad` starts a point after `eager`; a fluent
+/// grounded with a variable value (`grounding(place(P)=Where) :- spot(Where).`) is one
+/// pair with its value unbound to RTEC, whose values do not end each other (`pub` holds
+/// on after `home`), and `--mode rtec` prints all its values. The expected lines are what
+/// RTEC (aartikis/RTEC, `run_rtec.sh`, one window) printed for these files.
+#[test]
+fn start_i_and_a_grounding_with_a_variable_value_are_rtecs() {
+    let description = "\
+initiatedAt(rich(X)=true, T) :- happensAt(win(X), T).
+terminatedAt(rich(X)=true, T) :- happensAt(lose(X), T).
+initiatedAt(glad(X)=true, T) :- happensAt(startI(rich(X)=true), T).
+initiatedAt(eager(X)=true, T) :- happensAt(start(rich(X)=true), T).
+initiatedAt(place(X)=Y, T) :- happensAt(go(X, Y), T).
+grounding(win(P)) :- person(P).
+grounding(lose(P)) :- person(P).
+grounding(go(P, Where)) :- person(P), spot(Where).
+grounding(rich(P)=true) :- person(P).
+grounding(glad(P)=true) :- person(P).
+grounding(eager(P)=true) :- person(P).
+grounding(place(P)=Where) :- person(P), spot(Where).
+person(ann).
+spot(home).
+spot(pub).
+";
+    let records = "go|3|3|ann|pub\nwin|5|5|ann\ngo|7|7|ann|home\nlose|9|9|ann\n\
+                   win|12|12|ann\ngo|14|14|ann|pub\n";
+    let files = [("rich.prolog", description), ("rich.csv", records)];
+    let expected = [
+        "recognitions(predictions,eager,[[ann],true],[(6,15)]).",
+        "recognitions(predictions,glad,[[ann],true],[(7,15)]).",
+        "recognitions(predictions,place,[[ann],home],[(8,15)]).",
+        "recognitions(predictions,place,[[ann],pub],[(4,15)]).",
+        "recognitions(predictions,rich,[[ann],true],[(6,10),(13,15)]).",
+    ];
+    for engine in ["dataflow", "reference"] {
+        let out = run_description(&files, &["--mode", "rtec", "--engine", engine]);
+        assert_eq!(common::sorted(&out), expected, "{engine}");
+    }
+}
+
 /// A postponable deadline (`p(F=V)` with `fi`) re-initiated at the deadline's own time
 /// point: RTEC postpones it ("the fluent is extended when the re-initiation takes place
 /// at the same time as the deadline"), so `busy(a)=true` ends 3 points after the second
-/// ping; in the paper's reading (`--ec-timing paper`) the deadline is checked against
+/// ping (RTEC, run on these files with groundings for `busy`, printed the same intervals); in the paper's reading (`--ec-timing paper`) the deadline is checked against
 /// the re-initiations before it, so `false` is initiated at 5 as `true` is initiated
 /// again, and both hold from 6 (the paper's simultaneous initiation).
 #[test]

@@ -49,7 +49,7 @@ pub struct EcProgram {
     pub shapes: Vec<(String, RtecShape)>,
     /// The fluent-value pairs RTEC computes for the fluents its grounding declarations
     /// name (`--mode rtec` prints only those of such a fluent).
-    pub grounded: Vec<(String, stgflow_lang::value::Value)>,
+    pub grounded: Vec<(String, Option<stgflow_lang::value::Value>)>,
     /// How RTEC writes the fluents with compound arguments (`--mode rtec`), by TD name.
     pub printed: Vec<(String, model::Printed)>,
     /// The rules by which the dynamic domains grow with the input (RTEC's

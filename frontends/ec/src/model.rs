@@ -74,6 +74,9 @@ pub enum Happening {
     Start(FluentTerm),
     /// `end(F=V)`: the first time point after each maximal interval of `F=V`.
     End(FluentTerm),
+    /// RTEC's `startI(F=V)`: the first time point of each maximal interval of `F=V` in
+    /// either reading (RTEC's `start` happens the point before it).
+    StartI(FluentTerm),
 }
 
 /// What a [`Cond::Holds`] reads of its fluent at its time.
@@ -1013,13 +1016,14 @@ fn cond(term: &Term) -> Read<Cond> {
         Some((name, [what, time])) if name.text == "happensAt" => {
             let what = match what {
                 Term::Compound(kind, args, _)
-                    if (kind.text == "start" || kind.text == "end") && args.len() == 1 =>
+                    if ["start", "end", "startI"].contains(&kind.text.as_str())
+                        && args.len() == 1 =>
                 {
                     let fluent = fluent_term(&args[0])?;
-                    if kind.text == "start" {
-                        Happening::Start(fluent)
-                    } else {
-                        Happening::End(fluent)
+                    match kind.text.as_str() {
+                        "start" => Happening::Start(fluent),
+                        "end" => Happening::End(fluent),
+                        _ => Happening::StartI(fluent),
                     }
                 }
                 other => Happening::Event(event_term(other)?),

@@ -69,8 +69,8 @@ pub struct Translation {
     /// How RTEC records of the input entities are laid out.
     pub shapes: Vec<(String, RtecShape)>,
     /// The fluent-value pairs that RTEC's grounding declarations make it compute (and
-    /// print), by fluent; a fluent not listed has no grounding.
-    pub grounded: Vec<(String, Value)>,
+    /// print), by fluent (`None`: every value); a fluent not listed has no grounding.
+    pub grounded: Vec<(String, Option<Value>)>,
     /// How RTEC writes the fluents with compound arguments, by TD predicate.
     pub printed: Vec<(String, crate::model::Printed)>,
     /// The rules by which the dynamic domains grow with the input, one per input entity
@@ -117,6 +117,9 @@ struct FluentInfo {
     statics: Part,
     /// The constant values of RTEC `grounding` declarations of the fluent.
     grounded: Vec<Value>,
+    /// Whether a `grounding` declaration names the fluent with a variable value
+    /// (`grounding(location(P)=Place) :- place(Place).`): RTEC prints every value.
+    grounded_any: bool,
 }
 
 /// The values of a fluent that rules of one kind define.
@@ -224,6 +227,7 @@ pub fn translate(items: &[Item], file: FileId, options: crate::Options) -> Trans
         generator.item(item, items);
     }
     generator.rule_initiations();
+    generator.cyclic_initiations(items);
     generator.per_fluent();
     generator.background(items);
     generator.split();
@@ -235,8 +239,11 @@ pub fn translate(items: &[Item], file: FileId, options: crate::Options) -> Trans
     for name in &names.fluent_order {
         if let Some(info) = names.fluents.get(name) {
             if info.defined.is_some() {
-                out.grounded
-                    .extend(info.grounded.iter().map(|v| (name.clone(), *v)));
+                if info.grounded_any {
+                    out.grounded.push((name.clone(), None));
+                } else {
+                    (out.grounded).extend(info.grounded.iter().map(|v| (name.clone(), Some(*v))));
+                }
             }
         }
     }
@@ -447,11 +454,13 @@ impl Names {
             Entity::Event(event) => self.event(event),
             Entity::Fluent(fluent) => {
                 if self.fluent(fluent) {
-                    if let (Some(info), Arg::Const(value, _)) =
-                        (self.fluents.get_mut(&fluent.name.text), &fluent.value)
-                    {
-                        if !info.grounded.contains(value) {
-                            info.grounded.push(*value);
+                    if let Some(info) = self.fluents.get_mut(&fluent.name.text) {
+                        match &fluent.value {
+                            Arg::Const(value, _) if !info.grounded.contains(value) => {
+                                info.grounded.push(*value)
+                            }
+                            Arg::Const(..) => {}
+                            Arg::Var(_) => info.grounded_any = true,
                         }
                     }
                 }
@@ -465,10 +474,12 @@ impl Names {
                 Cond::Count { body, .. } => self.conds(body),
                 Cond::Happens { what, .. } => match what {
                     Happening::Event(event) => self.event(event),
-                    Happening::Start(fluent) | Happening::End(fluent) => {
+                    Happening::Start(fluent)
+                    | Happening::End(fluent)
+                    | Happening::StartI(fluent) => {
                         self.fluent(fluent);
                         if let Some(info) = self.fluents.get_mut(&fluent.name.text) {
-                            if matches!(what, Happening::Start(_)) {
+                            if matches!(what, Happening::Start(_) | Happening::StartI(_)) {
                                 info.uses_start = true;
                             } else {
                                 info.uses_end = true;
@@ -578,6 +589,7 @@ impl Names {
                     simple: Part::default(),
                     statics: Part::default(),
                     grounded: Vec::new(),
+                    grounded_any: false,
                 })
             }
         };
@@ -909,6 +921,8 @@ fn triggers(conds: &[Cond], late: &[String]) -> bool {
 fn is_trigger(what: &Happening, late: &[String]) -> bool {
     match what {
         Happening::Start(_) | Happening::End(_) => true,
+        // `f_start` at the interval's first point, with no effect before its own.
+        Happening::StartI(_) => false,
         Happening::Event(event) => late.contains(&event.name.text),
     }
 }
@@ -1168,7 +1182,9 @@ impl Generator<'_> {
                             }
                         }
                     }
-                    Happening::Start(fluent) | Happening::End(fluent) => {
+                    Happening::Start(fluent)
+                    | Happening::End(fluent)
+                    | Happening::StartI(fluent) => {
                         vars_of(fluent, &mut bound);
                     }
                 },
@@ -1526,6 +1542,54 @@ impl Generator<'_> {
         }
     }
 
+    /// `f_ci`, what RTEC's cyclic form reads as `initiatedAt(F=V, T1, T, T2)`: every
+    /// rule initiating `f_i` (its deadlines included), written again without the
+    /// condition on the pair's grounded instances. RTEC evaluates the initiating rules'
+    /// bodies there, for instances its grounding declarations do not name as well.
+    fn cyclic_initiations(&mut self, items: &[Item]) {
+        let mut read: Vec<String> = Vec::new();
+        for item in items {
+            if let Item::Initiated(rule) | Item::Terminated(rule) = item {
+                collect_initiations_read(&rule.body, &mut read);
+            }
+        }
+        if read.is_empty() {
+            return;
+        }
+        let mut copies = Vec::new();
+        let rules = self.out.program.items.iter().filter_map(|item| match item {
+            ast::Item::Rule(rule) => Some(rule),
+            _ => None,
+        });
+        for (rule, origin) in rules.zip(&self.out.origins) {
+            let Some(fluent) =
+                (read.iter()).find(|name| rule.head.predicate.name == format!("{name}_i"))
+            else {
+                continue;
+            };
+            let mut copy = rule.clone();
+            copy.head.predicate.name = format!("{fluent}_ci");
+            let grounded = grounded_pred(fluent);
+            copy.body.retain(|literal| {
+                !matches!(literal, ast::Literal::Positive(a) if a.predicate.name == grounded)
+            });
+            copies.push((copy, origin.clone()));
+        }
+        for (rule, origin) in copies {
+            let by = match origin {
+                Origin::Generated { by, .. } => by,
+                _ => String::new(),
+            };
+            let span = rule.span;
+            self.emit(
+                rule.head,
+                rule.body,
+                span,
+                format!("{by}, as RTEC's cyclic form reads it (grounded or not)"),
+            );
+        }
+    }
+
     fn deadline(
         &mut self,
         from: &FluentTerm,
@@ -1715,6 +1779,12 @@ impl Generator<'_> {
                 // RTEC: an initiation at a time point where the value is also
                 // terminated starts nothing (voting's simultaneous aye and nay).
                 let rtec = self.timing == Timing::Rtec;
+                // RTEC: a fluent grounded with a variable value only (`grounding(
+                // location(P)=Place) :- place(Place).`) is processed as one pair `F=V`
+                // with V unbound, whose breaking points never include an initiation of
+                // another value; so its values do not end each other (rule 16 is not
+                // written), as RTEC's own runs show.
+                let independent = rtec && info.grounded_any && info.grounded.is_empty();
                 for (v, value, which) in &instances {
                     // Rule 14 from `f<initiated>` read `k` points back.
                     let start = |initiated: &str, terminated: &str, k: u32| {
@@ -1746,6 +1816,9 @@ impl Generator<'_> {
                         span,
                         format!("EC inertia (rule 15) for {which}"),
                     );
+                    if independent {
+                        continue;
+                    }
                     if early_init {
                         let incompatible = |other: ast::Expr| {
                             let mut body =
@@ -1886,6 +1959,25 @@ impl Generator<'_> {
     }
 }
 
+/// The (TD) names of the fluents whose initiations `conds` read in RTEC's cyclic form.
+fn collect_initiations_read(conds: &[Cond], out: &mut Vec<String>) {
+    for cond in conds {
+        match cond {
+            Cond::Holds {
+                fluent,
+                reads: Reads::Initiated,
+                ..
+            } => {
+                if !out.contains(&fluent.name.text) {
+                    out.push(fluent.name.text.clone());
+                }
+            }
+            Cond::Count { body, .. } => collect_initiations_read(body, out),
+            _ => {}
+        }
+    }
+}
+
 /// The negated background conditions of `conds`, counts' bodies included.
 fn collect_negated_background(conds: &[Cond], out: &mut Vec<(EventTerm, Span)>) {
     for cond in conds {
@@ -1920,7 +2012,9 @@ fn body_literals(
             } => {
                 let atom = match what {
                     Happening::Event(event) => event_atom(event, time.clone()),
-                    Happening::Start(fluent) => fluent_atom(fluent, "_start", time.clone()),
+                    Happening::Start(fluent) | Happening::StartI(fluent) => {
+                        fluent_atom(fluent, "_start", time.clone())
+                    }
                     Happening::End(fluent) => fluent_atom(fluent, "_end", time.clone()),
                 };
                 vec![literal(*negated, atom, *span)]
@@ -1934,7 +2028,8 @@ fn body_literals(
             } => {
                 let suffix = match reads {
                     Reads::Holds => "",
-                    Reads::Initiated => "_i",
+                    // See `Generator::cyclic_initiations`.
+                    Reads::Initiated => "_ci",
                     Reads::Terminated => "_t",
                 };
                 vec![literal(
