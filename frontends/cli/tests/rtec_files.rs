@@ -543,6 +543,34 @@ fn a_reinitiation_at_the_deadline_postpones_it_in_rtecs_reading() {
     }
 }
 
+/// RTEC's idiom for selecting intervals by their length (`findall` over `member` of a
+/// list, `E - S`) is an error that names it and says why: the length of an interval is
+/// known only at its end (RTEC's unit test `findall/test_1`).
+#[test]
+fn selecting_intervals_by_their_length_is_an_error_that_says_why() {
+    let dir = tempdir();
+    let program = dir.join("long.prolog");
+    std::fs::write(
+        &program,
+        "holdsFor(long(X)=true, I) :-\n    holdsFor(busy(X)=true, I1),\n    \
+         findall((S,E), (member((S,E), I1), Diff is E-S, compare(>, Diff, 2)), I).\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let output = stgflow()
+        .arg("check")
+        .arg(&program)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("[E507]")
+            && stderr.contains("a `findall` over the intervals of a list is not supported")
+            && stderr.contains("known only once it has ended"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn background_files_are_read_in_order_and_their_diagnostics_name_them() {
     let dir = tempdir();

@@ -1085,6 +1085,18 @@ pub(crate) fn not_a_condition(inner: &Term) -> Diagnostic {
 }
 
 fn interval_cond(term: &Term) -> Read<IntervalCond> {
+    if let Some((name, [_, _, _])) = term.functor() {
+        if name.text == "findall" {
+            // RTEC's idiom for selecting intervals by their length (`member`, `E - S`).
+            return Err(Diagnostic::error(
+                Code::E507,
+                "a `findall` over the intervals of a list is not supported in a holdsFor rule",
+            )
+            .with_label(term.span(), "it reads each interval's start and end")
+            .with_note("an interval's end, and so its length, is known only once it has ended; a stream says what holds at each time point as it comes, so a condition on it would depend on the future")
+            .with_help("for a minimum duration, use a deadline instead: `fi(F=V, F=V2, D)` initiates F=V2 D time points after F=V unless F=V ends first"));
+        }
+    }
     if let Some(builtin) = builtin(term) {
         if let Term::Binary(_, _, rhs, _) = term {
             if matches!(&**rhs, Term::List(..)) {

@@ -252,6 +252,18 @@ impl Parser {
             }
             Tok::LParen => {
                 let inner = self.term(1200, depth + 1)?;
+                if self.peek().tok == Tok::Comma {
+                    // `(A, B, …)`: Prolog's conjunction (or pair), the term `','(A, B, …)`.
+                    self.bump();
+                    let (mut rest, close) = self.sequence(Tok::RParen, "`,` or `)`", depth)?;
+                    let mut items = vec![inner];
+                    items.append(&mut rest);
+                    let comma = Name {
+                        text: ",".to_owned(),
+                        span: token.span,
+                    };
+                    return Ok(Term::Compound(comma, items, token.span.to(close)));
+                }
                 if self.peek().tok != Tok::RParen {
                     return Err(self.expected("`)`"));
                 }
@@ -267,6 +279,13 @@ impl Parser {
                 text: "!".to_owned(),
                 span: token.span,
             })),
+            // An operator as an argument, an atom (`compare(>, D, 2)`).
+            Tok::Op(op) if matches!(self.peek().tok, Tok::Comma | Tok::RParen) => {
+                Ok(Term::Atom(Name {
+                    text: op.to_owned(),
+                    span: token.span,
+                }))
+            }
             tok => {
                 self.pos -= usize::from(tok != Tok::Eof);
                 Err(self.expected("a term"))
@@ -366,5 +385,13 @@ mod tests {
         assert_eq!(clauses.len(), 2, "{clauses:?}");
         let found: Vec<(&str, bool)> = diagnostics.iter().map(|d| (d.code, d.is_error())).collect();
         assert_eq!(found, [("W503", false), ("E501", true)]);
+    }
+
+    #[test]
+    fn a_parenthesised_conjunction_is_one_term_and_an_operator_may_be_an_argument() {
+        let clauses = parse_ok("p((a, B, 1), >) :- compare(>, B, 2).\n");
+        assert_eq!(clauses.len(), 1);
+        assert_eq!(clauses[0].head.to_string(), "p(,(a, B, 1), >)");
+        assert_eq!(clauses[0].body[0].to_string(), "compare(>, B, 2)");
     }
 }
