@@ -10,11 +10,13 @@
 //! time point: RTEC's window (Ts, Te] is open on the left, and the timeline's first time
 //! point plays its Ts (background knowledge holds there already).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io::BufReader;
 
 use stgflow_io::stream::{FactReader, Schema, Tolerance};
-use stgflow_lang::ir::{Fact, PredId, Program};
+use stgflow_lang::Compiled;
+use stgflow_lang::ir::{Fact, Literal, Origin, PredId, Program};
+use stgflow_lang::diag::Span;
 use stgflow_lang::value::Value;
 
 use crate::args::EcDomains;
@@ -31,18 +33,79 @@ pub(crate) struct Ahead<'a> {
 }
 
 impl Context<'_> {
-    /// Adds to `program`, from the time point after the timeline's first, every entity its dynamic
-    /// domains collect from the stream files (see the module docs); nothing when the
-    /// domains are read as the stream goes (`--ec-domains stream`, `.ec` by default, and
-    /// by default where a stream is stdin or a pipe, which cannot be read twice). The
+    /// Adds to `compiled`'s program, from the time point after the timeline's first, every
+    /// entity its dynamic domains collect from the stream files and the program's own
+    /// facts (see the module docs), and drops the rules by which they grow; nothing when
+    /// the domains are read as the stream goes (`--ec-domains stream`, `.ec` by default,
+    /// and by default where a stream is stdin or a pipe, which cannot be read twice). The
     /// number of entities added.
     pub(crate) fn read_domains_ahead(
         &mut self,
-        program: &mut Program,
+        compiled: &mut Compiled,
         ahead: &Ahead<'_>,
     ) -> Result<usize, Failure> {
-        if self.domains.is_empty() {
+        let Some(found) = self.domain_entities(&compiled.program, ahead)? else {
             return Ok(0);
+        };
+        let program = &mut compiled.program;
+        let added = found.len();
+        for ((pred, args), (time, span)) in found {
+            program.facts.push(Fact {
+                pred,
+                args,
+                time,
+                span,
+            });
+        }
+        let growing = self.growth_rules(program);
+        if !growing.is_empty() {
+            let mut index = 0;
+            program.rules.retain(|_| {
+                index += 1;
+                !growing.contains(&(index - 1))
+            });
+            if compiled.analysis.is_some() {
+                compiled.analysis = Some(stgflow_lang::stratify::analyse(program));
+            }
+        }
+        Ok(added)
+    }
+
+    /// The indices of `program`'s rules by which a dynamic domain grows with its input
+    /// entities, as the translation wrote them ([`stgflow_ec::translate::DomainRule`]):
+    /// the domain's atom from the one input atom, at the same time point.
+    fn growth_rules(&self, program: &Program) -> HashSet<usize> {
+        program
+            .rules
+            .iter()
+            .enumerate()
+            .filter(|(_, rule)| {
+                let [Literal::Positive(source)] = rule.body.as_slice() else {
+                    return false;
+                };
+                matches!(rule.origin, Origin::Generated { .. })
+                    && rule.count.is_none()
+                    && source.offset == 0
+                    && self.domains.iter().any(|domain| {
+                        program.pred_id(domain.domain()) == Some(rule.head.pred)
+                            && program.pred_id(domain.input()) == Some(source.pred)
+                            && domain.source.span == source.span
+                    })
+            })
+            .map(|(index, _)| index)
+            .collect()
+    }
+
+    /// Each entity the dynamic domains collect over the whole input, with the time point
+    /// it is given at and where its rule is; `None` where the domains are read as the
+    /// stream goes.
+    fn domain_entities(
+        &mut self,
+        program: &Program,
+        ahead: &Ahead<'_>,
+    ) -> Result<Option<Vec<Entity>>, Failure> {
+        if self.domains.is_empty() {
+            return Ok(None);
         }
         let reading = match self.ec_domains {
             Some(reading) => reading,
@@ -50,7 +113,7 @@ impl Context<'_> {
             None => EcDomains::Stream,
         };
         if reading == EcDomains::Stream {
-            return Ok(0);
+            return Ok(None);
         }
         let once = ahead
             .streams
@@ -69,7 +132,7 @@ impl Context<'_> {
                     "warning: {name} is read as it comes, so the dynamic domains hold each entity from its first appearance on (--ec-domains stream), not from the timeline's start as RTEC's window does"
                 );
             }
-            return Ok(0);
+            return Ok(None);
         }
         // The rules of each input predicate, by the domain each adds to.
         let rules: Vec<(PredId, PredId, &stgflow_ec::translate::DomainRule)> = self
@@ -83,13 +146,31 @@ impl Context<'_> {
                 ))
             })
             .collect();
+        // RTEC's window (Ts, Te] is open on the left: the timeline's first time point is
+        // its Ts, at which background knowledge already holds, and the domain holds from
+        // the window's first time point, the next. An entity named at Ts itself holds
+        // there, as the rule that grows the domain gives it.
+        let from = self.timeline_start.saturating_add(1);
+        let mut found = Found::default();
+        let start = self.timeline_start;
+        let mut collect = |pred: PredId, args: &[Value], time: u64| {
+            if time < start || ahead.until.is_some_and(|u| time > u) {
+                return;
+            }
+            for (_, domain, rule) in rules.iter().filter(|(input, ..)| *input == pred) {
+                if let Some(entity) = rule.entity(args) {
+                    found.add((*domain, entity), time.min(from), rule.head.span);
+                }
+            }
+        };
+        for fact in &program.facts {
+            collect(fact.pred, &fact.args, fact.time);
+        }
         let schema = Schema::new(program);
         let tolerance = Tolerance {
             skip_late: true,
             ..ahead.tolerance
         };
-        let mut entities: HashSet<(PredId, Vec<Value>)> = HashSet::new();
-        let mut found = Vec::new();
         for stream in ahead.streams {
             let format = self.stream_format(ahead.format, stream);
             let (file, _) = crate::run::open_input(stream, None)?;
@@ -100,33 +181,35 @@ impl Context<'_> {
             // A fact that cannot be read ends this file's reading ahead; the run reports
             // it where it is, after printing what comes before it.
             while let Ok(Some(fact)) = reader.next_fact() {
-                if fact.time < self.timeline_start || ahead.until.is_some_and(|u| fact.time > u) {
-                    continue;
-                }
-                for (_, domain, rule) in rules.iter().filter(|(input, ..)| *input == fact.pred) {
-                    if let Some(entity) = rule.entity(&fact.args) {
-                        let key = (*domain, entity);
-                        if !entities.contains(&key) {
-                            found.push((key.clone(), rule.head.span));
-                            entities.insert(key);
-                        }
-                    }
-                }
+                collect(fact.pred, &fact.args, fact.time);
             }
         }
-        // RTEC's window (Ts, Te] is open on the left: the timeline's first time point is
-        // its Ts, at which background knowledge already holds, and the domain holds from
-        // the window's first time point, the next.
-        let from = self.timeline_start.saturating_add(1);
-        let added = found.len();
-        for ((pred, args), span) in found {
-            program.facts.push(Fact {
-                pred,
-                args,
-                time: from,
-                span,
-            });
+        Ok(Some(found.entities))
+    }
+}
+
+/// A domain entity read ahead: the domain, its arguments, the time point it is given at
+/// and where the rule that collects it is.
+type Entity = ((PredId, Vec<Value>), (u64, Span));
+
+/// The entities read ahead, each once, in the order first found.
+#[derive(Default)]
+struct Found {
+    entities: Vec<Entity>,
+    index: HashMap<(PredId, Vec<Value>), usize>,
+}
+
+impl Found {
+    fn add(&mut self, key: (PredId, Vec<Value>), time: u64, span: Span) {
+        match self.index.get(&key) {
+            Some(&at) => {
+                let given = &mut self.entities[at].1.0;
+                *given = (*given).min(time);
+            }
+            None => {
+                self.index.insert(key.clone(), self.entities.len());
+                self.entities.push((key, (time, span)));
+            }
         }
-        Ok(added)
     }
 }

@@ -28,7 +28,7 @@ impl Context<'_> {
             tolerance: stgflow_io::stream::Tolerance::default(),
             until: args.until.map(|t| t / args.tick),
         };
-        self.read_domains_ahead(&mut compiled.program, &ahead)?;
+        self.read_domains_ahead(&mut compiled, &ahead)?;
         let program = &compiled.program;
         let Some(analysis) = &compiled.analysis else {
             return Err(Failure::Reported);

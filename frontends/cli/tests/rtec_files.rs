@@ -276,7 +276,7 @@ grounding(quiet(X)=true) :- node(X).
 /// the domain from the window's first time point, 1; as a stream goes (`--ec-domains
 /// stream`, the default for `.ec` and for stdin, with a warning there), from its first
 /// `ping`. Reading ahead from stdin is an error that says what to give instead, and
-/// prints nothing.
+/// prints nothing. Read ahead, the rules by which the domain grows are dropped.
 #[test]
 fn dynamic_domains_hold_from_the_windows_start_when_read_ahead() {
     let dir = tempdir();
@@ -336,6 +336,28 @@ fn dynamic_domains_hold_from_the_windows_start_when_read_ahead() {
             "{stderr}"
         );
     }
+    // From the timeline's first point on (`--from 3`), a node named there holds there,
+    // as the rule by which the domain grows gives it; read ahead, that rule is dropped
+    // (the node component only keeps what it holds), as the stream goes it stays.
+    let from_3 = run("quiet.prolog", false, &["--from", "3", "--stats"]);
+    assert_eq!(
+        String::from_utf8_lossy(&from_3.stdout),
+        "quiet(a,true) [3,4)\nquiet(b,true) [4,9)\n"
+    );
+    let stats = String::from_utf8_lossy(&from_3.stderr);
+    let node = |stats: &str| {
+        stats
+            .lines()
+            .find(|line| line.contains("persist node:"))
+            .map(str::to_owned)
+            .unwrap_or_else(|| panic!("no node component: {stats}"))
+    };
+    assert!(!node(&stats).contains("ping"), "{stats}");
+    let as_it_goes = run("quiet.prolog", false, &["--ec-domains", "stream", "--stats"]);
+    assert!(
+        node(&String::from_utf8_lossy(&as_it_goes.stderr)).contains("reads ping"),
+        "the domain grows with its pings as the stream goes"
+    );
     let output = run("quiet.prolog", true, &["--ec-domains", "input"]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
