@@ -353,7 +353,11 @@ fn dynamic_domains_hold_from_the_windows_start_when_read_ahead() {
             .unwrap_or_else(|| panic!("no node component: {stats}"))
     };
     assert!(!node(&stats).contains("ping"), "{stats}");
-    let as_it_goes = run("quiet.prolog", false, &["--ec-domains", "stream", "--stats"]);
+    let as_it_goes = run(
+        "quiet.prolog",
+        false,
+        &["--ec-domains", "stream", "--stats"],
+    );
     assert!(
         node(&String::from_utf8_lossy(&as_it_goes.stderr)).contains("reads ping"),
         "the domain grows with its pings as the stream goes"
@@ -697,4 +701,122 @@ fn rtecs_prolog_pre_processing_is_one_error_that_names_the_replacement() {
             && stderr.contains("datasets/ec/caviar_distance.ec"),
         "{stderr}"
     );
+}
+
+/// The rules of RTEC's own unit tests (`unit-tests/RTEC-tests/rules/rulesV1/toy_rules.
+/// prolog`) that `happy` reads, with the declarations that test loads: each value of
+/// `location` declared with `simpleFluent`, and grounded with a variable value. RTEC
+/// breaks `location(chris)=pub` where another value so declared is initiated, so going
+/// home at 21 ends it; RTEC's tester expects `happy(chris)=true` over (14, 22) for this
+/// narrative (`RTEC_version_1.prolog`, case intervalManipulation 1, one query at 21).
+/// Without the declarations, as RTEC's compiler declares a variable value, `pub` holds on.
+#[test]
+fn values_declared_one_by_one_end_each_other_as_rtecs_unit_tests_expect() {
+    let rules = "\
+initiatedAt(rich(X)=true, T) :- happensAt(win_lottery(X), T).
+terminatedAt(rich(X)=true, T) :- happensAt(lose_wallet(X), T).
+initiatedAt(location(X)=Y, T) :- happensAt(go_to(X, Y), T).
+holdsFor(happy(X)=true, I) :-
+    holdsFor(rich(X)=true, I1), holdsFor(location(X)=pub, I2), union_all([I1, I2], I).
+grounding(location(Person)=Place) :- person(Person), place(Place).
+grounding(rich(Person)=true) :- person(Person).
+grounding(happy(Person)=true) :- person(Person).
+person(chris).
+place(home).
+place(pub).
+place(work).
+";
+    let declared = "\
+simpleFluent(location(_)=home).
+simpleFluent(location(_)=pub).
+simpleFluent(location(_)=work).
+";
+    let narrative = "go_to|9|9|chris|work\nwin_lottery|13|13|chris\ngo_to|17|17|chris|pub\n\
+                     lose_wallet|19|19|chris\ngo_to|21|21|chris|home\n";
+    let window = ["--mode", "rtec", "--from", "0", "--until", "22"];
+    let happy = |out: &str| {
+        out.lines()
+            .find(|l| l.contains(",happy,"))
+            .map(str::to_owned)
+            .unwrap_or_default()
+    };
+    let with = format!("{rules}{declared}");
+    let out = run_description(&[("toy.prolog", &with), ("im1.csv", narrative)], &window);
+    assert_eq!(
+        happy(&out),
+        "recognitions(predictions,happy,[[chris],true],[(14,22)]).",
+        "{out}"
+    );
+    let out = run_description(&[("toy.prolog", rules), ("im1.csv", narrative)], &window);
+    assert_eq!(
+        happy(&out),
+        "recognitions(predictions,happy,[[chris],true],[(14,23)]).",
+        "{out}"
+    );
+}
+
+/// RTEC's compiled form, as RTEC's unit tests load it (`rules/voting/
+/// motion_cycle_deadlines_extended/vopr_RTEC_compiled.prolog`, the rules of `status`):
+/// window bounds checked in every rule (`T1 =< T, T < T2`), `happensAtIE`,
+/// `holdsAtCyclic(Index, F=V, T)`, and `fi` rules on background knowledge (`:- motion(M)`).
+/// A proposal at 5 is not renewed by the one at 9 (status is not null there), so its
+/// deadline makes it null from 16 and the second at 18 finds nothing to second: RTEC's
+/// tester expects null over (0, 6) and (16, inf), proposed over (6, 16), and no voting
+/// (`voting_motion_cycles_deadlines_extended.prolog`, voting_4, one query at 20).
+#[test]
+fn rtecs_compiled_form_and_fi_rules_give_what_rtecs_unit_tests_expect() {
+    let compiled = "\
+fi(status(M)=proposed, status(M)=null, 10) :- motion(M).
+p(status(_M)=proposed).
+initiatedAt(status(_M)=null, T1, -1, T2) :- T1=<(-1), -1<T2.
+initiatedAt(status(M)=proposed, T1, T, T2) :-
+    happensAtIE(propose(_P,M), T), T1 =< T, T< T2, holdsAtCyclic(M, status(M)=null, T).
+initiatedAt(status(M)=voting, T1, T, T2) :-
+    happensAtIE(second(_S,M), T), T1 =< T, T< T2, holdsAtCyclic(M, status(M)=proposed, T).
+cachingOrder2(M, status(M)=null) :- queryMotion(M).
+grounding(status(M)=null) :- queryMotion(M).
+grounding(status(M)=proposed) :- queryMotion(M).
+grounding(status(M)=voting) :- queryMotion(M).
+motion(1).
+queryMotion(1).
+";
+    let narrative = "propose|5|5|1|1\npropose|9|9|1|1\nsecond|18|18|1|1\n";
+    let out = run_description(
+        &[("vopr.prolog", compiled), ("voting_4.csv", narrative)],
+        &["--mode", "rtec", "--from", "0", "--until", "21"],
+    );
+    assert_eq!(
+        common::sorted(&out),
+        [
+            "recognitions(predictions,status,[[1],null],[(0,6),(16,22)]).",
+            "recognitions(predictions,status,[[1],proposed],[(6,16)]).",
+        ],
+        "(16, 22) is RTEC's (16, inf): open at 21"
+    );
+}
+
+/// RTEC's dynamic grounding as its compiled declarations write it (`collectGrounds(
+/// [ping(X)], node(X))` with `dgrounded(…)`, as in RTEC's unit tests' `rulesV1_dg`) means
+/// what `dynamicDomain(node(_))` with `grounding(ping(X)) :- node(X).` means.
+#[test]
+fn collect_grounds_is_a_dynamic_domain_grown_by_the_events_it_lists() {
+    let compiled = "\
+initiatedAt(seen(X)=true, T) :- happensAt(ping(X), T).
+holdsFor(quiet(X)=true, I) :- holdsFor(seen(X)=true, I1), complement_all([I1], I).
+collectGrounds([ping(X)], node(X)).
+grounding(seen(X)=true) :- node(X).
+dgrounded(seen(X)=true, node(X)).
+grounding(quiet(X)=true) :- node(X).
+dgrounded(quiet(X)=true, node(X)).
+";
+    let records = "ping|3|3|a\nping|8|8|b\nping|12|12|a\n";
+    let run = |description: &str| {
+        run_description(
+            &[("quiet.prolog", description), ("pings.csv", records)],
+            &["--mode", "intervals", "--output", "quiet"],
+        )
+    };
+    let expected = "quiet(a,true) [1,4)\nquiet(b,true) [1,9)\n";
+    assert_eq!(run(QUIET), expected);
+    assert_eq!(run(compiled), expected);
 }

@@ -17,9 +17,12 @@
 //! and `dynamicDomain/1` are read, with ground facts and rules of other predicates (its
 //! background knowledge); its other bookkeeping declarations (`index/2`,
 //! `cachingOrder/1`, …) are accepted and ignored with a warning. A compound argument of
-//! an event or fluent is flattened into its name ([`FluentTerm`]).
+//! an event or fluent is flattened into its name ([`FluentTerm`]). RTEC's compiled form
+//! is read as the source it was compiled from ([`compiled`]).
 //!
 //! Pitfall: Prolog's `_Name` is an ordinary variable here (as in TD); only `_` is anonymous.
+
+mod compiled;
 
 pub use stgflow_io::sink::{Printed, Shape};
 use stgflow_lang::diag::{Diagnostic, Diagnostics, Span};
@@ -177,7 +180,10 @@ pub enum DeclKind {
     Output,
     Points,
     Intervals,
-    /// `simpleFluent/1`, `sDFluent/1`: the kind follows from the rules.
+    /// `simpleFluent/1`: the kind follows from the rules; RTEC ends a value of the fluent
+    /// where another value declared so is initiated.
+    Simple,
+    /// `sDFluent/1`: the kind follows from the rules.
     Kind,
 }
 
@@ -202,10 +208,14 @@ pub enum Item {
     Terminated(TimeRule),
     HoldsAt(TimeRule),
     HoldsFor(IntervalRule),
+    /// `fi(F=V, F=V2, D)`, as a fact or a rule whose conditions are background knowledge
+    /// (`fi(status(M)=voting, status(M)=voted, 10) :- motion(M).`): the deadline applies
+    /// where they hold.
     Fi {
         from: FluentTerm,
         to: FluentTerm,
         delay: u32,
+        conds: Vec<GroundCond>,
         span: Span,
     },
     Postponed(FluentTerm, Span),
@@ -258,7 +268,7 @@ pub struct EventRule {
 pub fn classify(clauses: &[Clause]) -> (Vec<Item>, Diagnostics) {
     let mut diagnostics = Diagnostics::default();
     let mut items = Vec::new();
-    for clause in clauses {
+    for clause in &compiled::source_form(clauses) {
         if background_fact(clause) {
             if let Ok((name, args, _)) = functor(&clause.head, "a fact") {
                 items.push(Item::Background {
@@ -331,9 +341,11 @@ const HEADS: [&str; 11] = [
 ];
 
 /// RTEC declarations that the translation does not need.
-const IGNORED: [&str; 7] = [
+const IGNORED: [&str; 9] = [
     "index",
     "cachingOrder",
+    "cachingOrder2",
+    "dgrounded",
     "cyclic",
     "internalEntity",
     "maxDuration",
@@ -493,7 +505,7 @@ fn item(clause: &Clause, diagnostics: &mut Diagnostics) -> Read<Option<Item>> {
                 "expected the variable of the list of intervals",
             ));
         }
-        ("fi", [from, to, delay], true) => {
+        ("fi", [from, to, delay], fact) => {
             let delay = match delay {
                 Term::Int(d, _) if *d >= 1 && *d <= i64::from(u32::MAX) => *d as u32,
                 other => {
@@ -511,6 +523,11 @@ fn item(clause: &Clause, diagnostics: &mut Diagnostics) -> Read<Option<Item>> {
                 from: fluent_term(from)?,
                 to: fluent_term(to)?,
                 delay,
+                conds: if fact {
+                    Vec::new()
+                } else {
+                    deadline_conds(from, &clause.body)?
+                },
                 span,
             }
         }
@@ -529,6 +546,7 @@ fn item(clause: &Clause, diagnostics: &mut Diagnostics) -> Read<Option<Item>> {
                 "outputEntity" => DeclKind::Output,
                 "points" | "buildFromPoints" => DeclKind::Points,
                 "collectIntervals" => DeclKind::Intervals,
+                "simpleFluent" => DeclKind::Simple,
                 _ => DeclKind::Kind,
             };
             Item::Declare(kind, entity_of(entity)?, span)
@@ -615,6 +633,32 @@ fn ground_cond(term: &Term) -> Read<GroundCond> {
     }
 }
 
+/// The conditions of a `fi` rule: background knowledge and comparisons; RTEC's
+/// `grounding(F=V)` of the rule's own pair (`fi(rich(X)=true, rich(X)=false, 4) :-
+/// grounding(rich(X)=true).`) says what every pair's rules already say, and is left out.
+fn deadline_conds(from: &Term, body: &[Term]) -> Read<Vec<GroundCond>> {
+    let mut conds = Vec::new();
+    for term in body {
+        if let Term::Compound(name, args, _) = term {
+            if name.text == "grounding" {
+                match args.as_slice() {
+                    [pair] if pair.to_string() == from.to_string() => continue,
+                    _ => {
+                        return Err(Diagnostic::error(
+                            Code::E504,
+                            format!("`{term}` in a `fi` rule grounds another pair than its own"),
+                        )
+                        .with_label(term.span(), format!("expected `grounding({from})`"))
+                        .with_note("a `fi` rule's conditions say where its deadline applies: background knowledge, comparisons, or the grounding of its own pair"));
+                    }
+                }
+            }
+        }
+        conds.push(ground_cond(term)?);
+    }
+    Ok(conds)
+}
+
 fn shape_error(name: &Name, arity: usize, fact: bool, span: Span) -> Diagnostic {
     let expected = match name.text.as_str() {
         "initiatedAt" | "terminatedAt" => "a rule `NAME(F=V, T) :- happensAt(E, T), …`",
@@ -622,7 +666,7 @@ fn shape_error(name: &Name, arity: usize, fact: bool, span: Span) -> Diagnostic 
         "happensAt" => "a rule `happensAt(E, T) :- happensAt(E1, T), …`",
         "holdsAt" => "a rule `holdsAt(F=V, T) :- holdsAt(F1=V1, T), …`",
         "holdsFor" => "a rule `holdsFor(F=V, I) :- holdsFor(F1=V1, I1), …, union_all([I1, …], I)`",
-        "fi" => "a fact `fi(F=V, F=V2, D).`",
+        "fi" => "`fi(F=V, F=V2, D).`, a fact or a rule on background knowledge",
         "p" => "a fact `p(F=V).`",
         "initially" => "a fact `initially(F=V).`",
         _ => "a fact `NAME(Entity).`",

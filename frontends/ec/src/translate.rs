@@ -55,8 +55,8 @@ use stgflow_lang::value::Value;
 
 use crate::codes::Code;
 use crate::model::{
-    Arg, Cond, DeclKind, Entity, EventTerm, FluentTerm, Happening, IntervalCond, IntervalRule,
-    Item, Reads, TimeRule, ident,
+    Arg, Cond, DeclKind, Entity, EventTerm, FluentTerm, GroundCond, Happening, IntervalCond,
+    IntervalRule, Item, Reads, TimeRule, ident,
 };
 use crate::syntax::Name;
 
@@ -120,6 +120,10 @@ struct FluentInfo {
     /// Whether a `grounding` declaration names the fluent with a variable value
     /// (`grounding(location(P)=Place) :- place(Place).`): RTEC prints every value.
     grounded_any: bool,
+    /// Whether a `simpleFluent` declaration names one of the fluent's values as a
+    /// constant (`simpleFluent(location(_)=home).`): RTEC's breaking points of a value
+    /// are the initiations of the other values declared so.
+    declared_values: bool,
 }
 
 /// The values of a fluent that rules of one kind define.
@@ -257,7 +261,7 @@ struct Names {
     fluents: HashMap<String, FluentInfo>,
     events: HashMap<String, (usize, Span)>,
     /// RTEC's grounding declarations, and its dynamic domains (name, arity).
-    groundings: Vec<(Entity, Vec<crate::model::GroundCond>)>,
+    groundings: Vec<(Entity, Vec<GroundCond>)>,
     dynamic: Vec<(String, usize)>,
     /// How RTEC writes the fluents and events with compound arguments, by TD name.
     printed: Vec<(String, crate::model::Printed)>,
@@ -590,6 +594,7 @@ impl Names {
                     statics: Part::default(),
                     grounded: Vec::new(),
                     grounded_any: false,
+                    declared_values: false,
                 })
             }
         };
@@ -714,6 +719,9 @@ impl Names {
                     DeclKind::Output => info.output = true,
                     DeclKind::Points => info.shape = Some(RtecShape::Point),
                     DeclKind::Intervals => info.shape = Some(RtecShape::Interval),
+                    DeclKind::Simple => {
+                        info.declared_values |= matches!(fluent.value, Arg::Const(..));
+                    }
                     DeclKind::Event | DeclKind::Kind => {}
                 }
             }
@@ -1057,8 +1065,9 @@ impl Generator<'_> {
                 from,
                 to,
                 delay,
+                conds,
                 span,
-            } => self.deadline(from, to, *delay, *span, items),
+            } => self.deadline(from, to, (*delay, conds), *span, items),
             Item::Postponed(fluent, span) => {
                 let matched = items.iter().any(|item| {
                     matches!(item, Item::Fi { from, .. }
@@ -1594,7 +1603,7 @@ impl Generator<'_> {
         &mut self,
         from: &FluentTerm,
         to: &FluentTerm,
-        delay: u32,
+        (delay, conds): (u32, &[GroundCond]),
         span: Span,
         items: &[Item],
     ) {
@@ -1675,7 +1684,8 @@ impl Generator<'_> {
         } else {
             "EC fi deadline (Algorithm 3, lines 13-17)"
         };
-        for body in bodies {
+        for mut body in bodies {
+            body.extend(grounding::conds(conds, &time));
             self.emit(head.clone(), body, span, by.to_owned());
         }
     }
@@ -1779,12 +1789,17 @@ impl Generator<'_> {
                 // RTEC: an initiation at a time point where the value is also
                 // terminated starts nothing (voting's simultaneous aye and nay).
                 let rtec = self.timing == Timing::Rtec;
-                // RTEC: a fluent grounded with a variable value only (`grounding(
-                // location(P)=Place) :- place(Place).`) is processed as one pair `F=V`
-                // with V unbound, whose breaking points never include an initiation of
-                // another value; so its values do not end each other (rule 16 is not
-                // written), as RTEC's own runs show.
-                let independent = rtec && info.grounded_any && info.grounded.is_empty();
+                // RTEC: F=V is broken where F=W is initiated for a value W of a
+                // `simpleFluent(F=W)` declaration other than V. Its compiler declares the
+                // values of the rules' heads, and a head's variable value as its grounding
+                // declares it: a fluent grounded with a variable value only (`grounding(
+                // location(P)=Place) :- place(Place).`) is declared `simpleFluent(
+                // location(_)=_)`, which breaks nothing, so its values do not end each
+                // other (rule 16 is not written), as RTEC's own runs show — unless the
+                // description declares its values itself (`simpleFluent(location(_)=home).`,
+                // as RTEC's unit tests do).
+                let independent =
+                    rtec && info.grounded_any && info.grounded.is_empty() && !info.declared_values;
                 for (v, value, which) in &instances {
                     // Rule 14 from `f<initiated>` read `k` points back.
                     let start = |initiated: &str, terminated: &str, k: u32| {
@@ -1967,11 +1982,7 @@ fn collect_initiations_read(conds: &[Cond], out: &mut Vec<String>) {
                 fluent,
                 reads: Reads::Initiated,
                 ..
-            } => {
-                if !out.contains(&fluent.name.text) {
-                    out.push(fluent.name.text.clone());
-                }
-            }
+            } if !out.contains(&fluent.name.text) => out.push(fluent.name.text.clone()),
             Cond::Count { body, .. } => collect_initiations_read(body, out),
             _ => {}
         }

@@ -113,7 +113,9 @@ impl Generator<'_> {
         };
         for item in items {
             match item {
-                Item::Grounding { body, .. } | Item::BackgroundRule { body, .. } => {
+                Item::Grounding { body, .. }
+                | Item::BackgroundRule { body, .. }
+                | Item::Fi { conds: body, .. } => {
                     for cond in body {
                         if let GroundCond::Atom(a) = cond {
                             note_read(&a.name.text, a.args.len(), a.name.span);
