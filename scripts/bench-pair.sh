@@ -44,10 +44,12 @@ for p in d10 d100 b10 b100; do
   each "lars_${p}_100x1e4" run "$lars/$p.lars" "$D/ua_100x10000.laser" --mode changes
 done
 each lars_d10_laser run "$lars/d10.lars" "$D/ua_100x10000.laser" --mode laser
-each caviar run datasets/ec/caviar.ec "$R/caviar/appearance.csv" "$R/caviar/movementB.csv" --tick 40 --mode intervals
-each caviar_reference run datasets/ec/caviar.ec "$R/caviar/appearance.csv" "$R/caviar/movementB.csv" --tick 40 --mode intervals --engine reference
-each ctm run datasets/ec/ctm.ec "$R"/ctm/{abrupt_acceleration,abrupt_deceleration,internal_temperature_change,noise_level_change,passenger_density_change,sharp_turn,stop_enter_leave}.csv --mode intervals
-each voting run datasets/ec/voting.ec "$R/voting/voting.csv" --mode intervals
+# RTEC's own event descriptions (and, for CAVIAR, the distances RTEC computes in Prolog).
+cav=("$R/caviar/rtec/rules.prolog" "$R/caviar/rtec/list-of-ids.prolog" datasets/ec/caviar_distance.ec)
+each caviar run "${cav[@]}" "$R/caviar/appearance.csv" "$R/caviar/movementB.csv" --tick 40 --mode intervals
+each caviar_reference run "${cav[@]}" "$R/caviar/appearance.csv" "$R/caviar/movementB.csv" --tick 40 --mode intervals --engine reference
+each ctm run "$R/ctm/rtec/rules.prolog" "$R/ctm/rtec/vehicles.prolog" "$R"/ctm/{abrupt_acceleration,abrupt_deceleration,internal_temperature_change,noise_level_change,passenger_density_change,sharp_turn,stop_enter_leave}.csv --mode intervals
+each voting run "$R/voting/rtec/rules.prolog" "$R/voting/rtec/voting_static_generator.prolog" "$R/voting/voting.csv" --mode intervals
 if [ -n "${RTEC_HOME:-}" ]; then
   data=$(cd "$R" && pwd)
   cd "$RTEC_HOME/execution scripts"

@@ -238,9 +238,10 @@ pub fn run_grid(
             vec![0]
         };
         for &window in &windows {
-            let program = match (workload, &grid.own) {
+            let mut program = match (workload, &grid.own) {
                 (Workload::Own, Some((program, _))) => program.clone(),
                 (Workload::Own, None) => bail!("the `own` workload needs --program and --stream"),
+                _ if workload.recorded().is_some() => PathBuf::new(),
                 _ => {
                     let program = programs.join(workload.program_file(window));
                     std::fs::write(&program, workload.program(window))
@@ -264,8 +265,17 @@ pub fn run_grid(
                                 .map(|f| grid.data.join(recorded.dir).join(f))
                                 .collect();
                             let records = count_records(&files)?;
+                            // RTEC's rules are the program; its background knowledge
+                            // (and the repository's file for what RTEC computes in
+                            // Prolog) comes before the streams.
+                            let (rules, more) = recorded
+                                .program_files(&grid.data, &programs)
+                                .with_context(|| {
+                                    format!("{workload}: RTEC's files in {}", grid.data.display())
+                                })?;
+                            program = rules;
                             let extra = recorded.args.iter().map(|a| (*a).to_owned()).collect();
-                            (files, records, extra)
+                            ([more, files].concat(), records, extra)
                         }
                         None => {
                             let stream = workload.stream_path(&streams, rate, length);

@@ -14,12 +14,13 @@
 //! | `lars-box` | the same with `box` | the same |
 //! | `lars-at` | `q(T,A,B) :- time_win(w,0,1,@(T,p(A,B)))` | the same |
 //! | `lars-diamond-not` | `q(A,B) :- time_win(w,0,1,diamond(p(A,B))) and not(s)` | the same, plus `s` every 5th time point |
-//! | `caviar` | `datasets/ec/caviar.ec` (`--tick 40`) | RTEC's CAVIAR data, in full (R and L ignored) |
-//! | `ctm` | `datasets/ec/ctm.ec` | RTEC's city-transport data, in full |
-//! | `voting` | `datasets/ec/voting.ec` | RTEC's voting data, in full |
+//! | `caviar` | RTEC's `caviar/rtec/rules.prolog`, `list-of-ids.prolog` and `datasets/ec/caviar_distance.ec` (`--tick 40`) | RTEC's CAVIAR data, in full (R and L ignored) |
+//! | `ctm` | RTEC's `ctm/rtec/rules.prolog` and `vehicles.prolog` | RTEC's city-transport data, in full |
+//! | `voting` | RTEC's `voting/rtec/rules.prolog` and `voting_static_generator.prolog` | RTEC's voting data, in full |
 //!
-//! The recorded workloads read RTEC's public data from a data directory (`--data`, by
-//! default `../shared/data/rtec`); their input-fact count is the number of records.
+//! The recorded workloads read RTEC's public data and RTEC's own event descriptions from
+//! a data directory (`--data`, by default `../shared/data/rtec`; the descriptions in each
+//! application's `rtec/`); their input-fact count is the number of records.
 //!
 //! Pitfall: the input-fact count of a stream is what the generator wrote; `device-safety`
 //! and `inertia` write fewer than R facts per time point (coin flips, one event per fluent
@@ -57,17 +58,39 @@ pub enum Workload {
     Own,
 }
 
-/// A recorded workload: an event description and RTEC data files.
+/// A recorded workload: RTEC's event description and RTEC data files.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Recorded {
-    /// The program's file name (its extension selects the front end).
-    pub program_file: &'static str,
-    pub program: &'static str,
+    /// RTEC's event description and background knowledge, in the data's `dir/rtec/`, the
+    /// rules first.
+    pub description: &'static [&'static str],
+    /// A file of the repository's given after them, by name and text: what RTEC computes
+    /// in Prolog before its queries (CAVIAR's distances).
+    pub own: Option<(&'static str, &'static str)>,
     /// The data's directory under the data directory, and its files.
     pub dir: &'static str,
     pub files: &'static [&'static str],
     /// Extra `stgflow run` arguments.
     pub args: &'static [&'static str],
+}
+
+impl Recorded {
+    /// The program file (RTEC's rules) and the files given before the streams, under the
+    /// data directory `data`; the repository's own file is written into `written`.
+    pub fn program_files(
+        &self,
+        data: &Path,
+        written: &Path,
+    ) -> std::io::Result<(PathBuf, Vec<PathBuf>)> {
+        let rtec = data.join(self.dir).join("rtec");
+        let mut more: Vec<PathBuf> = self.description[1..].iter().map(|f| rtec.join(f)).collect();
+        if let Some((name, text)) = self.own {
+            let path = written.join(name);
+            std::fs::write(&path, text)?;
+            more.push(path);
+        }
+        Ok((rtec.join(self.description[0]), more))
+    }
 }
 
 impl Workload {
@@ -109,15 +132,18 @@ impl Workload {
     pub fn recorded(self) -> Option<Recorded> {
         match self {
             Workload::Caviar => Some(Recorded {
-                program_file: "caviar.ec",
-                program: include_str!("../../datasets/ec/caviar.ec"),
+                description: &["rules.prolog", "list-of-ids.prolog"],
+                own: Some((
+                    "caviar_distance.ec",
+                    include_str!("../../datasets/ec/caviar_distance.ec"),
+                )),
                 dir: "caviar",
                 files: &["appearance.csv", "movementB.csv"],
                 args: &["--tick", "40"],
             }),
             Workload::Ctm => Some(Recorded {
-                program_file: "ctm.ec",
-                program: include_str!("../../datasets/ec/ctm.ec"),
+                description: &["rules.prolog", "vehicles.prolog"],
+                own: None,
                 dir: "ctm",
                 files: &[
                     "abrupt_acceleration.csv",
@@ -131,8 +157,8 @@ impl Workload {
                 args: &[],
             }),
             Workload::Voting => Some(Recorded {
-                program_file: "voting.ec",
-                program: include_str!("../../datasets/ec/voting.ec"),
+                description: &["rules.prolog", "voting_static_generator.prolog"],
+                own: None,
                 dir: "voting",
                 files: &["voting.csv"],
                 args: &[],
@@ -157,7 +183,7 @@ impl Workload {
     /// The program's file name: its extension selects the front end.
     pub fn program_file(self, window: u64) -> String {
         match self.recorded() {
-            Some(recorded) => recorded.program_file.to_owned(),
+            Some(recorded) => recorded.description[0].to_owned(),
             None if self.is_lars() => format!("{self}_w{window}.lars"),
             None if self.has_window() => format!("{self}_w{window}.tdl"),
             None => format!("{self}.tdl"),
@@ -200,11 +226,8 @@ impl Workload {
             }
             Workload::Tick => "seen(X, T) :- tick(X, T).\n".to_owned(),
             Workload::DeviceSafety => examples::DEVICE_SAFETY_TDL.to_owned(),
-            Workload::Caviar | Workload::Ctm | Workload::Voting => self
-                .recorded()
-                .map_or_else(String::new, |r| r.program.to_owned()),
-            // The user's own file, not written out.
-            Workload::Own => String::new(),
+            // RTEC's files and the user's own, not written out.
+            Workload::Caviar | Workload::Ctm | Workload::Voting | Workload::Own => String::new(),
         }
     }
 
@@ -355,22 +378,40 @@ mod tests {
 
     #[test]
     fn recorded_descriptions_compile_and_name_their_data() {
+        let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/rtec");
+        let written =
+            std::env::temp_dir().join(format!("stgflow-workload-recorded-{}", std::process::id()));
+        std::fs::create_dir_all(&written).unwrap();
         for workload in [Workload::Caviar, Workload::Ctm, Workload::Voting] {
             let recorded = workload.recorded().unwrap();
-            let ec = stgflow_ec::compile_str(recorded.program_file, &workload.program(0));
-            assert!(!ec.compiled.has_errors(), "{workload}");
             assert!(!recorded.files.is_empty() && !workload.has_rate() && !workload.has_length());
-            let data =
-                std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/rtec");
-            if data.is_dir() {
-                for file in recorded.files {
-                    assert!(
-                        data.join(recorded.dir).join(file).is_file(),
-                        "{workload}: {file}"
-                    );
-                }
+            assert_eq!(workload.program_file(0), "rules.prolog");
+            if !data.is_dir() {
+                continue;
+            }
+            let (program, more) = recorded.program_files(&data, &written).unwrap();
+            let texts: Vec<(String, String)> = std::iter::once(&program)
+                .chain(&more)
+                .map(|p| (p.display().to_string(), std::fs::read_to_string(p).unwrap()))
+                .collect();
+            let files: Vec<(&str, &str)> = texts
+                .iter()
+                .map(|(n, t)| (n.as_str(), t.as_str()))
+                .collect();
+            let ec = stgflow_ec::compile_files(&files);
+            assert!(
+                !ec.compiled.has_errors(),
+                "{workload}: {}",
+                ec.compiled.render_diagnostics(false)
+            );
+            for file in recorded.files {
+                assert!(
+                    data.join(recorded.dir).join(file).is_file(),
+                    "{workload}: {file}"
+                );
             }
         }
+        std::fs::remove_dir_all(&written).unwrap();
         assert!(
             Workload::Caviar
                 .write_stream(1, 1, std::path::Path::new("/nonexistent"))

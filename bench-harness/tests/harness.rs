@@ -438,8 +438,23 @@ fn compare_converts_streams_diffs_answers_and_tabulates() {
 fn sweep_runs_the_recorded_event_calculus_workloads() {
     let out = scratch("recorded");
     let out_arg = out.to_string_lossy().into_owned();
-    // The excerpts under datasets/ec have the same layout as RTEC's full data.
-    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../datasets/ec");
+    // The excerpts under datasets/ec, laid out as RTEC's full data is: each application's
+    // records beside RTEC's own event description (`rtec/`, from ../shared).
+    let excerpts = Path::new(env!("CARGO_MANIFEST_DIR")).join("../datasets/ec");
+    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/rtec");
+    let data = out.join("data");
+    for app in ["caviar", "ctm", "voting"] {
+        std::fs::create_dir_all(data.join(app)).expect("a data directory");
+        for entry in std::fs::read_dir(excerpts.join(app)).expect("an excerpt") {
+            let path = entry.expect("an excerpt's file").path();
+            if path.extension().is_some_and(|x| x == "csv") {
+                let name = path.file_name().expect("a file name");
+                std::fs::copy(&path, data.join(app).join(name)).expect("a copy");
+            }
+        }
+        std::os::unix::fs::symlink(shared.join(app).join("rtec"), data.join(app).join("rtec"))
+            .expect("a link to RTEC's description");
+    }
     let data_arg = data.to_string_lossy().into_owned();
     let result = bench(&[
         "sweep",

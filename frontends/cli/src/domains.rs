@@ -15,8 +15,8 @@ use std::io::BufReader;
 
 use stgflow_io::stream::{FactReader, Schema, Tolerance};
 use stgflow_lang::Compiled;
-use stgflow_lang::ir::{Fact, Literal, Origin, PredId, Program};
 use stgflow_lang::diag::Span;
+use stgflow_lang::ir::{Fact, Literal, Origin, PredId, Program};
 use stgflow_lang::value::Value;
 
 use crate::args::EcDomains;

@@ -427,7 +427,9 @@ fn output_is_byte_identical_across_workers_and_runs() {
         vec![&lars, &laser, "--mode", "laser"],
         vec![&lars, &laser, "--mode", "intervals"],
         vec![
-            "datasets/ec/caviar.ec",
+            "../shared/data/rtec/caviar/rtec/rules.prolog",
+            "../shared/data/rtec/caviar/rtec/list-of-ids.prolog",
+            "datasets/ec/caviar_distance.ec",
             "datasets/ec/caviar/appearance.csv",
             "datasets/ec/caviar/movementB.csv",
             "--tick",
@@ -470,24 +472,39 @@ fn stdout_on<S: AsRef<std::ffi::OsStr> + std::fmt::Debug>(run: &[S], workers: &s
     output.stdout
 }
 
-/// RTEC's own CAVIAR, CTM and voting data (`../shared/data/rtec`): the same bytes on 1, 2
-/// and 4 workers and on a cluster of 2 processes of 2 workers, with the input read on the
-/// calling thread and on the workers (`--read-on-workers`).
+/// RTEC's own CAVIAR, CTM and voting data and event descriptions (`../shared/data/rtec`):
+/// the same bytes on 1, 2 and 4 workers and on a cluster of 2 processes of 2 workers, with
+/// the input read on the calling thread and on the workers (`--read-on-workers`).
 fn rtec_data_is_byte_identical_on_workers_and_processes() {
     let data = root().join("../shared/data/rtec");
     let path = |file: &str| data.join(file).to_string_lossy().into_owned();
     let ctm = common::ctm_streams();
-    let program = |name: &str| root().join(name).to_string_lossy().into_owned();
     let runs: Vec<Vec<String>> = vec![
         vec![
-            program("datasets/ec/caviar.ec"),
+            path("caviar/rtec/rules.prolog"),
+            path("caviar/rtec/list-of-ids.prolog"),
+            root()
+                .join("datasets/ec/caviar_distance.ec")
+                .to_string_lossy()
+                .into_owned(),
             path("caviar/appearance.csv"),
             path("caviar/movementB.csv"),
             "--tick".to_owned(),
             "40".to_owned(),
         ],
-        vec![program("datasets/ec/voting.ec"), path("voting/voting.csv")],
-        [vec![program("datasets/ec/ctm.ec")], ctm].concat(),
+        vec![
+            path("voting/rtec/rules.prolog"),
+            path("voting/rtec/voting_static_generator.prolog"),
+            path("voting/voting.csv"),
+        ],
+        [
+            vec![
+                path("ctm/rtec/rules.prolog"),
+                path("ctm/rtec/vehicles.prolog"),
+            ],
+            ctm,
+        ]
+        .concat(),
     ];
     for mut run in runs {
         run.extend(["--mode".to_owned(), "intervals".to_owned()]);

@@ -107,12 +107,17 @@ fn td_files_hold_what_stdout_prints_per_predicate_on_every_engine() {
 fn a_cluster_writes_the_files_one_process_writes_on_real_data() {
     let root = common::root();
     let mut streams = common::ctm_streams();
-    let program = root
-        .join("datasets/ec/ctm.ec")
+    let description = root.join("../shared/data/rtec/ctm/rtec");
+    let program = description
+        .join("rules.prolog")
+        .to_string_lossy()
+        .into_owned();
+    let vehicles = description
+        .join("vehicles.prolog")
         .to_string_lossy()
         .into_owned();
     let dir = tempdir();
-    let mut args = vec![program.clone()];
+    let mut args = vec![program.clone(), vehicles];
     args.append(&mut streams);
     args.extend(["--mode", "intervals"].map(str::to_owned));
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();

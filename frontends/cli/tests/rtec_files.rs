@@ -125,6 +125,88 @@ fn ctm_from_rtecs_own_files_unchanged_gives_rtecs_intervals() {
     assert_eq!(ours.len(), theirs.len());
 }
 
+/// RTEC's files over an excerpt of an application's data in `datasets/ec/APP/`, with
+/// `more`: our recognitions and RTEC's own on the same excerpt (`datasets/ec/APP/rtec-
+/// recognised-intervals.txt`, see `datasets/ec/README.md`), both clipped to (0, `end`].
+fn rtec_excerpt(
+    app: &str,
+    files: &[&str],
+    more: &[&str],
+    end: u64,
+) -> (Recognitions, Recognitions) {
+    let excerpt = root().join("datasets/ec").join(app);
+    let mut streams: Vec<String> = std::fs::read_dir(&excerpt)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| path.extension().is_some_and(|x| x == "csv"))
+        .map(|path| path.to_string_lossy().into_owned())
+        .collect();
+    streams.sort();
+    let description = root().join("../shared/data/rtec").join(app);
+    let output = stgflow()
+        .arg("run")
+        .args(files.iter().map(|f| {
+            if f.starts_with("datasets/") {
+                root().join(f)
+            } else {
+                description.join(f)
+            }
+        }))
+        .args(&streams)
+        .args(["--mode", "rtec", "-q"])
+        .args(more)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{app}: {stderr}");
+    let ours = recognitions(&String::from_utf8_lossy(&output.stdout), end);
+    let expected = std::fs::read_to_string(excerpt.join("rtec-recognised-intervals.txt"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    (ours, recognitions(&expected, end))
+}
+
+/// The excerpts of CAVIAR (frames up to 27960), CTM (time < 2000, the 100 buses) and
+/// voting (time < 20, two rounds on each motion) that CI runs in a blink: RTEC's own
+/// files give RTEC's own recognitions on each, pair by pair. CTM's timeline runs to
+/// RTEC's end time, 2000, where an interval record (`abrupt_acceleration|1999|1994|1999
+/// |…`) reaches past the last record's time.
+#[test]
+fn excerpts_of_caviar_ctm_and_voting_from_rtecs_files_give_rtecs_intervals() {
+    for (app, files, more, end, pairs) in [
+        (
+            "caviar",
+            &[
+                "rtec/rules.prolog",
+                "rtec/list-of-ids.prolog",
+                "datasets/ec/caviar_distance.ec",
+            ][..],
+            &["--tick", "40"][..],
+            27_960,
+            42,
+        ),
+        (
+            "ctm",
+            &["rtec/rules.prolog", "rtec/vehicles.prolog"][..],
+            &["--until", "2000"][..],
+            2000,
+            1216,
+        ),
+        (
+            "voting",
+            &["rtec/rules.prolog", "rtec/voting_static_generator.prolog"][..],
+            &[][..],
+            19,
+            4051,
+        ),
+    ] {
+        let (ours, theirs) = rtec_excerpt(app, files, more, end);
+        assert_eq!(theirs.len(), pairs, "{app}: RTEC's file");
+        let differing = differing(&ours, &theirs);
+        assert!(differing.is_empty(), "{app}: {differing:#?}");
+        assert_eq!(ours.len(), theirs.len(), "{app}");
+    }
+}
+
 /// Each pair RTEC reports that is not identical here, with ours and RTEC's intervals.
 fn differing(ours: &Recognitions, theirs: &Recognitions) -> Vec<String> {
     theirs
