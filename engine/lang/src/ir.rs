@@ -7,7 +7,7 @@ mod lower;
 
 use std::fmt;
 
-pub use lower::lower;
+pub use lower::{lower, lower_traced};
 
 use crate::diag::Span;
 use crate::syntax::ast::{ArithOp, CmpOp};

@@ -73,8 +73,8 @@ pub fn compile_str(name: &str, text: &str) -> Compiled {
 /// without errors.
 ///
 /// `origins` are a front end's provenance for the rules of `ast`, in order (empty for a
-/// TD file): lowering gives every rule an [`ir::Origin::File`] and drops the rules it
-/// rejects, so each lowered rule takes the origin of the next AST rule with its span.
+/// TD file): lowering gives every rule an [`ir::Origin::File`], and each lowered rule
+/// takes the origin of the AST rule it came from instead.
 pub fn compile(
     sources: Sources,
     file: FileId,
@@ -82,9 +82,9 @@ pub fn compile(
     origins: Vec<ir::Origin>,
     mut diagnostics: Diagnostics,
 ) -> Compiled {
-    let (mut program, lowering) = ir::lower(&ast);
+    let (mut program, lowering, traced) = ir::lower_traced(&ast);
     diagnostics.extend(lowering);
-    attach_origins(&ast, origins, &mut program);
+    attach_origins(origins, &traced, &mut program);
     diagnostics.extend(validate::validate(&program));
     let analysis = (!diagnostics.has_errors()).then(|| stratify::analyse(&program));
     Compiled {
@@ -97,24 +97,59 @@ pub fn compile(
     }
 }
 
-/// Replaces the `Origin::File` of each lowered rule with the matching one of `origins`
-/// (see [`compile`]): rules are matched to the AST's rules in order, by span.
-fn attach_origins(ast: &syntax::ast::Program, origins: Vec<ir::Origin>, program: &mut ir::Program) {
+/// Gives each lowered rule the origin of the AST rule it was lowered from (`traced`,
+/// see [`ir::lower_traced`]): a `#count` lowers to several rules, which all take its
+/// origin; an AST rule with errors lowers to none.
+fn attach_origins(origins: Vec<ir::Origin>, traced: &[usize], program: &mut ir::Program) {
     if origins.is_empty() {
         return;
     }
-    let spans = ast.items.iter().filter_map(|item| match item {
-        syntax::ast::Item::Rule(rule) => Some(rule.span),
-        _ => None,
-    });
-    let mut candidates = spans.zip(origins);
-    for rule in &mut program.rules {
-        let span = rule.origin.span();
-        for (candidate, origin) in candidates.by_ref() {
-            if Some(candidate) == span {
-                rule.origin = origin;
-                break;
-            }
+    for (rule, &from) in program.rules.iter_mut().zip(traced) {
+        if let Some(origin) = origins.get(from) {
+            rule.origin = origin.clone();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A front end's origins follow the rules they belong to past a `#count`, which lowers
+    /// to several rules, and past a rule that does not lower.
+    #[test]
+    fn origins_follow_their_rules_past_counts_and_rejected_rules() {
+        let text = "n(M, N, T) :- m(M, T), N = #count { V : v(V, M, T) }.\n\
+                    bad(X, T) :- q(X, S).\n\
+                    p(X, T) :- q(X, T).\n";
+        let mut sources = Sources::new();
+        let file = sources.add("p.tdl", text);
+        let (ast, diagnostics) = syntax::parse(file, text);
+        let origins = ["count", "bad", "copy"]
+            .map(|by| ir::Origin::Generated {
+                by: by.to_owned(),
+                span: None,
+            })
+            .to_vec();
+        let compiled = compile(sources, file, ast, origins, diagnostics);
+        let by: Vec<(String, &str)> = (compiled.program.rules.iter())
+            .map(|rule| {
+                let head = &compiled.program.predicates[rule.head.pred].name;
+                let by = match &rule.origin {
+                    ir::Origin::Generated { by, .. } => by.as_str(),
+                    ir::Origin::File(_) => "file",
+                };
+                (head.clone(), by)
+            })
+            .collect();
+        assert!(by.len() > 2, "the count lowers to several rules: {by:?}");
+        assert!(
+            by.iter().all(|(head, _)| head != "bad"),
+            "two time variables: not lowered"
+        );
+        for (head, by) in &by {
+            let expected = if head == "p" { "copy" } else { "count" };
+            assert_eq!(*by, expected, "{head}: {by:?}");
         }
     }
 }

@@ -14,19 +14,36 @@ use crate::value::Value;
 /// Lowers a parsed program. Items with errors are left out of the result; every error is
 /// reported.
 pub fn lower(program: &ast::Program) -> (Program, Diagnostics) {
+    let (program, diagnostics, _) = lower_traced(program);
+    (program, diagnostics)
+}
+
+/// [`lower`], and for each rule of the program the index, among the AST's rules, of the
+/// rule it was lowered from (a `#count` lowers to several; a rule with errors to none).
+pub fn lower_traced(program: &ast::Program) -> (Program, Diagnostics, Vec<usize>) {
     let mut lowering = Lowering::default();
+    let mut traced = Vec::new();
+    let rules = program
+        .items
+        .iter()
+        .filter(|item| matches!(item, ast::Item::Rule(_)));
+    let mut from = (0..).zip(rules).map(|(i, _)| i);
     for item in &program.items {
         match item {
             ast::Item::Rule(rule) if rule.body.iter().any(is_count) => {
+                let at = from.next().unwrap_or_default();
                 for (piece, count) in lowering.expand_counts(rule) {
                     if let Some(rule) = lowering.rule(&piece, count.as_ref()) {
                         lowering.program.rules.push(rule);
+                        traced.push(at);
                     }
                 }
             }
             ast::Item::Rule(rule) => {
+                let at = from.next().unwrap_or_default();
                 if let Some(rule) = lowering.rule(rule, None) {
                     lowering.program.rules.push(rule);
+                    traced.push(at);
                 }
             }
             ast::Item::Fact(atom) => {
@@ -42,7 +59,7 @@ pub fn lower(program: &ast::Program) -> (Program, Diagnostics) {
     lowering.program.hidden = (hidden.iter())
         .filter_map(|name| lowering.pred_ids.get(name).copied())
         .collect();
-    (lowering.program, lowering.diagnostics)
+    (lowering.program, lowering.diagnostics, traced)
 }
 
 #[derive(Default)]
