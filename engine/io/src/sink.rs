@@ -183,6 +183,134 @@ pub struct Sink<W: Write> {
     /// but not written; at it, `changes` starts with every fact that holds, and intervals
     /// start no earlier.
     pub print_from: Option<u64>,
+    /// A worker's sink ([`Sink::keyed`]): the lines it formats, each with its key, instead
+    /// of written; and where this time point's lines start in `line`.
+    keyed: Option<(KeyedLines, usize)>,
+    /// Whether a worker's sink keys its lines.
+    keys: bool,
+}
+
+/// The settings of a sink that workers copy to format their own shares of the output,
+/// in the same order ([`Sink::template`], [`Sink::keyed`]).
+#[derive(Clone, Debug)]
+pub struct Template {
+    mode: Mode,
+    names: Vec<String>,
+    rank: Vec<usize>,
+    time_scale: u64,
+    /// Whether each line gets its key (see [`Sink::template`]).
+    keys: bool,
+}
+
+/// Output lines formatted on a worker, each with a key that orders it among every
+/// worker's lines ([`Sink::keyed`]): merged on the keys, the workers' lines are the bytes
+/// one sink would write for all of their facts.
+#[derive(Debug, Default)]
+pub struct KeyedLines {
+    /// The lines, one after another.
+    pub text: Vec<u8>,
+    /// Their keys, one after another: byte strings that compare as the lines are
+    /// ordered within their time point.
+    pub keys: Vec<u8>,
+    /// Per line, in order: its time point ([`u64::MAX`] for what the end of the output
+    /// writes, after every time point), and where its key and its text end.
+    pub ends: Vec<(u64, usize, usize)>,
+}
+
+/// Merges workers' lines ([`KeyedLines`], each run in order) onto `out` in order: by
+/// time point, then by key. `points` gets each time point that has lines, with where its
+/// lines end in `out`.
+pub fn merge_keyed(runs: &[KeyedLines], out: &mut Vec<u8>, points: &mut Vec<(u64, usize)>) {
+    let mut note = |time: u64, out: &Vec<u8>| match points.last_mut() {
+        Some((last, end)) if *last == time => *end = out.len(),
+        _ => points.push((time, out.len())),
+    };
+    let busy: Vec<&KeyedLines> = runs.iter().filter(|r| !r.is_empty()).collect();
+    if let [only] = busy.as_slice() {
+        // One worker's lines are in order already: whole time points at a time.
+        let mut from = 0;
+        for i in 0..only.len() {
+            let (time, _, end) = only.ends[i];
+            if only.ends.get(i + 1).is_none_or(|next| next.0 != time) {
+                out.extend_from_slice(&only.text[from..end]);
+                note(time, out);
+                from = end;
+            }
+        }
+        return;
+    }
+    let mut at = vec![0usize; busy.len()];
+    loop {
+        let mut best: Option<(usize, (u64, &[u8]))> = None;
+        for (run, lines) in busy.iter().enumerate() {
+            if at[run] == lines.len() {
+                continue;
+            }
+            let (time, key, _) = lines.line(at[run]);
+            if best.is_none_or(|(_, least)| (time, key) < least) {
+                best = Some((run, (time, key)));
+            }
+        }
+        let Some((run, (time, _))) = best else {
+            return;
+        };
+        out.extend_from_slice(busy[run].line(at[run]).2);
+        note(time, out);
+        at[run] += 1;
+    }
+}
+
+impl KeyedLines {
+    /// Line `i`: its time point, key and text.
+    pub fn line(&self, i: usize) -> (u64, &[u8], &[u8]) {
+        let (time, key_end, text_end) = self.ends[i];
+        let (key_start, text_start) = match i {
+            0 => (0, 0),
+            _ => (self.ends[i - 1].1, self.ends[i - 1].2),
+        };
+        (
+            time,
+            &self.keys[key_start..key_end],
+            &self.text[text_start..text_end],
+        )
+    }
+
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+}
+
+impl Sink<io::Sink> {
+    /// A worker's sink: it formats what it is given as `template`'s sink would, but keeps
+    /// each line with its key ([`Sink::take_keyed`]) instead of writing it; the end of the
+    /// output ([`Sink::finish`]) comes at time point [`u64::MAX`].
+    pub fn keyed(template: Template) -> Sink<io::Sink> {
+        Sink {
+            out: io::sink(),
+            mode: template.mode,
+            names: template.names,
+            rank: template.rank,
+            holding: HashMap::new(),
+            last_time: None,
+            flush_each: false,
+            time_scale: template.time_scale,
+            line: Vec::new(),
+            snapshot: BTreeMap::new(),
+            snapshot_atom: Vec::new(),
+            encoding: Encoding::Td,
+            files: Vec::new(),
+            recognitions: None,
+            recognised: None,
+            printed: Vec::new(),
+            print_from: None,
+            keyed: Some((KeyedLines::default(), 0)),
+            keys: template.keys,
+        }
+    }
 }
 
 impl<W: Write> Sink<W> {
@@ -256,6 +384,88 @@ impl<W: Write> Sink<W> {
             recognised: None,
             printed: Vec::new(),
             print_from: None,
+            keyed: None,
+            keys: false,
+        }
+    }
+
+    /// The settings a worker's sink copies ([`Sink::keyed`]), where the output can be
+    /// formatted on the workers: points, changes or intervals in TD lines to one output,
+    /// written as it goes (no files, no RTEC form, no `print_from`). Without `keys` the
+    /// lines have none (one worker's lines need no merging).
+    pub fn template(&self, keys: bool) -> Option<Template> {
+        let plain = matches!(self.mode, Mode::Points | Mode::Changes | Mode::Intervals)
+            && self.encoding == Encoding::Td
+            && self.files.is_empty()
+            && self.recognitions.is_none()
+            && self.print_from.is_none();
+        plain.then(|| Template {
+            mode: self.mode.clone(),
+            names: self.names.clone(),
+            rank: self.rank.clone(),
+            time_scale: self.time_scale,
+            keys,
+        })
+    }
+
+    /// The lines formatted so far by a worker's sink ([`Sink::keyed`]).
+    pub fn take_keyed(&mut self) -> KeyedLines {
+        self.keyed
+            .as_mut()
+            .map(|(lines, _)| std::mem::take(lines))
+            .unwrap_or_default()
+    }
+
+    /// Writes lines formatted by workers ([`Sink::keyed`]) as they are, at time point `t`
+    /// (which then counts as written; flushed on a live stream).
+    pub fn write_formatted(&mut self, t: u64, text: &[u8]) -> io::Result<()> {
+        self.out.write_all(text)?;
+        if t != u64::MAX {
+            self.last_time = Some(t);
+            if self.flush_each {
+                self.out.flush()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// For a worker's sink: the line that ends here in the line buffer, of the time point
+    /// `t`, ordered by `key` (the predicate's rank, `start` for an interval, the
+    /// arguments).
+    fn keyed_line(&mut self, t: u64, pred: PredId, args: &[Value], start: Option<u64>) {
+        let Some((lines, from)) = &mut self.keyed else {
+            return;
+        };
+        if !self.keys {
+            let text_end = lines.text.len() + self.line.len() - *from;
+            lines.ends.push((t, 0, text_end));
+            return;
+        }
+        if let Some(start) = start {
+            lines.keys.extend_from_slice(&start.to_be_bytes());
+        }
+        let rank = self.rank.get(pred).copied().unwrap_or(usize::MAX);
+        lines.keys.extend_from_slice(&(rank as u64).to_be_bytes());
+        for value in args {
+            value.push_order_key(&mut lines.keys);
+        }
+        let text_end = lines.text.len() + self.line.len() - *from;
+        lines.ends.push((t, lines.keys.len(), text_end));
+    }
+
+    /// For a worker's sink: this time point's lines start at `from` in the line buffer.
+    fn keyed_start(&mut self, from: usize) {
+        if let Some((_, start)) = &mut self.keyed {
+            *start = from;
+        }
+    }
+
+    /// For a worker's sink: the lines of the line buffer from `from` on are this time
+    /// point's; they move to the keyed lines.
+    fn keyed_time_point(&mut self, from: usize) {
+        if let Some((lines, _)) = &mut self.keyed {
+            lines.text.extend_from_slice(&self.line[from..]);
+            self.line.truncate(from);
         }
     }
 
@@ -386,6 +596,7 @@ impl<W: Write> Sink<W> {
                 self.write_args(args);
             }
         }
+        self.keyed_line(t, pred, args, None);
         self.end_line(pred, start)
     }
 
@@ -440,6 +651,7 @@ impl<W: Write> Sink<W> {
     /// [`Sink::emit_changes`] for changes already in output order.
     fn write_changes(&mut self, t: u64, changes: Vec<((PredId, Row), isize)>) -> io::Result<()> {
         self.line.clear();
+        self.keyed_start(0);
         let printed = self.printed(t);
         // The first time point printed after `print_from`: `changes` starts with what holds.
         let first = printed && !self.printing() && self.print_from.is_some();
@@ -483,13 +695,14 @@ impl<W: Write> Sink<W> {
             Mode::Intervals => {
                 closed.sort_unstable_by(|a, b| a.1.cmp(&b.1).then_with(|| self.order(&a.0, &b.0)));
                 for ((pred, args), start) in &closed {
-                    self.write_interval(*pred, args, *start, t)?;
+                    self.write_interval(*pred, args, (*start, t), t)?;
                 }
             }
             Mode::Snapshot(_) => self.write_snapshot(t),
             Mode::Changes => {}
         }
         self.last_time = Some(t);
+        self.keyed_time_point(0);
         self.out.write_all(&self.line)?;
         if self.flush_each {
             self.flush()?;
@@ -537,12 +750,15 @@ impl<W: Write> Sink<W> {
         push_u64(&mut self.line, t.saturating_mul(self.time_scale));
         self.line.push(b'\n');
         let end = self.line.len();
+        self.keyed_start(end);
         for (pred, args, diff) in changes {
             self.line.push(if diff > 0 { b'+' } else { b'-' });
             self.write_atom(pred, args);
             self.line.extend_from_within(..end);
+            self.keyed_line(t, pred, args, None);
         }
         self.last_time = Some(t);
+        self.keyed_time_point(end);
         self.out.write_all(&self.line[end..])?;
         if self.flush_each {
             self.out.flush()?;
@@ -588,14 +804,17 @@ impl<W: Write> Sink<W> {
         );
     }
 
+    /// The line of `pred(args)` over [start, end), written at time point `written` (the
+    /// end of the output's: [`u64::MAX`]).
     fn write_interval(
         &mut self,
         pred: PredId,
         args: &[Value],
-        start: u64,
-        end: u64,
+        (start, end): (u64, u64),
+        written: u64,
     ) -> io::Result<()> {
         let at = self.line.len();
+        let began = start;
         let start = self.print_from.map_or(start, |from| start.max(from));
         if end <= start {
             return Ok(());
@@ -631,6 +850,7 @@ impl<W: Write> Sink<W> {
                 self.write_args(args);
             }
         }
+        self.keyed_line(written, pred, args, Some(began));
         self.end_line(pred, at)
     }
 
@@ -639,12 +859,14 @@ impl<W: Write> Sink<W> {
         if matches!(self.mode, Mode::Intervals) {
             if let Some(last) = self.last_time {
                 self.line.clear();
+                self.keyed_start(0);
                 let mut open: Vec<((PredId, Row), u64)> =
                     std::mem::take(&mut self.holding).into_iter().collect();
                 open.sort_unstable_by(|a, b| a.1.cmp(&b.1).then_with(|| self.order(&a.0, &b.0)));
                 for ((pred, args), start) in &open {
-                    self.write_interval(*pred, args, *start, last + 1)?;
+                    self.write_interval(*pred, args, (*start, last + 1), u64::MAX)?;
                 }
+                self.keyed_time_point(0);
                 self.out.write_all(&self.line)?;
             }
         }
@@ -894,6 +1116,95 @@ pub fn push_u64(line: &mut Vec<u8>, mut n: u64) {
 mod tests {
     use super::*;
     use stgflow_lang::compile_str;
+
+    /// What one sink writes for a run's changes, in `mode`: each time point's changes
+    /// consolidated and in output order, as the dataflow's workers deliver them.
+    fn written(sink: &mut Sink<Vec<u8>>, run: &[Vec<(PredId, Row, isize)>]) -> Vec<u8> {
+        for (t, changes) in run.iter().enumerate() {
+            let changes = changes.iter().map(|(p, row, d)| (*p, &row[..], *d));
+            sink.emit_sorted(t as u64, changes).unwrap();
+        }
+        sink.finish().unwrap();
+        std::mem::take(&mut sink.out)
+    }
+
+    proptest::proptest! {
+        /// Every fact's changes given to one of 1–3 workers' sinks ([`Sink::keyed`]) by
+        /// the fact's hash, the workers' lines merged on their keys are what one sink
+        /// writes for all the facts, in points, changes and intervals.
+        #[test]
+        fn workers_lines_merged_on_their_keys_are_one_sinks_bytes(
+            flips in proptest::collection::vec((0usize..3, 0i64..4, 0usize..12), 0..60),
+            workers in 1usize..4,
+            scale in 1u64..3,
+        ) {
+            let program = compile_str(
+                "p.tdl",
+                "b(X, T) :- e(X, T).\nab(X, Y, T) :- e(X, T), e(Y, T).\na(T) :- e(0, T).\n",
+            )
+            .program;
+            let names = ["b", "ab", "a"];
+            let preds: Vec<PredId> = names.iter().map(|n| program.pred_id(n).unwrap()).collect();
+            // Each flip turns a fact on or off at a time point; facts by predicate arity.
+            let mut holding: std::collections::BTreeSet<(PredId, Row)> = Default::default();
+            let mut run: Vec<Vec<(PredId, Row, isize)>> = vec![Vec::new(); 12];
+            let mut flips = flips;
+            flips.sort_by_key(|f| f.2);
+            for (which, x, t) in flips {
+                let pred = preds[which];
+                let row: Row = match which {
+                    0 => [Value::Int(x)].into_iter().collect(),
+                    1 => [Value::Int(x), Value::sym(["a", "b\u{0}", "ccc"][x as usize % 3])].into_iter().collect(),
+                    _ => Row::new(),
+                };
+                let fact = (pred, row);
+                if run[t].iter().any(|(p, r, _)| (*p, r.clone()) == fact) {
+                    continue;
+                }
+                let diff = if holding.remove(&fact) { -1 } else { holding.insert(fact.clone()); 1 };
+                run[t].push((fact.0, fact.1, diff));
+            }
+            let rank = name_ranks(&program);
+            for changes in &mut run {
+                changes.sort_by(|a, b| (rank[a.0], &a.1).cmp(&(rank[b.0], &b.1)));
+            }
+            for mode in [Mode::Points, Mode::Changes, Mode::Intervals] {
+                let mut one = Sink::new(Vec::new(), mode.clone(), &program);
+                one.time_scale = scale;
+                let expected = written(&mut one, &run);
+                let template = one.template(true).unwrap();
+                let owner = |fact: &(PredId, Row)| {
+                    use std::hash::{Hash, Hasher};
+                    let mut hasher = std::hash::DefaultHasher::new();
+                    fact.hash(&mut hasher);
+                    (hasher.finish() % workers as u64) as usize
+                };
+                let shares: Vec<KeyedLines> = (0..workers)
+                    .map(|w| {
+                        let mut sink = Sink::keyed(template.clone());
+                        for (t, changes) in run.iter().enumerate() {
+                            let mine = changes
+                                .iter()
+                                .filter(|(p, r, _)| owner(&(*p, r.clone())) == w)
+                                .map(|(p, row, d)| (*p, &row[..], *d));
+                            sink.emit_sorted(t as u64, mine).unwrap();
+                        }
+                        sink.finish().unwrap();
+                        sink.take_keyed()
+                    })
+                    .collect();
+                let (mut merged, mut points) = (Vec::new(), Vec::new());
+                merge_keyed(&shares, &mut merged, &mut points);
+                proptest::prop_assert_eq!(
+                    String::from_utf8_lossy(&merged),
+                    String::from_utf8_lossy(&expected),
+                    "{:?} on {} workers", mode, workers
+                );
+                let times: Vec<u64> = points.iter().map(|p| p.0).collect();
+                proptest::prop_assert!(times.windows(2).all(|w| w[0] < w[1]), "{:?}", times);
+            }
+        }
+    }
 
     #[test]
     fn integers_format_as_display_does() {
