@@ -82,6 +82,16 @@ impl Engine {
         })
     }
 
+    /// [`Engine::dataflow`] with the output formatted on the workers, each its share, in
+    /// batches of at most `batch_points` time points.
+    pub fn dataflow_formatting_on_workers(workers: usize, batch_points: u64) -> Engine {
+        Engine::Dataflow(DataflowOptions {
+            format_on_workers: true,
+            batch_points,
+            ..local(workers, true)
+        })
+    }
+
     /// [`Engine::dataflow`] with the input diffed on the workers, each its share, instead
     /// of on the calling thread.
     pub fn dataflow_diffing_on_workers(workers: usize, lower: bool) -> Engine {

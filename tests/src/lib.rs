@@ -133,6 +133,42 @@ pub fn run_printing(
     evaluate(&program, analysis, Box::new(reader), timeline, engine)
 }
 
+/// The bytes `engine` writes for every predicate of `program_text` over `stream_text`
+/// in `mode` (exactly as written: order and repetitions count).
+pub fn output_bytes(
+    program_text: &str,
+    stream_text: &str,
+    engine: &Engine,
+    mode: Mode,
+) -> Result<String, String> {
+    let compiled = compile_str("generated.tdl", program_text);
+    if compiled.has_errors() {
+        return Err(compiled.render_diagnostics(false));
+    }
+    let mut program = compiled.program.clone();
+    program.outputs = Some((0..program.predicates.len()).collect());
+    let analysis = compiled.analysis.as_ref().ok_or("no analysis")?;
+    let reader = FactReader::new(
+        stream_text.as_bytes(),
+        "stream",
+        std::sync::Arc::new(Td),
+        Schema::new(&program),
+    );
+    let mut sources: Vec<Box<dyn FactSource + '_>> =
+        vec![Box::new(ProgramFacts::new(&program)), Box::new(reader)];
+    let mut sink = Sink::new(Vec::new(), mode, &program);
+    stgflow_engine::run(
+        &program,
+        analysis,
+        &mut sources,
+        Timeline::default(),
+        engine,
+        &mut sink,
+    )
+    .map_err(|e| e.to_string())?;
+    String::from_utf8(sink.into_inner()).map_err(|e| e.to_string())
+}
+
 /// Runs `engine` on a compiled program over `stream` (and the program's own facts) in
 /// `points` mode; returns the set of output lines. Every runner of the cross-path tests
 /// goes through here, so they differ only in how they compile and read.

@@ -2,7 +2,8 @@
 //! (joins, negation at offsets 0..3, offset-0 recursion, temporal recursion, comparisons,
 //! assignments, facts of rule-defined predicates in the input), with 1, 2, 3 and 4 workers,
 //! the input diffed on the calling thread and on the workers (clusters of 2 and 3
-//! processes: the CLI's `cluster_oracle` tests).
+//! processes: the CLI's `cluster_oracle` tests); and the output formatted on the workers
+//! against the calling thread's, byte for byte.
 
 use proptest::prelude::*;
 use stgflow_io::drive::Timeline;
@@ -41,6 +42,44 @@ proptest! {
     #[test]
     fn dataflow_with_1_2_3_4_workers_equals_reference_on_300_random_programs(seed in any::<u64>()) {
         check(seed, &[1, 2, 3, 4]).map_err(TestCaseError::fail)?;
+    }
+}
+
+/// The output formatted on 1–4 workers, in batches of 1–8 time points (so that an input
+/// fact's changes go to different workers), merged on its keys: the bytes the calling
+/// thread formats, in points, changes and intervals.
+fn check_formatted(seed: u64) -> Result<(), String> {
+    use stgflow_io::sink::Mode;
+    let case = case(seed);
+    for mode in [Mode::Points, Mode::Changes, Mode::Intervals] {
+        let expected = stgflow_tests::output_bytes(
+            &case.program,
+            &case.stream,
+            &Engine::dataflow(1, true),
+            mode.clone(),
+        )?;
+        for workers in 1..=4 {
+            let batch = 1 + seed.wrapping_add(workers as u64) % 8;
+            let engine = Engine::dataflow_formatting_on_workers(workers, batch);
+            let actual =
+                stgflow_tests::output_bytes(&case.program, &case.stream, &engine, mode.clone())?;
+            if actual != expected {
+                return Err(format!(
+                    "seed {seed}, {mode:?}, {workers} worker(s) formatting, batches of {batch}\n--- program\n{}--- stream\n{}--- expected\n{expected}--- formatted on the workers\n{actual}",
+                    case.program, case.stream
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 100, ..ProptestConfig::default() })]
+
+    #[test]
+    fn output_formatted_on_1_2_3_4_workers_is_the_same_bytes_on_100_random_programs(seed in any::<u64>()) {
+        check_formatted(seed).map_err(TestCaseError::fail)?;
     }
 }
 

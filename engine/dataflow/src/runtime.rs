@@ -18,6 +18,9 @@
 //!   update before that time is then final. Each worker keeps the output it computed, puts
 //!   it in output order ([`in_output_order`]) and sends it to the calling thread, which
 //!   merges the workers' runs and writes them to the [`Sink`] time point by time point.
+//! * With [`Options::format_on_workers`], the workers of process 0 also format their
+//!   output into lines, each with a key, and the calling thread only merges the workers'
+//!   lines on their keys and writes them ([`stgflow_io::sink::Sink::keyed`]).
 //! * With [`Options::read_on_workers`], batch replay reads the files on the workers
 //!   instead: each parses its share of every file's blocks and introduces the facts
 //!   through its own input handles, diffed on the workers, while the calling thread only
@@ -76,6 +79,12 @@ pub struct Options {
     /// file's blocks and introduces the facts itself ([`reading`]); the input is then
     /// diffed on the workers too.
     pub read_on_workers: bool,
+    /// Format the output on the workers of process 0, each its share of the facts, into
+    /// lines with keys that order them ([`stgflow_io::sink::Sink::keyed`]); the calling
+    /// thread merges the workers' lines on the keys and writes them. Where the sink can
+    /// be copied to the workers (points, changes or intervals to stdout); else the
+    /// calling thread formats, as without.
+    pub format_on_workers: bool,
     /// Profile the workers of process 0: the time each component of the plan was
     /// scheduled, in [`RunSummary::components`] (`--stats`).
     pub stats: bool,
@@ -94,6 +103,7 @@ impl Default for Options {
             batch_updates: 1 << 14,
             diff_on_workers: false,
             read_on_workers: false,
+            format_on_workers: false,
             stats: false,
             files: None,
         }
@@ -118,6 +128,9 @@ pub fn run<W: Write>(
         points: !diff_here,
         files: options.files.clone(),
         stats: options.stats,
+        formatter: (options.format_on_workers && options.files.is_none())
+            .then(|| sink.template(options.cluster.workers.max(1) > 1))
+            .flatten(),
     });
     let labels: Vec<String> = setup
         .plan
@@ -171,7 +184,7 @@ pub fn run<W: Write>(
             .map(|read| (read.fed, Some(read.skipped))),
         None => feed(program, sources, timeline, &mut feeder).map(|fed| (fed, None)),
     }
-    .and_then(|read| feeder.finish().map(|()| read));
+    .and_then(|read| feeder.finish(true).map(|()| read));
     let finished = match result {
         Ok((mut fed, skipped)) => {
             fed.input_facts += feeder.fed_on_workers.input_facts;
@@ -200,7 +213,7 @@ pub fn run<W: Write>(
         }
         Err(error) => {
             // Keep what was produced, then let the workers finish.
-            let _ = feeder.finish();
+            let _ = feeder.finish(false);
             let _ = feeder.sink.flush();
             Err(error)
         }

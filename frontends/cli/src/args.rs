@@ -154,6 +154,13 @@ pub(crate) struct RunArgs {
     /// in blocks (`--lateness`, a pipe) is read on that thread as before.
     #[arg(long)]
     pub(crate) read_on_workers: bool,
+    /// Dataflow engine: every worker formats its own share of the output (points, changes
+    /// or intervals to stdout) into lines, each with a key that orders it, and the thread
+    /// that writes only merges the workers' lines on their keys: the same bytes. For many
+    /// workers on many cores, where that thread is the bottleneck; on 2 cores it costs
+    /// more (BENCHMARKS.md).
+    #[arg(long)]
+    pub(crate) format_on_workers: bool,
     /// Batch replay: threads that parse each input file, a block of lines at a time, ahead
     /// of the evaluation. By default, the cores left over by the workers and the thread
     /// that feeds them (none on 2 cores with `-w 1`). 0 reads files line by line on the

@@ -432,6 +432,7 @@ fn engine_of(args: &RunArgs, live: bool, files: Option<Files>) -> Engine {
             batch_points: args.batch_points,
             diff_on_workers: args.diff_on_workers,
             read_on_workers: args.read_on_workers,
+            format_on_workers: args.format_on_workers,
             stats: args.stats || args.stats_json.is_some(),
             files,
             ..stgflow_engine::DataflowOptions::default()

@@ -374,7 +374,8 @@ fn misconfigured_clusters_fail_fast_with_a_clear_error() {
 }
 
 /// The output is byte-identical for 1, 2 and 3 workers and across repeated runs, in every
-/// output mode, for a TD program, a LARS program and an EC description.
+/// output mode, for a TD program, a LARS program and an EC description; formatted on the
+/// workers (`--format-on-workers`) too.
 #[test]
 fn output_is_byte_identical_across_workers_and_runs() {
     rtec_data_is_byte_identical_on_workers_and_processes();
@@ -438,7 +439,13 @@ fn output_is_byte_identical_across_workers_and_runs() {
             "intervals",
         ],
     ];
-    for run in runs {
+    // Formatted on the workers (where the mode allows it), the same bytes again.
+    let formatted: Vec<Vec<&str>> = runs
+        .iter()
+        .filter(|run| !run.contains(&"laser"))
+        .map(|run| [&run[..], &["--format-on-workers", "--batch-points", "7"]].concat())
+        .collect();
+    for run in runs.into_iter().chain(formatted) {
         let outputs: Vec<Vec<u8>> = ["1", "2", "3", "4", "2"]
             .iter()
             .map(|workers| stdout_on(&run, workers))
@@ -474,7 +481,8 @@ fn stdout_on<S: AsRef<std::ffi::OsStr> + std::fmt::Debug>(run: &[S], workers: &s
 
 /// RTEC's own CAVIAR, CTM and voting data and event descriptions (`../shared/data/rtec`):
 /// the same bytes on 1, 2 and 4 workers and on a cluster of 2 processes of 2 workers, with
-/// the input read on the calling thread and on the workers (`--read-on-workers`).
+/// the input read and the output formatted on the calling thread, and on the workers
+/// (`--read-on-workers --format-on-workers`).
 fn rtec_data_is_byte_identical_on_workers_and_processes() {
     let data = root().join("../shared/data/rtec");
     let path = |file: &str| data.join(file).to_string_lossy().into_owned();
@@ -508,7 +516,15 @@ fn rtec_data_is_byte_identical_on_workers_and_processes() {
     ];
     for mut run in runs {
         run.extend(["--mode".to_owned(), "intervals".to_owned()]);
-        let on_workers = [run.clone(), vec!["--read-on-workers".to_owned()]].concat();
+        // The whole way on the workers: read, diffed, evaluated and formatted there.
+        let on_workers = [
+            run.clone(),
+            vec![
+                "--read-on-workers".to_owned(),
+                "--format-on-workers".to_owned(),
+            ],
+        ]
+        .concat();
         let mut outputs: Vec<Vec<u8>> = [(&run, "1"), (&run, "2"), (&run, "4")]
             .into_iter()
             .chain([(&on_workers, "2"), (&on_workers, "4")])
@@ -531,10 +547,10 @@ fn rtec_data_is_byte_identical_on_workers_and_processes() {
         let names = [
             "-w 2",
             "-w 4",
-            "-w 2 --read-on-workers",
-            "-w 4 --read-on-workers",
+            "-w 2 --read-on-workers --format-on-workers",
+            "-w 4 --read-on-workers --format-on-workers",
             "-n 2",
-            "-n 2 --read-on-workers",
+            "-n 2 --read-on-workers --format-on-workers",
         ];
         for (output, name) in outputs.iter().skip(1).zip(names) {
             assert!(

@@ -18,10 +18,12 @@ const DEVICE_SAFETY: &str = "datasets/examples/device_safety.tdl";
 /// How long a test waits for a line the input so far completes.
 const PATIENCE: Duration = Duration::from_secs(30);
 
-/// The engines every test runs on: both dataflow shapes, the reference and the STG.
-const ENGINES: [&[&str]; 4] = [
+/// The engines every test runs on: both dataflow shapes (and with the output formatted
+/// on the workers), the reference and the STG.
+const ENGINES: [&[&str]; 5] = [
     &["--engine", "dataflow", "-w", "1"],
     &["--engine", "dataflow", "-w", "2"],
+    &["--engine", "dataflow", "-w", "2", "--format-on-workers"],
     &["--engine", "reference"],
     &["--engine", "stg"],
 ];

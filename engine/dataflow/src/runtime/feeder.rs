@@ -95,6 +95,9 @@ pub(super) struct Feeder<'a, W: Write> {
     runs: Vec<VecDeque<(u64, Vec<Update>)>>,
     /// Output merged but not written yet, in output order.
     pending: Vec<Update>,
+    /// With the output formatted on the workers: per worker, its lines of each batch not
+    /// merged yet (with the batch's end).
+    line_runs: Vec<VecDeque<(u64, stgflow_io::sink::KeyedLines)>>,
     /// Each predicate's rank by name, for merging the workers' runs.
     rank: Vec<usize>,
     /// Emptied output buffers passed back to the workers, so that their memory stays
@@ -116,6 +119,8 @@ pub(super) struct Feeder<'a, W: Write> {
     parsed: VecDeque<(usize, u64, BlockSummary)>,
     /// Whether a stop request has flushed the sink (see [`Feeder::flush_on_stop`]).
     flushed_on_stop: bool,
+    /// Whether the input has ended without an error (see [`Feeder::finish`]).
+    ended: bool,
 }
 
 impl<'a, W: Write> Feeder<'a, W> {
@@ -155,6 +160,7 @@ impl<'a, W: Write> Feeder<'a, W> {
             unit_fed: false,
             runs: (0..workers).map(|_| VecDeque::new()).collect(),
             pending: Vec::new(),
+            line_runs: (0..workers).map(|_| VecDeque::new()).collect(),
             rank,
             spare_outputs: Vec::new(),
             done: 0,
@@ -165,6 +171,7 @@ impl<'a, W: Write> Feeder<'a, W> {
             parsed: VecDeque::new(),
             wakers: std::sync::Arc::default(),
             flushed_on_stop: false,
+            ended: false,
         }
     }
 
@@ -282,6 +289,11 @@ impl<'a, W: Write> Feeder<'a, W> {
                 upto,
                 updates,
             } => (worker, upto, updates),
+            FromWorker::Lines {
+                worker,
+                upto,
+                lines,
+            } => return self.receive_lines(worker, upto, lines),
             FromWorker::Done {
                 fed,
                 times,
@@ -340,6 +352,53 @@ impl<'a, W: Write> Feeder<'a, W> {
                 crate::operators::keep_spare(&mut self.spare_outputs, share, most);
             }
             self.write_upto(upto)?;
+        }
+        Ok(())
+    }
+
+    /// A worker's lines of a batch ([`FromWorker::Lines`]): once every worker has sent
+    /// its lines of the batch, they are merged on their keys and written, time point by
+    /// time point; the end of the output's lines ([`u64::MAX`]) come last.
+    fn receive_lines(
+        &mut self,
+        worker: usize,
+        upto: u64,
+        lines: stgflow_io::sink::KeyedLines,
+    ) -> Result<(), RunError> {
+        self.line_runs[worker].push_back((upto, lines));
+        while self.line_runs.iter().all(|run| !run.is_empty()) {
+            let mut shares = Vec::with_capacity(self.line_runs.len());
+            let mut upto = 0;
+            for run in &mut self.line_runs {
+                if let Some((end, share)) = run.pop_front() {
+                    upto = end;
+                    shares.push(share);
+                }
+            }
+            let (mut text, mut points) = (Vec::new(), Vec::new());
+            stgflow_io::sink::merge_keyed(&shares, &mut text, &mut points);
+            let Some(mut next) = self.next_emit else {
+                continue;
+            };
+            let end = upto.min(self.advance_to);
+            let (mut from, mut point) = (0, 0);
+            while next < end {
+                let to = match points.get(point) {
+                    Some(&(t, to)) if t == next => {
+                        point += 1;
+                        to
+                    }
+                    _ => from,
+                };
+                self.sink.write_formatted(next, &text[from..to])?;
+                self.summary.time_point(next);
+                from = to;
+                next += 1;
+            }
+            if let (Some(&(u64::MAX, to)), true) = (points.get(point), self.ended) {
+                self.sink.write_formatted(u64::MAX, &text[from..to])?;
+            }
+            self.next_emit = Some(next);
         }
         Ok(())
     }
@@ -421,8 +480,12 @@ impl<'a, W: Write> Feeder<'a, W> {
         }
     }
 
-    /// Flushes the last batch, closes the input and writes the remaining output.
-    pub(super) fn finish(&mut self) -> Result<(), RunError> {
+    /// Flushes the last batch, closes the input and writes the remaining output; where the
+    /// input `ended` (not an error), also what the end of the output writes (the intervals
+    /// still open, where the workers format the output: the calling thread's sink does it
+    /// otherwise).
+    pub(super) fn finish(&mut self, ended: bool) -> Result<(), RunError> {
+        self.ended = ended;
         if !self.batch.is_empty() || self.batch_start.is_some() {
             let live = std::mem::replace(&mut self.live, false);
             let sent = self.send_batch();

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use stgflow_io::drive::Fed;
+use stgflow_io::sink::KeyedLines;
 use stgflow_io::stream::blocks::{BlockSummary, RawBlock};
 use stgflow_io::stream::{FactReader, InputFact};
 use stgflow_lang::value::Row;
@@ -65,6 +66,13 @@ pub(super) enum FromWorker {
         /// The worker's output before `upto` not sent before, in output order
         /// ([`in_output_order`]).
         updates: Vec<Update>,
+    },
+    /// With the output formatted on the workers ([`stgflow_io::sink::Sink::keyed`]): the
+    /// worker's lines before `upto` not sent before, each with its key, in order.
+    Lines {
+        worker: usize,
+        upto: u64,
+        lines: KeyedLines,
     },
     Done {
         worker: usize,

@@ -12,13 +12,13 @@ use super::messages::Update;
 /// so that the calling thread only merges (BENCHMARKS.md has the profiles).
 ///
 /// Sorts (key, index) pairs, not the 64-byte updates: the key packs the time (relative to
-/// the batch's first), the predicate's rank and [`stgflow_lang::value::Value::order_prefix`] of the first
+/// the batch's first), the predicate's rank and [`stgflow_lang::value::Value::order_prefix64`] of the first
 /// argument, so most comparisons are one integer comparison; `order` is scratch space.
 pub(super) fn in_output_order(
     updates: &mut Vec<Update>,
     rank: &[usize],
     first: u64,
-    order: &mut Vec<(u64, u32)>,
+    order: &mut Vec<(u128, u32)>,
     into: &mut Vec<Update>,
 ) {
     for (_, time, _) in updates.iter_mut() {
@@ -30,20 +30,29 @@ pub(super) fn in_output_order(
     // A key per update: the predicate's rank (an unknown one last, as `rank_of` has it)
     // and the first argument's order prefix, under `time_bits`; equal keys fall back to
     // the arguments.
-    let key = |((p, row), _, _): &Update, time_bits: u64| {
-        let prefix = row.first().map_or(0, |v| v.order_prefix());
-        let rank = rank_of(*p).min(0xFFFF) as u64;
-        time_bits | (rank << 32) | u64::from(prefix)
+    let key = |((p, row), _, _): &Update, time_bits: u128| {
+        let prefix = row.first().map_or(0, |v| v.order_prefix64());
+        let rank = rank_of(*p).min(0xFFFF) as u128;
+        time_bits | (rank << 64) | u128::from(prefix)
     };
-    let by_key = |updates: &[Update], order: &mut [(u64, u32)]| {
+    let by_key = |updates: &[Update], order: &mut [(u128, u32)]| {
         order.sort_unstable_by(|&(a, i), &(b, j)| {
             a.cmp(&b)
                 .then_with(|| updates[i as usize].0.1.cmp(&updates[j as usize].0.1))
         });
     };
-    if indexable && updates.windows(2).all(|w| w[0].1 <= w[1].1) {
-        // Already in time order (one operator's output, time point by time point): each
-        // time point is sorted on its own, in cache, and moved out before the next.
+    let in_time_order = |updates: &[Update]| updates.windows(2).all(|w| w[0].1 <= w[1].1);
+    if indexable && !in_time_order(updates) && updates.len() > 1 << 10 {
+        // Runs from several workers (output exchanged to this one), each in time order:
+        // a stable sort by time merges them in a few passes, moving each update once or
+        // twice, and each time point is then sorted on its own, in cache, as below (a
+        // sort of the whole batch reads the updates its comparisons fall back on all over
+        // memory).
+        updates.sort_by_key(|u| u.1);
+    }
+    if indexable && in_time_order(updates) {
+        // In time order (one operator's output, time point by time point): each time
+        // point is sorted on its own, in cache, and moved out before the next.
         let mut from = 0;
         while let Some(&(_, time, _)) = updates.get(from) {
             let to = from
@@ -66,7 +75,7 @@ pub(super) fn in_output_order(
                 updates
                     .iter()
                     .enumerate()
-                    .map(|(i, u)| (key(u, (u.1 - base) << 48), i as u32)),
+                    .map(|(i, u)| (key(u, u128::from(u.1 - base) << 80), i as u32)),
             );
             by_key(updates, order);
         } else {
@@ -92,10 +101,10 @@ pub(super) fn in_output_order(
 pub(super) fn merge_runs(runs: &mut [Vec<Update>], rank: &[usize], into: &mut Vec<Update>) {
     let rank_of = |p: u32| rank.get(p as usize).copied().unwrap_or(usize::MAX);
     let key = |((p, row), time, _): &Update| {
-        let prefix = row.first().map_or(0, |v| v.order_prefix());
+        let prefix = row.first().map_or(0, |v| v.order_prefix64());
         (
             *time,
-            (rank_of(*p).min(0xFFFF) as u64) << 32 | u64::from(prefix),
+            (rank_of(*p).min(0xFFFF) as u128) << 64 | u128::from(prefix),
         )
     };
     let busy: Vec<usize> = (0..runs.len()).filter(|&i| !runs[i].is_empty()).collect();
@@ -109,7 +118,8 @@ pub(super) fn merge_runs(runs: &mut [Vec<Update>], rank: &[usize], into: &mut Ve
     let start = into.len();
     let mut at = vec![0usize; runs.len()];
     // The head of each run with its key; the least is found by a scan (few workers).
-    let mut heads: Vec<(usize, (u64, u64))> = busy.iter().map(|&i| (i, key(&runs[i][0]))).collect();
+    let mut heads: Vec<(usize, (u64, u128))> =
+        busy.iter().map(|&i| (i, key(&runs[i][0]))).collect();
     while !heads.is_empty() {
         let mut best = 0;
         for h in 1..heads.len() {
@@ -149,7 +159,7 @@ pub(super) fn merge_runs(runs: &mut [Vec<Update>], rank: &[usize], into: &mut Ve
 /// Moves `updates` in `order` onto `into`, adding up equal ones and dropping those that
 /// cancel out (`into[start..]` is this batch's part).
 fn move_in_order(
-    order: &[(u64, u32)],
+    order: &[(u128, u32)],
     updates: &mut [Update],
     into: &mut Vec<Update>,
     start: usize,

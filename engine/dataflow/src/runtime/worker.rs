@@ -5,7 +5,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use crossbeam_channel::{Receiver, Sender};
-use differential_dataflow::AsCollection;
+use differential_dataflow::{AsCollection, Hashable};
 use stgflow_lang::ir::{PredId, Program};
 use stgflow_lang::value::Row;
 use timely::container::CapacityContainerBuilder;
@@ -16,7 +16,7 @@ use timely::dataflow::operators::vec::input::{Handle as InputHandle, Input};
 use timely::dataflow::operators::{Exchange, Probe};
 
 use stgflow_io::drive::Fed;
-use stgflow_io::sink::{Files, Sink};
+use stgflow_io::sink::{Files, Sink, Template};
 use stgflow_io::stream::blocks::{BlockSummary, RawBlock, parse_block};
 use stgflow_io::stream::{FactReader, InputFact};
 
@@ -51,6 +51,9 @@ pub(super) struct Setup {
     pub(super) files: Option<Files>,
     /// Profile the serving workers per component (`--stats`).
     pub(super) stats: bool,
+    /// Format the output on the workers of process 0, each its share of the facts (by
+    /// hash), as this sink does ([`Sink::keyed`]); else the calling thread formats it.
+    pub(super) formatter: Option<Template>,
 }
 
 /// Where a worker's output goes before it is captured.
@@ -62,15 +65,21 @@ enum Route {
     To(u64),
     /// Each predicate's to the worker of process 0 that writes its file, by predicate id.
     ByPredicate(Rc<Vec<u64>>),
+    /// Each fact's to the worker of process 0 that formats it, by the fact's hash over
+    /// that many workers (the same on every process).
+    ByFact(u64),
 }
 
 impl Route {
-    /// The worker the output of the predicate tagged `tag` goes to; `None`: this one.
-    fn target(&self, tag: u32) -> Option<u64> {
+    /// The worker the output fact `row` of the predicate tagged `tag` goes to; `None`:
+    /// this one.
+    fn target(&self, tag: u32, row: &Row) -> Option<u64> {
         match self {
             Route::Here => None,
             Route::To(target) => Some(*target),
             Route::ByPredicate(owner) => Some(owner.get(tag as usize).copied().unwrap_or(0)),
+            // Differential's hash, with its fixed seed: every process routes a fact alike.
+            Route::ByFact(workers) => Some((tag, row).hashed() % workers),
         }
     }
 }
@@ -120,6 +129,7 @@ pub(super) fn work(
         &probe,
         &captured,
         (route, setup.points, profile.is_some()),
+        (setup.formatter.is_some(), from_main.len()),
     );
     if serving {
         let _ = wakers[local].set(worker.sync_activator_for(address));
@@ -128,19 +138,21 @@ pub(super) fn work(
             from_main: &from_main[local],
             to_main,
         };
-        // This worker's files: those of the printed predicates it owns.
+        // This worker's files: those of the printed predicates it owns; or its lines.
         let files = setup.files.as_ref().map(|files| {
             files
                 .sink(std::io::sink(), program, |p| owner[p] == local as u64)
                 .map_err(|e| e.to_string())
         });
+        let files = files.or_else(|| setup.formatter.clone().map(|t| Ok(Sink::keyed(t))));
+        let keyed = setup.formatter.is_some();
         let fed = serve(
             worker,
             program,
             inputs,
             (&probe, &captured),
             &channels,
-            files,
+            (files, keyed),
         );
         let (operators, records) = &components;
         let times = profile.map_or_else(Vec::new, |p| p.per_component(worker, operators));
@@ -179,6 +191,7 @@ fn build(
     probe: &ProbeHandle<u64>,
     captured: &Rc<RefCell<Vec<Update>>>,
     (route, points, counting): (Route, bool, bool),
+    formatted: (bool, usize),
 ) -> (Vec<usize>, Components) {
     let predicates = program.predicates.len();
     let mut address = Vec::new();
@@ -204,14 +217,29 @@ fn build(
         }
         let printed = Rc::new(printed);
         let rendered = render(program, plan, facts, outputs, counting);
+        let mut derived = vec![false; predicates];
+        for rule in &program.rules {
+            derived[rule.head.pred] = true;
+        }
+        let (formatted, workers) = formatted;
         components = (rendered.operators, rendered.records);
         for out in rendered.outputs {
             let sink = captured.clone();
             match out {
                 Output::Predicate(tag, out) => {
-                    let route = route
-                        .target(tag)
-                        .map(|target| move |_: &(Row, u64, isize)| target);
+                    // Formatted on the workers, a fact's every change must reach the same
+                    // worker: a derived fact's come from the one worker whose share it is,
+                    // but an input fact's from whichever worker a batch went to.
+                    let route = match &route {
+                        Route::Here | Route::To(_) if formatted && !derived[tag as usize] => {
+                            Route::ByFact(workers as u64)
+                        }
+                        other => other.clone(),
+                    };
+                    let route = (!matches!(route, Route::Here)).then(|| {
+                        let route = route.clone();
+                        move |(row, _, _): &(Row, u64, isize)| route.target(tag, row).unwrap_or(0)
+                    });
                     capture(out.inner, route, move |data| {
                         sink.borrow_mut()
                             .extend(data.drain(..).map(|(row, t, r)| ((tag, row), t, r)));
@@ -221,8 +249,8 @@ fn build(
                     let printed = printed.clone();
                     let route = (!matches!(route, Route::Here)).then(|| {
                         let route = route.clone();
-                        move |((tag, _), _, _): &((u32, Row), u64, isize)| {
-                            route.target(*tag).unwrap_or(0)
+                        move |((tag, row), _, _): &((u32, Row), u64, isize)| {
+                            route.target(*tag, row).unwrap_or(0)
                         }
                     });
                     capture(out.inner, route, move |data| {
@@ -245,14 +273,15 @@ fn build(
 /// A serving worker's loop: each batch from the calling thread goes to the input handles
 /// (a batch's facts come to one worker, the others only advance), the worker steps until
 /// the output probe passes the batch's end, and its output before it goes back in output
-/// order, sorted here, on every worker, rather than on one thread for all.
+/// order, sorted here, on every worker, rather than on one thread for all — or, where its
+/// sink is `keyed`, as its lines formatted here ([`Sink::keyed`]); with files, to them.
 fn serve(
     worker: &mut timely::worker::Worker,
     program: &Program,
     mut inputs: Inputs,
     (probe, captured): (&ProbeHandle<u64>, &Rc<RefCell<Vec<Update>>>),
     channels: &Channels<'_>,
-    files: Option<Result<Sink<std::io::Sink>, String>>,
+    (files, keyed): (Option<Result<Sink<std::io::Sink>, String>>, bool),
 ) -> Fed {
     // A file that cannot be created or written stops the run (the calling thread reports
     // it); the worker goes on stepping, writing nothing more, until told to finish.
@@ -269,7 +298,7 @@ fn serve(
     let count = inputs.len();
     let mut now = 0u64;
     let rank = stgflow_io::sink::name_ranks(program);
-    let mut order: Vec<(u64, u32)> = Vec::new();
+    let mut order: Vec<(u128, u32)> = Vec::new();
     let mut reading = Reading::default();
     // A batch or the finish, taken from the channel while stepping (see below).
     let mut taken: Option<ToWorker> = None;
@@ -350,10 +379,17 @@ fn serve(
                 let _ = channels.to_main.send(FromWorker::Failed { error });
             }
         }
-        let output = FromWorker::Output {
-            worker: channels.local,
-            upto: advance_to,
-            updates: ready,
+        let output = match files.as_mut() {
+            Some(sink) if keyed => FromWorker::Lines {
+                worker: channels.local,
+                upto: advance_to,
+                lines: sink.take_keyed(),
+            },
+            _ => FromWorker::Output {
+                worker: channels.local,
+                upto: advance_to,
+                updates: ready,
+            },
         };
         if channels.to_main.send(output).is_err() || last {
             break;
