@@ -153,13 +153,14 @@ impl Context<'_> {
         let from = self.timeline_start.saturating_add(1);
         let mut found = Found::default();
         let start = self.timeline_start;
+        let mut entity = Vec::new();
         let mut collect = |pred: PredId, args: &[Value], time: u64| {
             if time < start || ahead.until.is_some_and(|u| time > u) {
                 return;
             }
             for (_, domain, rule) in rules.iter().filter(|(input, ..)| *input == pred) {
-                if let Some(entity) = rule.entity(args) {
-                    found.add((*domain, entity), time.min(from), rule.head.span);
+                if rule.entity_into(args, &mut entity) {
+                    found.add(*domain, &entity, time.min(from), rule.head.span);
                 }
             }
         };
@@ -192,23 +193,27 @@ impl Context<'_> {
 /// and where the rule that collects it is.
 type Entity = ((PredId, Vec<Value>), (u64, Span));
 
-/// The entities read ahead, each once, in the order first found.
+/// The entities read ahead, each once, in the order first found; by domain, then by the
+/// entity's values (looked up without copying them: most records name an entity seen
+/// before).
 #[derive(Default)]
 struct Found {
     entities: Vec<Entity>,
-    index: HashMap<(PredId, Vec<Value>), usize>,
+    index: HashMap<PredId, HashMap<Vec<Value>, usize>>,
 }
 
 impl Found {
-    fn add(&mut self, key: (PredId, Vec<Value>), time: u64, span: Span) {
-        match self.index.get(&key) {
+    fn add(&mut self, domain: PredId, entity: &[Value], time: u64, span: Span) {
+        let index = self.index.entry(domain).or_default();
+        match index.get(entity) {
             Some(&at) => {
                 let given = &mut self.entities[at].1.0;
                 *given = (*given).min(time);
             }
             None => {
-                self.index.insert(key.clone(), self.entities.len());
-                self.entities.push((key, (time, span)));
+                index.insert(entity.to_vec(), self.entities.len());
+                self.entities
+                    .push(((domain, entity.to_vec()), (time, span)));
             }
         }
     }

@@ -8,7 +8,7 @@
 
 use hashbrown::HashMap;
 use stgflow_io::stream::{Format, MAX_TIME, ReaderState, StreamError};
-use stgflow_lang::value::Value;
+use stgflow_lang::value::{Row, Value};
 
 /// How an RTEC record of a given name is laid out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,21 +63,34 @@ impl Format for RtecRecords {
         if trimmed.is_empty() || trimmed.starts_with(['#', '%']) {
             return Ok(());
         }
-        let mut fields = Vec::new();
+        // The fields, each trimmed, with the byte it starts at; no vector per line.
         let mut start = 0;
-        for part in text.split('|') {
-            fields.push((part.trim(), start));
+        let mut fields = text.split('|').map(|part| {
+            let at = start;
             start += part.len() + 1;
-        }
-        let (name, _) = fields[0];
+            (part.trim(), at)
+        });
+        let (name, _) = fields.next().unwrap_or(("", 0));
         let shape = self.shapes.get(name).copied().unwrap_or(RtecShape::Event);
-        let (times, value_at) = match shape {
-            RtecShape::Event => (1, None),
-            RtecShape::Point => (1, Some(3)),
-            RtecShape::Interval => (2, Some(4)),
+        let (times, value) = match shape {
+            RtecShape::Event => (1, false),
+            RtecShape::Point => (1, true),
+            RtecShape::Interval => (2, true),
         };
-        let needed = 2 + times + usize::from(value_at.is_some());
-        if name.is_empty() || fields.len() < needed {
+        let needed = 2 + times + usize::from(value);
+        // arrival, time, then the end time and the value where the shape has them.
+        let mut head = [("", 0usize); 4];
+        let mut got = 1;
+        for slot in head.iter_mut().take(needed - 1) {
+            match fields.next() {
+                Some(field) => {
+                    *slot = field;
+                    got += 1;
+                }
+                None => break,
+            }
+        }
+        if name.is_empty() || got < needed {
             let layout = match shape {
                 RtecShape::Event => "name|arrival|time|arg…",
                 RtecShape::Point => "name|arrival|time|value|arg…",
@@ -100,29 +113,28 @@ impl Format for RtecRecords {
                 )
             })
         };
-        number(state, fields[1], "arrival time")?;
-        let time = number(state, fields[2], "time")?;
-        let first_arg = 2 + times + usize::from(value_at.is_some());
-        let mut args: Vec<Value> = fields[first_arg..]
-            .iter()
-            .map(|(field, _)| Value::parse_loose(field))
-            .collect();
-        if let Some(at) = value_at {
-            args.push(Value::parse_loose(fields[at].0));
+        number(state, head[0], "arrival time")?;
+        let time = number(state, head[1], "time")?;
+        // Sized once: a row of more than two values is on the heap, and grown value by
+        // value it would be allocated twice.
+        let fields_in_all = text.bytes().filter(|&b| b == b'|').count() + 1;
+        let mut args = Row::with_capacity(fields_in_all - needed + usize::from(value));
+        args.extend(fields.map(|(field, _)| Value::parse_loose(field)));
+        if value {
+            args.push(Value::parse_loose(head[needed - 2].0));
         }
-        let name = name.to_owned();
         if shape != RtecShape::Interval {
-            return state.accept(text, &name, args, time, fields[2].1);
+            return state.accept(text, name, args, time, head[1].1);
         }
-        let end = number(state, fields[3], "end time")?;
-        let Some(first) = state.advance(text, time, fields[2].1, 1)? else {
+        let end = number(state, head[2], "end time")?;
+        let Some(first) = state.advance(text, time, head[1].1, 1)? else {
             return Ok(());
         };
-        let last = state.scaled(text, end.min(MAX_TIME), fields[3].1)?;
+        let last = state.scaled(text, end.min(MAX_TIME), head[2].1)?;
         if last <= first {
             return Ok(());
         }
-        state.queue(text, 0, &name, args, first, last)
+        state.queue(text, 0, name, args, first, last)
     }
 }
 

@@ -58,36 +58,53 @@ impl DomainRule {
         &self.source.predicate.name
     }
 
-    /// The domain entity that an input fact of [`DomainRule::input`] with `args` (its
-    /// time left out) adds, if it matches the source's constants and repeated variables.
-    pub fn entity(&self, args: &[Value]) -> Option<Vec<Value>> {
-        let (_, pattern) = self.source.args.split_last()?;
+    /// [`DomainRule::entity`] into `out` (emptied first): whether the fact adds one.
+    pub fn entity_into(&self, args: &[Value], out: &mut Vec<Value>) -> bool {
+        out.clear();
+        let Some((_, pattern)) = self.source.args.split_last() else {
+            return false;
+        };
+        let Some((_, head)) = self.head.args.split_last() else {
+            return false;
+        };
         if pattern.len() != args.len() {
-            return None;
+            return false;
         }
-        let mut bound: Vec<(&str, Value)> = Vec::new();
+        let bound = |name: &str| {
+            pattern
+                .iter()
+                .zip(args)
+                .find(|(expr, _)| matches!(expr, ast::Expr::Var(v) if v.name == name))
+                .map(|(_, value)| *value)
+        };
         for (expr, value) in pattern.iter().zip(args) {
             match expr {
                 ast::Expr::Const(c, _) if c == value => {}
                 ast::Expr::Var(name) if name.name == "_" => {}
-                ast::Expr::Var(name) => match bound.iter().find(|(n, _)| *n == name.name) {
-                    Some((_, v)) if v != value => return None,
-                    Some(_) => {}
-                    None => bound.push((&name.name, *value)),
-                },
-                _ => return None,
+                // A variable given twice must be given the same value.
+                ast::Expr::Var(name) if bound(&name.name) == Some(*value) => {}
+                _ => return false,
             }
         }
-        let (_, head) = self.head.args.split_last()?;
-        head.iter()
-            .map(|expr| match expr {
-                ast::Expr::Const(c, _) => Some(*c),
-                ast::Expr::Var(name) => {
-                    bound.iter().find(|(n, _)| *n == name.name).map(|(_, v)| *v)
-                }
-                ast::Expr::Binary(..) => None,
-            })
-            .collect()
+        for expr in head {
+            match expr {
+                ast::Expr::Const(c, _) => out.push(*c),
+                ast::Expr::Var(name) if name.name == "_" => return false,
+                ast::Expr::Var(name) => match bound(&name.name) {
+                    Some(value) => out.push(value),
+                    None => return false,
+                },
+                ast::Expr::Binary(..) => return false,
+            }
+        }
+        true
+    }
+
+    /// The domain entity that an input fact of [`DomainRule::input`] with `args` (its
+    /// time left out) adds, if it matches the source's constants and repeated variables.
+    pub fn entity(&self, args: &[Value]) -> Option<Vec<Value>> {
+        let mut entity = Vec::new();
+        self.entity_into(args, &mut entity).then_some(entity)
     }
 }
 
