@@ -115,6 +115,42 @@ pub fn run_printing(
     engine: &Engine,
     all: bool,
 ) -> Result<BTreeSet<String>, String> {
+    let text = run_in(
+        program_text,
+        stream_text,
+        timeline,
+        engine,
+        (all, Mode::Points),
+    )?;
+    Ok(text.lines().map(str::to_owned).collect())
+}
+
+/// The bytes `engine` writes for every predicate of `program_text` over `stream_text`
+/// in `mode` (exactly as written: order and repetitions count).
+pub fn output_bytes(
+    program_text: &str,
+    stream_text: &str,
+    engine: &Engine,
+    mode: Mode,
+) -> Result<String, String> {
+    run_in(
+        program_text,
+        stream_text,
+        Timeline::default(),
+        engine,
+        (true, mode),
+    )
+}
+
+/// What `engine` writes for TD program and stream text in `mode`, printing every
+/// predicate (`all`) or the program's own output predicates.
+fn run_in(
+    program_text: &str,
+    stream_text: &str,
+    timeline: Timeline,
+    engine: &Engine,
+    (all, mode): (bool, Mode),
+) -> Result<String, String> {
     let compiled = compile_str("generated.tdl", program_text);
     if compiled.has_errors() {
         return Err(compiled.render_diagnostics(false));
@@ -130,43 +166,7 @@ pub fn run_printing(
         std::sync::Arc::new(Td),
         Schema::new(&program),
     );
-    evaluate(&program, analysis, Box::new(reader), timeline, engine)
-}
-
-/// The bytes `engine` writes for every predicate of `program_text` over `stream_text`
-/// in `mode` (exactly as written: order and repetitions count).
-pub fn output_bytes(
-    program_text: &str,
-    stream_text: &str,
-    engine: &Engine,
-    mode: Mode,
-) -> Result<String, String> {
-    let compiled = compile_str("generated.tdl", program_text);
-    if compiled.has_errors() {
-        return Err(compiled.render_diagnostics(false));
-    }
-    let mut program = compiled.program.clone();
-    program.outputs = Some((0..program.predicates.len()).collect());
-    let analysis = compiled.analysis.as_ref().ok_or("no analysis")?;
-    let reader = FactReader::new(
-        stream_text.as_bytes(),
-        "stream",
-        std::sync::Arc::new(Td),
-        Schema::new(&program),
-    );
-    let mut sources: Vec<Box<dyn FactSource + '_>> =
-        vec![Box::new(ProgramFacts::new(&program)), Box::new(reader)];
-    let mut sink = Sink::new(Vec::new(), mode, &program);
-    stgflow_engine::run(
-        &program,
-        analysis,
-        &mut sources,
-        Timeline::default(),
-        engine,
-        &mut sink,
-    )
-    .map_err(|e| e.to_string())?;
-    String::from_utf8(sink.into_inner()).map_err(|e| e.to_string())
+    written(&program, analysis, Box::new(reader), timeline, engine, mode)
 }
 
 /// Runs `engine` on a compiled program over `stream` (and the program's own facts) in
@@ -179,11 +179,24 @@ pub fn evaluate<'a>(
     timeline: Timeline,
     engine: &Engine,
 ) -> Result<BTreeSet<String>, String> {
+    let text = written(program, analysis, stream, timeline, engine, Mode::Points)?;
+    Ok(text.lines().map(str::to_owned).collect())
+}
+
+/// What `engine` writes in `mode` for a compiled program over `stream` and the program's
+/// own facts.
+fn written<'a>(
+    program: &'a Program,
+    analysis: &Analysis,
+    stream: Box<dyn FactSource + 'a>,
+    timeline: Timeline,
+    engine: &Engine,
+    mode: Mode,
+) -> Result<String, String> {
     let mut sources: Vec<Box<dyn FactSource + 'a>> =
         vec![Box::new(ProgramFacts::new(program)), stream];
-    let mut sink = Sink::new(Vec::new(), Mode::Points, program);
+    let mut sink = Sink::new(Vec::new(), mode, program);
     stgflow_engine::run(program, analysis, &mut sources, timeline, engine, &mut sink)
         .map_err(|e| e.to_string())?;
-    let text = String::from_utf8(sink.into_inner()).map_err(|e| e.to_string())?;
-    Ok(text.lines().map(str::to_owned).collect())
+    String::from_utf8(sink.into_inner()).map_err(|e| e.to_string())
 }

@@ -289,27 +289,11 @@ impl Sink<io::Sink> {
     /// each line with its key ([`Sink::take_keyed`]) instead of writing it; the end of the
     /// output ([`Sink::finish`]) comes at time point [`u64::MAX`].
     pub fn keyed(template: Template) -> Sink<io::Sink> {
-        Sink {
-            out: io::sink(),
-            mode: template.mode,
-            names: template.names,
-            rank: template.rank,
-            holding: HashMap::new(),
-            last_time: None,
-            flush_each: false,
-            time_scale: template.time_scale,
-            line: Vec::new(),
-            snapshot: BTreeMap::new(),
-            snapshot_atom: Vec::new(),
-            encoding: Encoding::Td,
-            files: Vec::new(),
-            recognitions: None,
-            recognised: None,
-            printed: Vec::new(),
-            print_from: None,
-            keyed: Some((KeyedLines::default(), 0)),
-            keys: template.keys,
-        }
+        let mut sink = Sink::with_names(io::sink(), template.mode, template.names, template.rank);
+        sink.time_scale = template.time_scale;
+        sink.keyed = Some((KeyedLines::default(), 0));
+        sink.keys = template.keys;
+        sink
     }
 }
 
@@ -365,7 +349,11 @@ impl<W: Write> Sink<W> {
 
     pub fn new(out: W, mode: Mode, program: &Program) -> Sink<W> {
         let names: Vec<String> = program.predicates.iter().map(|p| p.name.clone()).collect();
-        let rank = name_ranks(program);
+        Sink::with_names(out, mode, names, name_ranks(program))
+    }
+
+    /// A sink of `mode` to `out` for the predicates `names`, ranked by `rank`.
+    fn with_names(out: W, mode: Mode, names: Vec<String>, rank: Vec<usize>) -> Sink<W> {
         Sink {
             out,
             mode,

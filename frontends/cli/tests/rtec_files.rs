@@ -44,30 +44,52 @@ fn recognitions(text: &str, end: u64) -> Recognitions {
     pairs
 }
 
-/// Runs `stgflow run FILES… --mode rtec -q` (paths under `../shared/data/rtec/APP`, or
-/// the repository's where they start with `datasets/`); our recognitions and RTEC's,
-/// both clipped to RTEC's window (0, `end`].
-fn rtec_app(app: &str, files: &[&str], more: &[&str], end: u64) -> (Recognitions, Recognitions) {
+/// `files` under `../shared/data/rtec/APP`, or the repository's where they start with
+/// `datasets/`.
+fn paths(app: &str, files: &[&str]) -> Vec<std::path::PathBuf> {
     let dir = root().join("../shared/data/rtec").join(app);
-    let output = stgflow()
-        .arg("run")
-        .args(files.iter().map(|f| {
+    files
+        .iter()
+        .map(|f| {
             if f.starts_with("datasets/") {
                 root().join(f)
             } else {
                 dir.join(f)
             }
-        }))
+        })
+        .collect()
+}
+
+/// Runs `stgflow run FILES… --mode rtec -q MORE`: our recognitions and RTEC's own (the
+/// file `expected`), both clipped to RTEC's window (0, `end`].
+fn compared(
+    files: &[std::path::PathBuf],
+    more: &[&str],
+    expected: &std::path::Path,
+    end: u64,
+) -> (Recognitions, Recognitions) {
+    let output = stgflow()
+        .arg("run")
+        .args(files)
         .args(["--mode", "rtec", "-q"])
         .args(more)
         .output()
         .unwrap_or_else(|e| panic!("{e}"));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{app}: {stderr}");
+    assert!(output.status.success(), "{files:?}: {stderr}");
     let ours = recognitions(&String::from_utf8_lossy(&output.stdout), end);
-    let expected = std::fs::read_to_string(dir.join("rtec/rtec-recognised-intervals.txt"))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let expected = std::fs::read_to_string(expected).unwrap_or_else(|e| panic!("{e}"));
     (ours, recognitions(&expected, end))
+}
+
+/// RTEC's files of an application over its data (`files`, see [`paths`]): ours and RTEC's
+/// recognitions (`../shared/data/rtec/APP/rtec/rtec-recognised-intervals.txt`).
+fn rtec_app(app: &str, files: &[&str], more: &[&str], end: u64) -> (Recognitions, Recognitions) {
+    let expected = root()
+        .join("../shared/data/rtec")
+        .join(app)
+        .join("rtec/rtec-recognised-intervals.txt");
+    compared(&paths(app, files), more, &expected, end)
 }
 
 #[test]
@@ -135,34 +157,19 @@ fn rtec_excerpt(
     end: u64,
 ) -> (Recognitions, Recognitions) {
     let excerpt = root().join("datasets/ec").join(app);
-    let mut streams: Vec<String> = std::fs::read_dir(&excerpt)
+    let mut streams: Vec<std::path::PathBuf> = std::fs::read_dir(&excerpt)
         .unwrap_or_else(|e| panic!("{e}"))
         .filter_map(|entry| entry.ok().map(|e| e.path()))
         .filter(|path| path.extension().is_some_and(|x| x == "csv"))
-        .map(|path| path.to_string_lossy().into_owned())
         .collect();
     streams.sort();
-    let description = root().join("../shared/data/rtec").join(app);
-    let output = stgflow()
-        .arg("run")
-        .args(files.iter().map(|f| {
-            if f.starts_with("datasets/") {
-                root().join(f)
-            } else {
-                description.join(f)
-            }
-        }))
-        .args(&streams)
-        .args(["--mode", "rtec", "-q"])
-        .args(more)
-        .output()
-        .unwrap_or_else(|e| panic!("{e}"));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{app}: {stderr}");
-    let ours = recognitions(&String::from_utf8_lossy(&output.stdout), end);
-    let expected = std::fs::read_to_string(excerpt.join("rtec-recognised-intervals.txt"))
-        .unwrap_or_else(|e| panic!("{e}"));
-    (ours, recognitions(&expected, end))
+    let files = [paths(app, files), streams].concat();
+    compared(
+        &files,
+        more,
+        &excerpt.join("rtec-recognised-intervals.txt"),
+        end,
+    )
 }
 
 /// The excerpts of CAVIAR (frames up to 27960), CTM (time < 2000, the 100 buses) and
