@@ -121,6 +121,21 @@ pub fn run<W: Write>(
 ) -> Result<RunSummary, RunError> {
     // Every process decides alike from the options: the dataflow's shape depends on it.
     let diff_here = !options.diff_on_workers && !options.read_on_workers;
+    // Reading on the workers takes the sources that come in blocks (files in a format that
+    // reads in blocks); the others are read on the calling thread with them. Every
+    // process takes them alike (the same arguments): in a cluster each reads its own.
+    let raws: Option<Vec<_>> =
+        (options.read_on_workers && !options.live && program.input_sequences.is_empty())
+            .then(|| {
+                sources
+                    .iter_mut()
+                    .map(|s| s.raw_blocks())
+                    .collect::<Vec<_>>()
+            })
+            .filter(|raws| raws.iter().any(Option::is_some));
+    let processes = options.cluster.processes.max(1);
+    let local_workers = options.cluster.workers.max(1);
+    let remote_reading = processes > 1 && raws.is_some();
     let setup = Arc::new(Setup {
         program: program.clone(),
         plan: plan(program, analysis, options.lower),
@@ -131,6 +146,7 @@ pub fn run<W: Write>(
         formatter: (options.format_on_workers && options.files.is_none())
             .then(|| sink.template(options.cluster.workers.max(1) > 1))
             .flatten(),
+        remote_reading,
     });
     let labels: Vec<String> = setup
         .plan
@@ -155,6 +171,11 @@ pub fn run<W: Write>(
         .cluster
         .execute(move |worker| work(worker, &setup, &from_main, &to_main, &woken))?;
     if options.cluster.process != 0 {
+        if let (true, Some(raws)) = (remote_reading, raws) {
+            let first = options.cluster.process * local_workers;
+            let cluster = (processes * local_workers, first);
+            reading::serve_blocks(raws, &to_workers, &from_workers, &wakers, cluster);
+        }
         drop(to_workers);
         return join(guards).map(|()| RunSummary::default());
     }
@@ -167,18 +188,8 @@ pub fn run<W: Write>(
         stgflow_io::sink::name_ranks(program),
         diff_here,
     )
-    .waking(wakers);
-    // Reading on the workers takes the sources that come in blocks (files in a format that
-    // reads in blocks); the others are read on this thread with them.
-    let raws: Option<Vec<_>> =
-        (options.read_on_workers && !options.live && program.input_sequences.is_empty())
-            .then(|| {
-                sources
-                    .iter_mut()
-                    .map(|s| s.raw_blocks())
-                    .collect::<Vec<_>>()
-            })
-            .filter(|raws| raws.iter().any(Option::is_some));
+    .waking(wakers.clone())
+    .remote(remote_reading.then_some(processes * local_workers));
     let result = match raws {
         Some(raws) => reading::read_on_workers(sources, raws, timeline, &mut feeder)
             .map(|read| (read.fed, Some(read.skipped))),

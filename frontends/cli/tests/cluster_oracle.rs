@@ -1,10 +1,11 @@
 //! The dataflow engine on loopback clusters against the reference, on generated programs
 //! and streams (`stgflow_tests::generate`): 2 processes of 1 worker and 3 processes of 2
-//! workers print byte for byte what the reference prints. No process reads but process 0,
-//! whose workers feed the dataflow; with 3 processes the facts are diffed after an
-//! exchange by hash on every worker of every process (`--diff-on-workers`); with 2 × 2
-//! and 3 × 2 process 0's workers parse the file's blocks themselves (`--read-on-workers`). Each
-//! worker's output comes back to process 0.
+//! workers print byte for byte what the reference prints. Process 0 reads, and its
+//! workers feed the dataflow; with 3 processes the facts are diffed after an exchange by
+//! hash on every worker of every process (`--diff-on-workers`); with 2 × 2 and 3 × 2
+//! every process cuts its own copy of the file into blocks and its workers parse those
+//! process 0 gives them and introduce their facts (`--read-on-workers`). Each worker's
+//! output comes back to process 0.
 
 mod common;
 

@@ -738,6 +738,30 @@ fn an_error_deep_in_a_file_read_on_the_workers_is_the_sequential_error() {
                 "{case:?} on {workers} worker(s)"
             );
         }
+        // Two processes, each reading its own blocks of the files: process 0 prints the
+        // same, stops at the same error, and counts every process's facts.
+        let args: Vec<String> = ["run", DEVICE_SAFETY]
+            .iter()
+            .chain(case)
+            .chain(&["--read-on-workers", "--block-bytes", "4096"])
+            .map(|a| (*a).to_owned())
+            .collect();
+        let cluster = common::run_cluster(&root(), &args, 2, 2);
+        let actual = &cluster[0];
+        assert_eq!(
+            (actual.status.code(), &actual.stdout),
+            (expected.status.code(), &expected.stdout),
+            "{case:?} on 2 processes: exit status or stdout"
+        );
+        let stderr = |o: &Output| {
+            let varies = ["wall time", "CPU time", "peak RSS", "input rate", " %  "];
+            String::from_utf8_lossy(&o.stderr)
+                .lines()
+                .filter(|l| !varies.iter().any(|v| l.contains(v)))
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(stderr(actual), stderr(&expected), "{case:?} on 2 processes");
     }
     let failed = run(&[&a, &b, "--read-on-workers", "-w", "2"]);
     let message = String::from_utf8_lossy(&failed.stderr);

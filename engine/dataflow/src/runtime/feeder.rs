@@ -14,7 +14,7 @@ use stgflow_io::stream::blocks::BlockSummary;
 use stgflow_lang::ir::PredId;
 use stgflow_lang::value::Row;
 
-use super::messages::{Change, FromWorker, SPARE_BUFFERS, ToWorker, Update};
+use super::messages::{Change, Control, FromWorker, SPARE_BUFFERS, ToWorker, Update};
 use super::order::merge_runs;
 use crate::operators::points::PointDiff;
 
@@ -115,12 +115,16 @@ pub(super) struct Feeder<'a, W: Write> {
     pub(super) component_records: Vec<u64>,
     /// What wakes each worker (see [`super::worker::Wakers`]).
     wakers: std::sync::Arc<super::worker::Wakers>,
-    /// Block summaries from the workers not taken yet (see [`Feeder::next_parsed`]).
-    parsed: VecDeque<(usize, u64, BlockSummary)>,
+    /// Block summaries from the workers not taken yet (see [`Feeder::next_parsed`]), each
+    /// with whether to read the block again here.
+    parsed: VecDeque<(usize, u64, BlockSummary, bool)>,
     /// Whether a stop request has flushed the sink (see [`Feeder::flush_on_stop`]).
     flushed_on_stop: bool,
     /// Whether the input has ended without an error (see [`Feeder::finish`]).
     ended: bool,
+    /// Where every process reads its own blocks of the input: the workers of the whole
+    /// cluster, those of the other processes told through worker 0 ([`Control`]).
+    remote: Option<usize>,
 }
 
 impl<'a, W: Write> Feeder<'a, W> {
@@ -172,6 +176,7 @@ impl<'a, W: Write> Feeder<'a, W> {
             wakers: std::sync::Arc::default(),
             flushed_on_stop: false,
             ended: false,
+            remote: None,
         }
     }
 
@@ -218,7 +223,11 @@ impl<'a, W: Write> Feeder<'a, W> {
             if self.send(&channel, message).is_err() {
                 return Err(RunError::Cluster(format!("worker {worker} stopped")));
             }
+            if self.remote.is_some() {
+                self.wake(worker);
+            }
         }
+        self.relay_advance(false)?;
         if self.live {
             self.wait_for(self.advance_to)?;
         } else {
@@ -322,13 +331,16 @@ impl<'a, W: Write> Feeder<'a, W> {
                 source,
                 seq,
                 summary,
+                again,
             } => {
-                self.parsed.push_back((source, seq, summary));
+                self.parsed.push_back((source, seq, summary, again));
                 return Ok(());
             }
             FromWorker::Failed { error } => {
                 return Err(RunError::Output(std::io::Error::other(error)));
             }
+            FromWorker::ReadFailed { error } => return Err(RunError::Cluster(error)),
+            FromWorker::NeedBlock { .. } => return Ok(()),
         };
         // Each worker sends its output of each batch once, in output order; a batch's
         // output is merged once every worker has sent its share of it.
@@ -432,19 +444,107 @@ impl<'a, W: Write> Feeder<'a, W> {
         Feeder { wakers, ..self }
     }
 
-    /// The workers of this process.
+    /// The workers that read: this process's, or the whole cluster's where every
+    /// process reads its own blocks ([`Feeder::remote`]).
     pub(super) fn workers(&self) -> usize {
-        self.to_workers.len()
+        self.remote.unwrap_or(self.to_workers.len())
     }
 
-    /// Sends `message` to the worker of local index `worker`.
+    /// The feeder of process 0 where every process reads its own blocks: `workers` in the
+    /// cluster, those past this process's told through its worker 0.
+    pub(super) fn remote(self, workers: Option<usize>) -> Self {
+        Feeder {
+            remote: workers,
+            ..self
+        }
+    }
+
+    /// Whether every process reads its own blocks ([`Feeder::remote`]).
+    pub(super) fn remote_reading(&self) -> bool {
+        self.remote.is_some()
+    }
+
+    /// Wakes the worker of local index `worker`, if it has not ended.
+    fn wake(&self, worker: usize) {
+        if let Some(waker) = self.wakers.get(worker).and_then(|w| w.get()) {
+            let _ = waker.activate();
+        }
+    }
+
+    /// Sends `message` to the worker of index `worker`: a worker of this process, or one
+    /// of another (then a parse names its block by its checksum, for that process cuts
+    /// its own copy of the file, and facts read again here go in on worker 0 instead).
     pub(super) fn send_to(&mut self, worker: usize, message: ToWorker) -> Result<(), RunError> {
+        if worker >= self.to_workers.len() {
+            return match message {
+                ToWorker::Parse {
+                    source, seq, block, ..
+                } => self.relay(
+                    worker,
+                    Control::Parse {
+                        source,
+                        seq,
+                        checksum: block.checksum(),
+                    },
+                ),
+                ToWorker::Commit {
+                    source,
+                    seq,
+                    facts,
+                    bounds,
+                } => {
+                    let keep = facts.is_none();
+                    self.relay(
+                        worker,
+                        Control::Commit {
+                            source,
+                            seq,
+                            keep,
+                            bounds,
+                        },
+                    )?;
+                    match facts {
+                        Some(facts) if !facts.is_empty() => self.send_to(
+                            0,
+                            ToWorker::Commit {
+                                source,
+                                seq,
+                                facts: Some(facts),
+                                bounds,
+                            },
+                        ),
+                        _ => Ok(()),
+                    }
+                }
+                _ => Ok(()),
+            };
+        }
         let channel = self.to_workers[worker].clone();
         self.send(&channel, message)
             .map_err(|()| RunError::Cluster(format!("worker {worker} stopped")))?;
-        if let Some(waker) = self.wakers.get(worker).and_then(|w| w.get()) {
-            // A worker that has ended needs no waking.
-            let _ = waker.activate();
+        self.wake(worker);
+        Ok(())
+    }
+
+    /// Sends `control` to the worker of index `target` of another process, through
+    /// worker 0's control dataflow.
+    fn relay(&mut self, target: usize, control: Control) -> Result<(), RunError> {
+        let channel = self.to_workers[0].clone();
+        self.send(&channel, ToWorker::Relay { target, control })
+            .map_err(|()| RunError::Cluster("worker 0 stopped".to_owned()))?;
+        self.wake(0);
+        Ok(())
+    }
+
+    /// Tells the workers of the other processes that read their own blocks to advance to
+    /// where this process's do (and, `finish`, to close their input).
+    fn relay_advance(&mut self, finish: bool) -> Result<(), RunError> {
+        let Some(all) = self.remote else {
+            return Ok(());
+        };
+        for target in self.to_workers.len()..all {
+            let to = self.advance_to;
+            self.relay(target, Control::Advance { to, finish })?;
         }
         Ok(())
     }
@@ -464,8 +564,9 @@ impl<'a, W: Write> Feeder<'a, W> {
         self.send_batch()
     }
 
-    /// The next block summary a worker sends, taking in the output that comes before it.
-    pub(super) fn next_parsed(&mut self) -> Result<(usize, u64, BlockSummary), RunError> {
+    /// The next block summary a worker sends (and whether to read its block again here),
+    /// taking in the output that comes before it.
+    pub(super) fn next_parsed(&mut self) -> Result<(usize, u64, BlockSummary, bool), RunError> {
         loop {
             if let Some(parsed) = self.parsed.pop_front() {
                 return Ok(parsed);
@@ -492,16 +593,22 @@ impl<'a, W: Write> Feeder<'a, W> {
             self.live = live;
             sent?;
         }
+        if !self.to_workers.is_empty() {
+            self.relay_advance(true)?;
+        }
         let channels = std::mem::take(&mut self.to_workers);
         if channels.is_empty() {
             return Ok(());
         }
-        for channel in &channels {
+        for (worker, channel) in channels.iter().enumerate() {
             let finish = ToWorker::Finish {
                 advance_to: self.advance_to,
                 first: self.first.unwrap_or(0),
             };
             let _ = self.send(channel, finish);
+            if self.remote.is_some() {
+                self.wake(worker);
+            }
         }
         while self.done < channels.len() {
             match self.next_message() {

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use stgflow_io::drive::Fed;
 use stgflow_io::sink::KeyedLines;
-use stgflow_io::stream::blocks::{BlockSummary, RawBlock};
+use stgflow_io::stream::blocks::{BlockSummary, RawBlock, SentSummary};
 use stgflow_io::stream::{FactReader, InputFact};
 use stgflow_lang::value::Row;
 
@@ -23,6 +23,42 @@ pub(super) const IN_FLIGHT: usize = 4;
 /// filled), so that none is dropped and allocated afresh (fresh pages are zeroed on first
 /// touch).
 pub(super) const SPARE_BUFFERS: usize = IN_FLIGHT + 2;
+
+/// What the workers of different processes tell each other when every process reads
+/// its own blocks of the input ([`super::reading`]), through the control dataflow: from
+/// the calling thread of process 0 by way of its worker 0 ([`ToWorker::Relay`]) to a
+/// worker of another process, and back to worker 0.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub(super) enum Control {
+    /// Parse block `seq` of source `source`, which the worker's own process cuts from its
+    /// own copy of the file; the bytes must hash to `checksum` (the same file).
+    Parse {
+        source: usize,
+        seq: u64,
+        checksum: u64,
+    },
+    /// Introduce that block's facts in `bounds` (see [`ToWorker::Commit`]), or drop them
+    /// (`keep` false: the block was read again on process 0, or not at all).
+    Commit {
+        source: usize,
+        seq: u64,
+        keep: bool,
+        bounds: (u64, Option<u64>),
+    },
+    /// Advance the input to `to`; `finish`: and close it.
+    Advance { to: u64, finish: bool },
+    /// To worker 0: what the block held.
+    Parsed {
+        source: usize,
+        seq: u64,
+        summary: SentSummary,
+    },
+    /// To worker 0: a worker of another process could not read its block.
+    Failed { error: String },
+    /// To worker 0, told to finish: the input facts a worker of another process
+    /// introduced and dropped.
+    Done { input_facts: u64, dropped: u64 },
+}
 
 pub(super) enum ToWorker {
     Feed {
@@ -56,6 +92,21 @@ pub(super) enum ToWorker {
         facts: Option<Vec<InputFact>>,
         bounds: (u64, Option<u64>),
     },
+    /// To worker 0 of process 0: send `control` to the worker of global index `target`
+    /// (of another process) through the control dataflow.
+    Relay {
+        target: usize,
+        control: Control,
+    },
+    /// To a worker of another process than 0, from its own calling thread: block `seq` of
+    /// source `source`, as that process cuts its copy of the file (`None`: it has no such
+    /// block), and how to parse it.
+    Block {
+        source: usize,
+        seq: u64,
+        block: Result<RawBlock, String>,
+        like: Arc<FactReader<std::io::Empty>>,
+    },
 }
 
 pub(super) enum FromWorker {
@@ -84,12 +135,25 @@ pub(super) enum FromWorker {
         /// With `--stats`: the updates each component output on this worker.
         records: Vec<u64>,
     },
-    /// What a block said when parsed on its own ([`ToWorker::Parse`]).
+    /// What a block said when parsed on its own ([`ToWorker::Parse`]); `again`: read it
+    /// again on the calling thread (a worker of another process had an error in it and
+    /// sent only that it had one).
     Parsed {
         source: usize,
         seq: u64,
         summary: BlockSummary,
+        again: bool,
+    },
+    /// From a worker of another process than 0 to its calling thread: it needs block
+    /// `seq` of source `source` ([`ToWorker::Block`]).
+    NeedBlock {
+        worker: usize,
+        source: usize,
+        seq: u64,
     },
     /// A worker could not create or write its output files.
     Failed { error: String },
+    /// A worker of another process could not read a block of the input (see
+    /// [`Control::Failed`]).
+    ReadFailed { error: String },
 }

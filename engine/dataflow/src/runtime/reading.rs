@@ -30,8 +30,12 @@ use stgflow_io::interrupt;
 use stgflow_io::stream::blocks::{BlockOrder, BlockSummary, RawBlock, RawBlocks, Taken};
 use stgflow_io::stream::{InputFact, SkipCounts, StreamError};
 
+use crossbeam_channel::{Receiver, Sender};
+use hashbrown::HashMap;
+
 use super::feeder::Feeder;
-use super::messages::ToWorker;
+use super::messages::{FromWorker, ToWorker};
+use super::worker::Wakers;
 
 /// Most blocks out to each worker (parsed or being parsed) and not taken back yet.
 const BLOCKS_PER_WORKER: usize = 2;
@@ -75,7 +79,8 @@ struct Out {
     seq: u64,
     block: RawBlock,
     worker: usize,
-    summary: Option<BlockSummary>,
+    /// The block's summary once it is back, and whether to read it again here.
+    summary: Option<(BlockSummary, bool)>,
 }
 
 #[derive(Debug)]
@@ -212,11 +217,15 @@ struct Start<'r, 's> {
 /// Reads a file's blocks here up to its first fact (and the rest of that line).
 fn first_block<'r, 's>(mut raw: RawBlocks) -> Result<Start<'r, 's>, RunError> {
     let mut order = BlockOrder::default();
+    // Blocks are numbered as the file is cut, these first ones too: every process that
+    // cuts its copy of the file numbers them alike.
+    let mut cut = 0;
     let (facts, rest, state) = loop {
         let block = match raw.next() {
             None => break (Vec::new(), None, State::Ended),
             Some(block) => block.map_err(stream_error)?,
         };
+        cut += 1;
         let taken = order.take_until(raw.like(), &block, |_| true);
         if let Some(error) = taken.error {
             return Err(stream_error(error));
@@ -229,7 +238,7 @@ fn first_block<'r, 's>(mut raw: RawBlocks) -> Result<Start<'r, 's>, RunError> {
         raw,
         order,
         out: VecDeque::new(),
-        next_seq: 0,
+        next_seq: cut,
         exhausted: matches!(state, State::Ended),
         read_error: None,
     };
@@ -301,10 +310,10 @@ impl<'s> Reading<'_, 's> {
                 continue;
             }
             idle = 0;
-            let (source, seq, summary) = feeder.next_parsed()?;
+            let (source, seq, summary, again) = feeder.next_parsed()?;
             if let Some(Kind::Blocks(blocks)) = self.sources.get_mut(source).map(|s| &mut s.kind) {
                 if let Some(out) = blocks.out.iter_mut().find(|out| out.seq == seq) {
-                    out.summary = Some(summary);
+                    out.summary = Some((summary, again));
                 }
             }
         }
@@ -444,7 +453,8 @@ impl<'s> Reading<'_, 's> {
                 return Ok(true);
             }
             let like = blocks.raw.like().clone();
-            let cut = summary.last.is_some_and(|last| bounds.after(last));
+            let (summary, again) = summary;
+            let cut = again || summary.last.is_some_and(|last| bounds.after(last));
             let taken = if cut {
                 blocks
                     .order
@@ -562,9 +572,15 @@ impl<'s> Reading<'_, 's> {
                     blocks.read_error = Some(error);
                 }
                 Some(Ok(block)) => {
-                    let worker = self.next_worker;
-                    self.next_worker = (worker + 1) % feeder.workers().max(1);
                     let seq = blocks.next_seq;
+                    let worker = if feeder.remote_reading() {
+                        // Every process knows which of its copy's blocks it will be asked for.
+                        owner(index, seq, feeder.workers())
+                    } else {
+                        let worker = self.next_worker;
+                        self.next_worker = (worker + 1) % feeder.workers().max(1);
+                        worker
+                    };
                     blocks.next_seq += 1;
                     let parse = ToWorker::Parse {
                         source: index,
@@ -635,6 +651,89 @@ impl<'s> Reading<'_, 's> {
                 .then_some(End::Done),
         }
     }
+}
+
+/// A process other than 0 where every process reads its own blocks: its calling thread
+/// cuts its own copy of each file into blocks, as process 0 cuts its, and hands each of
+/// its workers the block process 0 has told it to parse ([`FromWorker::NeedBlock`]),
+/// keeping on the way only the blocks its own workers will be told to; until every
+/// worker of the process is done. `cluster`: the workers of the whole cluster, and the
+/// index of this process's first.
+pub(super) fn serve_blocks(
+    mut raws: Vec<Option<RawBlocks>>,
+    to_workers: &[Sender<ToWorker>],
+    from_workers: &Receiver<FromWorker>,
+    wakers: &Wakers,
+    (workers, first): (usize, usize),
+) {
+    let local = to_workers.len();
+    let mine =
+        |source: usize, seq: u64| (first..first + local).contains(&owner(source, seq, workers));
+    // Per source, the blocks cut so far, and those cut for this process's workers and
+    // not asked for yet.
+    let mut cut = vec![0u64; raws.len()];
+    let mut kept: HashMap<(usize, u64), RawBlock> = HashMap::new();
+    let mut done = 0;
+    while done < local {
+        let Ok(message) = from_workers.recv() else {
+            return;
+        };
+        let (worker, source, seq) = match message {
+            FromWorker::NeedBlock {
+                worker,
+                source,
+                seq,
+            } => (worker, source, seq),
+            FromWorker::Done { .. } => {
+                done += 1;
+                continue;
+            }
+            _ => continue,
+        };
+        let Some(raw) = raws.get_mut(source).and_then(Option::as_mut) else {
+            continue;
+        };
+        let block = loop {
+            if let Some(block) = kept.remove(&(source, seq)) {
+                break Ok(block);
+            }
+            if cut[source] > seq {
+                break Err(format!("block {seq} was asked for twice"));
+            }
+            match raw.next() {
+                None => break Err("the file ends before the block process 0 has".to_owned()),
+                Some(Err(error)) => break Err(error.message.clone()),
+                Some(Ok(block)) => {
+                    let at = cut[source];
+                    cut[source] += 1;
+                    if at == seq {
+                        break Ok(block);
+                    }
+                    if mine(source, at) {
+                        kept.insert((source, at), block);
+                    }
+                }
+            }
+        };
+        let like = raw.like().clone();
+        let reply = ToWorker::Block {
+            source,
+            seq,
+            block,
+            like,
+        };
+        if to_workers[worker].send(reply).is_ok() {
+            if let Some(waker) = wakers.get(worker).and_then(|w| w.get()) {
+                let _ = waker.activate();
+            }
+        }
+    }
+}
+
+/// The worker (of the whole cluster's `workers`) that parses block `seq` of source
+/// `source` where every process reads its own blocks.
+pub(super) fn owner(source: usize, seq: u64, workers: usize) -> usize {
+    ((source as u64 + seq) % workers.max(1) as u64) as usize
 }
 
 enum End {

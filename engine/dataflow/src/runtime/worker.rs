@@ -20,7 +20,7 @@ use stgflow_io::sink::{Files, Sink, Template};
 use stgflow_io::stream::blocks::{BlockSummary, RawBlock, parse_block};
 use stgflow_io::stream::{FactReader, InputFact};
 
-use super::messages::{FromWorker, ToWorker, Update};
+use super::messages::{Control, FromWorker, ToWorker, Update};
 use super::order::in_output_order;
 use super::profile::Profile;
 use crate::operators::points::changes;
@@ -54,6 +54,57 @@ pub(super) struct Setup {
     /// Format the output on the workers of process 0, each its share of the facts (by
     /// hash), as this sink does ([`Sink::keyed`]); else the calling thread formats it.
     pub(super) formatter: Option<Template>,
+    /// Every process reads its own blocks of the input ([`super::reading`]): the workers
+    /// of the other processes parse and introduce the blocks process 0 gives them, told
+    /// through a control dataflow ([`Control`]).
+    pub(super) remote_reading: bool,
+}
+
+/// A worker's ends of the control dataflow ([`Control`]): what it sends, each message to
+/// the worker of a global index, and what has come for it.
+struct ControlPlane {
+    input: InputHandle<u64, (u64, Control)>,
+    inbox: Rc<RefCell<Vec<Control>>>,
+}
+
+impl ControlPlane {
+    /// The control dataflow, built on every worker (after the main one).
+    fn build(worker: &mut timely::worker::Worker) -> ControlPlane {
+        let mut input = InputHandle::new();
+        let inbox: Rc<RefCell<Vec<Control>>> = Rc::new(RefCell::new(Vec::new()));
+        let sink = inbox.clone();
+        worker.dataflow::<u64, _, _>(|scope| {
+            scope
+                .input_from(&mut input)
+                .exchange(|(target, _): &(u64, Control)| *target)
+                .unary::<CapacityContainerBuilder<Vec<()>>, _, _, _>(
+                    Pipeline,
+                    "Control",
+                    move |_, _| {
+                        move |input, _output| {
+                            input.for_each(|_, data| {
+                                sink.borrow_mut().extend(data.drain(..).map(|(_, c)| c));
+                            })
+                        }
+                    },
+                );
+        });
+        ControlPlane { input, inbox }
+    }
+
+    /// Sends `control` to the worker of global index `target`, at once: the exchange
+    /// sends what it holds when the input's time moves on (a flush alone keeps it), so
+    /// each message has a time of its own.
+    fn send(&mut self, target: usize, control: Control) {
+        self.input.send((target as u64, control));
+        let next = *self.input.time() + 1;
+        self.input.advance_to(next);
+    }
+
+    /// What has come for this worker.
+    fn take(&self) -> Vec<Control> {
+        std::mem::take(&mut self.inbox.borrow_mut())
+    }
 }
 
 /// Where a worker's output goes before it is captured.
@@ -128,13 +179,36 @@ pub(super) fn work(
         &mut inputs,
         &probe,
         &captured,
-        (route, setup.points, profile.is_some()),
+        // Every process builds the same dataflow, with --stats its counting operators too.
+        (route, setup.points, setup.stats),
         (setup.formatter.is_some(), from_main.len()),
     );
+    let control = setup.remote_reading.then(|| ControlPlane::build(worker));
+    if setup.remote_reading && !serving {
+        // A worker of another process than 0: it parses and introduces the blocks its
+        // own process cuts, as process 0 tells it.
+        let _ = wakers[local].set(worker.sync_activator_for(address));
+        let channels = Channels {
+            local,
+            workers: from_main.len(),
+            from_main: &from_main[local],
+            to_main,
+        };
+        let control = control.unwrap_or_else(|| ControlPlane::build(worker));
+        let fed = serve_remote(worker, inputs, control, &channels);
+        let _ = to_main.send(FromWorker::Done {
+            worker: local,
+            fed,
+            times: Vec::new(),
+            records: Vec::new(),
+        });
+        return;
+    }
     if serving {
         let _ = wakers[local].set(worker.sync_activator_for(address));
         let channels = Channels {
             local,
+            workers: from_main.len(),
             from_main: &from_main[local],
             to_main,
         };
@@ -146,13 +220,15 @@ pub(super) fn work(
         });
         let files = files.or_else(|| setup.formatter.clone().map(|t| Ok(Sink::keyed(t))));
         let keyed = setup.formatter.is_some();
+        // Worker 0 relays between the calling thread and the other processes' workers.
+        let control = control.filter(|_| worker.index() == 0);
         let fed = serve(
             worker,
             program,
             inputs,
             (&probe, &captured),
             &channels,
-            (files, keyed),
+            (files, keyed, control),
         );
         let (operators, records) = &components;
         let times = profile.map_or_else(Vec::new, |p| p.per_component(worker, operators));
@@ -173,6 +249,8 @@ type Components = (Vec<std::ops::Range<usize>>, Vec<Rc<std::cell::Cell<u64>>>);
 struct Channels<'a> {
     /// The worker's index in its process.
     local: usize,
+    /// The workers of its process.
+    workers: usize,
     from_main: &'a Receiver<ToWorker>,
     to_main: &'a Sender<FromWorker>,
 }
@@ -270,6 +348,10 @@ fn build(
     (address, components)
 }
 
+/// The sink a worker of process 0 writes through itself (files, or keyed lines), or why
+/// it could not be made.
+type WorkerSink = Result<Sink<std::io::Sink>, String>;
+
 /// A serving worker's loop: each batch from the calling thread goes to the input handles
 /// (a batch's facts come to one worker, the others only advance), the worker steps until
 /// the output probe passes the batch's end, and its output before it goes back in output
@@ -281,7 +363,7 @@ fn serve(
     mut inputs: Inputs,
     (probe, captured): (&ProbeHandle<u64>, &Rc<RefCell<Vec<Update>>>),
     channels: &Channels<'_>,
-    (files, keyed): (Option<Result<Sink<std::io::Sink>, String>>, bool),
+    (files, keyed, control): (Option<WorkerSink>, bool, Option<ControlPlane>),
 ) -> Fed {
     // A file that cannot be created or written stops the run (the calling thread reports
     // it); the worker goes on stepping, writing nothing more, until told to finish.
@@ -299,12 +381,23 @@ fn serve(
     let mut now = 0u64;
     let rank = stgflow_io::sink::name_ranks(program);
     let mut order: Vec<(u128, u32)> = Vec::new();
-    let mut reading = Reading::default();
+    let mut reading = Reading {
+        control,
+        ..Reading::default()
+    };
     // A batch or the finish, taken from the channel while stepping (see below).
     let mut taken: Option<ToWorker> = None;
     loop {
         let message = match taken.take() {
             Some(message) => message,
+            // Relaying for the other processes, the worker steps while it waits: what
+            // they send comes through its control dataflow.
+            None if reading.control.is_some() => {
+                match next_relaying(worker, &mut reading, channels) {
+                    Some(message) => message,
+                    None => break,
+                }
+            }
             None => match channels.from_main.recv() {
                 Ok(message) => message,
                 Err(_) => break,
@@ -343,6 +436,9 @@ fn serve(
         now = now.max(advance_to);
         while probe.less_than(&now) {
             worker.step_or_park(None);
+            if reading.relay_back(channels.to_main).is_err() {
+                break;
+            }
             // While the other workers catch up, the blocks that came meanwhile are parsed
             // and committed (the calling thread wakes this worker when it sends one):
             // otherwise a worker waits for one that is parsing, and then the other way
@@ -396,18 +492,175 @@ fn serve(
         }
     }
     drop(inputs);
+    // Relaying for the other processes: what their workers introduced counts too, once
+    // each has said so (told to finish before this worker was).
+    let remote = worker.peers().saturating_sub(channels.workers);
+    while reading.control.is_some() && reading.remote_done < remote {
+        worker.step_or_park(None);
+        if reading.relay_back(channels.to_main).is_err() {
+            break;
+        }
+    }
+    if let Some(control) = reading.control.take() {
+        control.input.close();
+    }
+    reading.fed
+}
+
+/// The next message from the calling thread for worker 0 relaying for the other
+/// processes: it steps while it waits, and passes on what comes back from them; `None`
+/// once the calling thread is gone.
+fn next_relaying(
+    worker: &mut timely::worker::Worker,
+    reading: &mut Reading,
+    channels: &Channels<'_>,
+) -> Option<ToWorker> {
+    loop {
+        match channels.from_main.try_recv() {
+            Ok(message) => return Some(message),
+            Err(crossbeam_channel::TryRecvError::Disconnected) => return None,
+            Err(crossbeam_channel::TryRecvError::Empty) => {}
+        }
+        // The calling thread wakes the worker after each message (and the network when
+        // another process sends).
+        worker.step_or_park(None);
+        reading.relay_back(channels.to_main).ok()?;
+    }
+}
+
+/// A worker of another process than 0 while every process reads its own blocks: it
+/// parses the blocks process 0 tells it to (its own process's calling thread cuts them
+/// from its copy of the file, [`ToWorker::Block`]), says what they held, introduces
+/// their facts when told, and advances its input as told, until told to finish.
+fn serve_remote(
+    worker: &mut timely::worker::Worker,
+    mut inputs: Inputs,
+    control: ControlPlane,
+    channels: &Channels<'_>,
+) -> Fed {
+    let mut reading = Reading {
+        control: Some(control),
+        ..Reading::default()
+    };
+    let mut now = 0u64;
+    // Blocks asked for and not come yet: (source, sequence number, checksum).
+    let mut waiting: Vec<(usize, u64, u64)> = Vec::new();
+    'run: loop {
+        let told = reading
+            .control
+            .as_ref()
+            .map(ControlPlane::take)
+            .unwrap_or_default();
+        for message in told {
+            match message {
+                Control::Parse {
+                    source,
+                    seq,
+                    checksum,
+                } => {
+                    waiting.push((source, seq, checksum));
+                    let need = FromWorker::NeedBlock {
+                        worker: channels.local,
+                        source,
+                        seq,
+                    };
+                    if channels.to_main.send(need).is_err() {
+                        break 'run;
+                    }
+                }
+                Control::Commit {
+                    source,
+                    seq,
+                    keep,
+                    bounds,
+                } => {
+                    let facts = (!keep).then(Vec::new);
+                    reading.commit((source, seq), facts, bounds, &mut inputs, now);
+                }
+                Control::Advance { to, finish } => {
+                    for handle in inputs.iter_mut() {
+                        if to > *handle.time() {
+                            handle.advance_to(to);
+                        }
+                    }
+                    now = now.max(to);
+                    if finish {
+                        break 'run;
+                    }
+                }
+                Control::Parsed { .. } | Control::Failed { .. } | Control::Done { .. } => {}
+            }
+        }
+        while let Ok(message) = channels.from_main.try_recv() {
+            let ToWorker::Block {
+                source,
+                seq,
+                block,
+                like,
+            } = message
+            else {
+                continue;
+            };
+            let Some(at) = waiting.iter().position(|w| (w.0, w.1) == (source, seq)) else {
+                continue;
+            };
+            let (_, _, checksum) = waiting.swap_remove(at);
+            let sent = match block {
+                Ok(block) if block.checksum() == checksum => {
+                    let summary = reading.parse(source, seq, &block, &like);
+                    Control::Parsed {
+                        source,
+                        seq,
+                        summary: summary.sent(),
+                    }
+                }
+                Ok(block) => Control::Failed {
+                    error: format!(
+                        "{}: the lines after line {} differ where worker {} reads them: every process must read the same file",
+                        like.name(),
+                        block.lines_before,
+                        worker.index()
+                    ),
+                },
+                Err(error) => Control::Failed {
+                    error: format!(
+                        "{}, where worker {} reads it: {error}",
+                        like.name(),
+                        worker.index()
+                    ),
+                },
+            };
+            if let Some(control) = reading.control.as_mut() {
+                control.send(0, sent);
+            }
+        }
+        worker.step_or_park(None);
+    }
+    drop(inputs);
+    if let Some(mut control) = reading.control.take() {
+        let done = Control::Done {
+            input_facts: reading.fed.input_facts,
+            dropped: reading.fed.dropped,
+        };
+        control.send(0, done);
+        control.input.close();
+    }
     reading.fed
 }
 
 /// A serving worker's share of reading the input ([`super::reading`]): the facts of the
 /// blocks it has parsed until the calling thread says to introduce them, and what it
-/// introduced.
+/// introduced; with the control dataflow ([`Control`]), relaying for the other
+/// processes (worker 0) or reading as a worker of one of them.
 #[derive(Default)]
 struct Reading {
     /// Per block parsed here and not yet committed, by (source, sequence number).
     held: Vec<((usize, u64), Vec<InputFact>)>,
     parts: Vec<Vec<(Row, u64, isize)>>,
     fed: Fed,
+    control: Option<ControlPlane>,
+    /// Relaying: the workers of the other processes that have said what they introduced.
+    remote_done: usize,
 }
 
 impl Reading {
@@ -432,6 +685,7 @@ impl Reading {
                     source,
                     seq,
                     summary,
+                    again: false,
                 };
                 to_main.send(parsed).map_err(|_| ())?;
                 Ok(None)
@@ -445,8 +699,54 @@ impl Reading {
                 self.commit((source, seq), facts, bounds, inputs, now);
                 Ok(None)
             }
+            ToWorker::Relay { target, control } => {
+                if let Some(plane) = self.control.as_mut() {
+                    plane.send(target, control);
+                }
+                Ok(None)
+            }
             other => Ok(Some(other)),
         }
+    }
+
+    /// Passes on to the calling thread what the other processes' workers have sent
+    /// (worker 0 relaying). `Err`: the calling thread is gone.
+    fn relay_back(&mut self, to_main: &Sender<FromWorker>) -> Result<(), ()> {
+        let Some(plane) = self.control.as_ref() else {
+            return Ok(());
+        };
+        for message in plane.take() {
+            let back = match message {
+                Control::Parsed {
+                    source,
+                    seq,
+                    summary,
+                } => {
+                    let again = summary.errored;
+                    FromWorker::Parsed {
+                        source,
+                        seq,
+                        summary: summary.received(),
+                        again,
+                    }
+                }
+                Control::Failed { error } => FromWorker::ReadFailed { error },
+                Control::Done {
+                    input_facts,
+                    dropped,
+                } => {
+                    self.fed.input_facts += input_facts;
+                    self.fed.dropped += dropped;
+                    self.remote_done += 1;
+                    continue;
+                }
+                Control::Parse { .. } | Control::Commit { .. } | Control::Advance { .. } => {
+                    continue;
+                }
+            };
+            to_main.send(back).map_err(|_| ())?;
+        }
+        Ok(())
     }
 
     /// Parses a block on its own and keeps its facts; what it says goes to the calling thread.

@@ -113,6 +113,84 @@ pub struct BlockSummary {
     pub skipped: SkipCounts,
 }
 
+/// A [`BlockSummary`] as it travels between processes (a block parsed by a worker of
+/// another process): its error only as whether it had one, for the reader that takes the
+/// block back reads such a block again itself ([`BlockOrder::take_until`]).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SentSummary {
+    pub errored: bool,
+    first: Option<u64>,
+    first_fact: Option<u64>,
+    last: Option<u64>,
+    latest: Option<(u64, usize)>,
+    timeline: Option<(u64, u64)>,
+    unknown: u64,
+    unknown_names: Vec<(String, (u64, String))>,
+    wrong_arity: Vec<(String, (usize, u64, String))>,
+    late: u64,
+    first_late: Option<String>,
+}
+
+impl BlockSummary {
+    /// The summary to send to another process.
+    pub fn sent(&self) -> SentSummary {
+        let skipped = &self.skipped;
+        SentSummary {
+            errored: self.error.is_some(),
+            first: self.first,
+            first_fact: self.first_fact,
+            last: self.last,
+            latest: self.end.latest,
+            timeline: self.end.timeline,
+            unknown: skipped.unknown,
+            unknown_names: (skipped.unknown_names.iter())
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            wrong_arity: (skipped.wrong_arity.iter())
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            late: skipped.late,
+            first_late: skipped.first_late.clone(),
+        }
+    }
+}
+
+impl SentSummary {
+    /// The summary sent, without its error (see [`SentSummary::errored`]).
+    pub fn received(self) -> BlockSummary {
+        BlockSummary {
+            error: None,
+            first: self.first,
+            first_fact: self.first_fact,
+            last: self.last,
+            end: Carried {
+                latest: self.latest,
+                timeline: self.timeline,
+            },
+            skipped: SkipCounts {
+                unknown: self.unknown,
+                unknown_names: self.unknown_names.into_iter().collect(),
+                wrong_arity: self.wrong_arity.into_iter().collect(),
+                late: self.late,
+                first_late: self.first_late,
+            },
+        }
+    }
+}
+
+impl RawBlock {
+    /// A hash of the block's bytes: another process that cuts the same file into blocks
+    /// checks that its block is the same.
+    pub fn checksum(&self) -> u64 {
+        use std::hash::{BuildHasher, Hasher};
+        let mut hasher =
+            std::hash::BuildHasherDefault::<std::hash::DefaultHasher>::default().build_hasher();
+        hasher.write(&self.bytes);
+        hasher.write_usize(self.lines_before);
+        hasher.finish()
+    }
+}
+
 /// A parsed block with its bytes, as the parsing pool hands it to a [`ParallelReader`].
 struct Chunk {
     block: RawBlock,
