@@ -198,7 +198,7 @@ fn simple_atom(atom: &str) -> Option<(&str, Row)> {
         return None;
     }
     let (args, close) = simple_args(atom, name_end + 1)?;
-    (close + 1 == bytes.len()).then_some((name, args))
+    (close + 1 == bytes.len()).then(|| (name, Row::from(args)))
 }
 
 #[cfg(test)]

@@ -646,7 +646,7 @@ impl TimeStepped for State {
                 let Some(fact) = (if i + 1 == readings.len() {
                     row.take()
                 } else {
-                    row.as_deref().map(copied)
+                    row.as_deref().map(|r| copied(r))
                 }) else {
                     break;
                 };

@@ -67,8 +67,7 @@ pub(super) fn render_rule<'s, T: Time>(
                             Some((first_atom, first, positions)) => {
                                 let left = reader.keyed(&first_atom, &first, positions);
                                 T::join_keyed(left, right, move |_key, row0, row1| {
-                                    let env = first
-                                        .bind(row0, smallvec::smallvec![Value::Int(0); vars])?;
+                                    let env = first.bind(row0, Row::filled(Value::Int(0), vars))?;
                                     matcher.bind(row1, env)
                                 })
                             }
@@ -277,9 +276,9 @@ impl<'s, T: Time> Pending<'s, T> {
             let mut env = match &start {
                 Start::Env => record,
                 Start::Atom(_, matcher) => {
-                    matcher.bind(&record, smallvec::smallvec![Value::Int(0); vars])?
+                    matcher.bind(&record, Row::filled(Value::Int(0), vars))?
                 }
-                Start::Unit => smallvec::smallvec![Value::Int(0); vars],
+                Start::Unit => Row::filled(Value::Int(0), vars),
             };
             for step in &steps {
                 if !step.apply(&mut env) {
