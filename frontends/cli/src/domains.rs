@@ -151,41 +151,113 @@ impl Context<'_> {
         // the window's first time point, the next. An entity named at Ts itself holds
         // there, as the rule that grows the domain gives it.
         let from = self.timeline_start.saturating_add(1);
-        let mut found = Found::default();
         let start = self.timeline_start;
-        let mut entity = Vec::new();
-        let mut collect = |pred: PredId, args: &[Value], time: u64| {
-            if time < start || ahead.until.is_some_and(|u| time > u) {
-                return;
-            }
-            for (_, domain, rule) in rules.iter().filter(|(input, ..)| *input == pred) {
-                if rule.entity_into(args, &mut entity) {
-                    found.add(*domain, &entity, time.min(from), rule.head.span);
-                }
-            }
+        let collector = Collector {
+            rules: &rules,
+            start,
+            from,
+            until: ahead.until,
         };
+        let mut found = Found::default();
+        let mut entity = Vec::new();
         for fact in &program.facts {
-            collect(fact.pred, &fact.args, fact.time);
+            collector.collect(&mut found, &mut entity, (fact.pred, &fact.args, fact.time));
         }
         let schema = Schema::new(program);
         let tolerance = Tolerance {
             skip_late: true,
             ..ahead.tolerance
         };
-        for stream in ahead.streams {
-            let format = self.stream_format(ahead.format, stream);
+        let formats: Vec<_> = ahead
+            .streams
+            .iter()
+            .map(|stream| self.stream_format(ahead.format, stream))
+            .collect();
+        // One file at a time per thread, every core (nothing else runs yet); each file's
+        // entities then taken in the files' order, as one thread reading them in turn
+        // would find them.
+        let read_one = |index: usize| -> Result<Found, Failure> {
+            let stream = &ahead.streams[index];
             let (file, _) = crate::run::open_input(stream, None)?;
-            let mut reader =
-                FactReader::new(BufReader::new(file), stream.clone(), format, schema.clone())
-                    .with_tick(ahead.tick)
-                    .with_tolerance(tolerance);
+            let mut reader = FactReader::new(
+                BufReader::new(file),
+                stream.clone(),
+                formats[index].clone(),
+                schema.clone(),
+            )
+            .with_tick(ahead.tick)
+            .with_tolerance(tolerance);
+            let mut found = Found::default();
+            let mut entity = Vec::new();
             // A fact that cannot be read ends this file's reading ahead; the run reports
             // it where it is, after printing what comes before it.
             while let Ok(Some(fact)) = reader.next_fact() {
-                collect(fact.pred, &fact.args, fact.time);
+                collector.collect(&mut found, &mut entity, (fact.pred, &fact.args, fact.time));
+            }
+            Ok(found)
+        };
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(ahead.streams.len());
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let mut per_file: Vec<(usize, Result<Found, Failure>)> = std::thread::scope(|scope| {
+            let take = || {
+                let mut mine = Vec::new();
+                loop {
+                    let index = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if index >= ahead.streams.len() {
+                        return mine;
+                    }
+                    mine.push((index, read_one(index)));
+                }
+            };
+            let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(take)).collect();
+            let mut all = take();
+            for helper in helpers {
+                all.extend(helper.join().unwrap_or_default());
+            }
+            all
+        });
+        if per_file.len() < ahead.streams.len() {
+            return Err(Failure::Message(
+                "a thread reading the stream files ahead failed".to_owned(),
+            ));
+        }
+        per_file.sort_unstable_by_key(|(index, _)| *index);
+        for (_, file) in per_file {
+            for ((domain, values), (time, span)) in file?.entities {
+                found.add(domain, &values, time, span);
             }
         }
         Ok(Some(found.entities))
+    }
+}
+
+/// What reading ahead collects: the domains' rules by input predicate, and the window.
+struct Collector<'a> {
+    rules: &'a [(PredId, PredId, &'a stgflow_ec::translate::DomainRule)],
+    /// The timeline's first time point, and the next (the window's first).
+    start: u64,
+    from: u64,
+    until: Option<u64>,
+}
+
+impl Collector<'_> {
+    /// Adds to `found` the entities a fact of `pred` with `args` at `time` gives.
+    fn collect(
+        &self,
+        found: &mut Found,
+        entity: &mut Vec<Value>,
+        (pred, args, time): (PredId, &[Value], u64),
+    ) {
+        if time < self.start || self.until.is_some_and(|u| time > u) {
+            return;
+        }
+        for (_, domain, rule) in self.rules.iter().filter(|(input, ..)| *input == pred) {
+            if rule.entity_into(args, entity) {
+                found.add(*domain, entity, time.min(self.from), rule.head.span);
+            }
+        }
     }
 }
 
