@@ -172,8 +172,9 @@ pub struct Sink<W: Write> {
     /// One file per predicate (by id) when writing to files ([`Sink::to_files`]); empty
     /// when every line goes to `out`.
     files: Vec<Option<BufWriter<File>>>,
-    /// In RTEC's form ([`Sink::recognitions`]): the intervals so far, written at the end.
-    recognitions: Option<Vec<(PredId, Row, u64, u64)>>,
+    /// In RTEC's form ([`Sink::recognitions`]): the intervals so far by fact, written at
+    /// the end.
+    recognitions: Option<HashMap<(PredId, Row), Vec<(u64, u64)>>>,
     /// With [`Sink::recognised`]: the (predicate, value) pairs written (`None`: every
     /// value of the predicate).
     recognised: Option<Vec<(PredId, Option<Value>)>>,
@@ -472,7 +473,7 @@ impl<W: Write> Sink<W> {
     /// F,[[Args…],Value],[(S,E),…]).` (a fact without arguments has the value `true`),
     /// intervals in time order, lines in output order.
     pub fn recognitions(mut self) -> Sink<W> {
-        self.recognitions = Some(Vec::new());
+        self.recognitions = Some(HashMap::new());
         self
     }
 
@@ -810,7 +811,11 @@ impl<W: Write> Sink<W> {
         let scale = self.time_scale;
         let (start, end) = (start.saturating_mul(scale), end.saturating_mul(scale));
         if let Some(recognitions) = &mut self.recognitions {
-            recognitions.push((pred, Row::from(args), start, end));
+            let intervals = match recognitions.get_mut(&(pred, Row::from(args))) {
+                Some(intervals) => intervals,
+                None => recognitions.entry((pred, Row::from(args))).or_default(),
+            };
+            intervals.push((start, end));
             return Ok(());
         }
         match self.encoding {
@@ -858,29 +863,29 @@ impl<W: Write> Sink<W> {
                 self.out.write_all(&self.line)?;
             }
         }
-        if let Some(mut recognitions) = self.recognitions.take() {
+        if let Some(recognitions) = self.recognitions.take() {
+            let mut all: Vec<((PredId, Row), Vec<(u64, u64)>)> = recognitions.into_iter().collect();
             if let Some(pairs) = &self.recognised {
-                recognitions.retain(|(pred, row, _, _)| {
+                all.retain(|((pred, row), _)| {
                     let value = row.last().copied();
                     (pairs.iter()).any(|(p, v)| p == pred && (v.is_none() || *v == value))
                 });
             }
-            self.write_recognitions(recognitions)?;
+            self.write_recognitions(all)?;
         }
         self.flush()
     }
 
-    /// The lines of [`Sink::recognitions`].
-    fn write_recognitions(&mut self, mut all: Vec<(PredId, Row, u64, u64)>) -> io::Result<()> {
-        all.sort_unstable_by(|a, b| (self.rank[a.0], &a.1, a.2).cmp(&(self.rank[b.0], &b.1, b.2)));
+    /// The lines of [`Sink::recognitions`]: one per fact, in order, its intervals by start.
+    fn write_recognitions(
+        &mut self,
+        mut all: Vec<((PredId, Row), Vec<(u64, u64)>)>,
+    ) -> io::Result<()> {
+        all.sort_unstable_by(|(a, _), (b, _)| (self.rank[a.0], &a.1).cmp(&(self.rank[b.0], &b.1)));
         self.line.clear();
-        let mut i = 0;
-        while i < all.len() {
-            let (pred, args) = (all[i].0, &all[i].1);
-            let same = all[i..]
-                .iter()
-                .take_while(|(p, a, _, _)| *p == pred && a == args)
-                .count();
+        for ((pred, args), intervals) in &mut all {
+            let pred = *pred;
+            intervals.sort_unstable();
             let printed = self.printed.get(pred).and_then(Option::as_ref);
             self.line.extend_from_slice(b"recognitions(predictions,");
             let name = printed.map_or(self.names[pred].as_str(), |p| p.name.as_str());
@@ -907,7 +912,7 @@ impl<W: Write> Sink<W> {
                 None => self.line.extend_from_slice(b"true"),
             }
             self.line.extend_from_slice(b"],[");
-            for (k, (_, _, start, end)) in all[i..i + same].iter().enumerate() {
+            for (k, (start, end)) in intervals.iter().enumerate() {
                 if k > 0 {
                     self.line.push(b',');
                 }
@@ -918,7 +923,6 @@ impl<W: Write> Sink<W> {
                 self.line.push(b')');
             }
             self.line.extend_from_slice(b"]).\n");
-            i += same;
         }
         self.out.write_all(&self.line)
     }
