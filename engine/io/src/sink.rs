@@ -146,6 +146,10 @@ pub trait Snapshot: Send + Sync + std::fmt::Debug {
     fn line(&self, shown: u64, atoms: &mut dyn Iterator<Item = &[u8]>, line: &mut Vec<u8>);
 }
 
+/// RTEC's recognitions so far: each fact's intervals, (start, end).
+type Recognised = HashMap<(PredId, Row), Vec<(u64, u64)>>;
+type Recognition = ((PredId, Row), Vec<(u64, u64)>);
+
 /// A sink writing one mode of output.
 #[derive(Debug)]
 pub struct Sink<W: Write> {
@@ -174,7 +178,7 @@ pub struct Sink<W: Write> {
     files: Vec<Option<BufWriter<File>>>,
     /// In RTEC's form ([`Sink::recognitions`]): the intervals so far by fact, written at
     /// the end.
-    recognitions: Option<HashMap<(PredId, Row), Vec<(u64, u64)>>>,
+    recognitions: Option<Recognised>,
     /// With [`Sink::recognised`]: the (predicate, value) pairs written (`None`: every
     /// value of the predicate).
     recognised: Option<Vec<(PredId, Option<Value>)>>,
@@ -877,10 +881,7 @@ impl<W: Write> Sink<W> {
     }
 
     /// The lines of [`Sink::recognitions`]: one per fact, in order, its intervals by start.
-    fn write_recognitions(
-        &mut self,
-        mut all: Vec<((PredId, Row), Vec<(u64, u64)>)>,
-    ) -> io::Result<()> {
+    fn write_recognitions(&mut self, mut all: Vec<Recognition>) -> io::Result<()> {
         all.sort_unstable_by(|(a, _), (b, _)| (self.rank[a.0], &a.1).cmp(&(self.rank[b.0], &b.1)));
         self.line.clear();
         for ((pred, args), intervals) in &mut all {
