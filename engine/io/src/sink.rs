@@ -868,7 +868,7 @@ impl<W: Write> Sink<W> {
             }
         }
         if let Some(recognitions) = self.recognitions.take() {
-            let mut all: Vec<((PredId, Row), Vec<(u64, u64)>)> = recognitions.into_iter().collect();
+            let mut all: Vec<Recognition> = recognitions.into_iter().collect();
             if let Some(pairs) = &self.recognised {
                 all.retain(|((pred, row), _)| {
                     let value = row.last().copied();
