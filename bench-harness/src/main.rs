@@ -18,7 +18,7 @@ use stgflow_bench::workload::Workload;
 use stgflow_bench::{plot, report};
 
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: stgflow_alloc::Allocator = stgflow_alloc::Allocator;
 
 /// Benchmarks the `stgflow` binary: sweeps over workers, processes, window sizes, rates
 /// and stream lengths (CSV, plots, a markdown report), and side-by-side comparisons with

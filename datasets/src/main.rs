@@ -18,7 +18,7 @@ use stgflow_datasets::{
 };
 
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: stgflow_alloc::Allocator = stgflow_alloc::Allocator;
 
 /// Writes seeded streams, ordered by time: TD facts (`pred(arg,…,time).`, one per line),
 /// Laser stream files or RTEC pipe-separated events.

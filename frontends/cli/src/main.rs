@@ -6,7 +6,7 @@ use std::io::{BufReader, IsTerminal};
 use stgflow_io::interrupt::{self, Interruptible, Stop};
 
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: stgflow_alloc::Allocator = stgflow_alloc::Allocator;
 
 fn main() {
     let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
