@@ -9,6 +9,12 @@
 //! multiples of 8 bytes in pages that are aligned), so a layout that asks for no more
 //! goes to the plain `mi_malloc` family here, and only a wider one to the aligned.
 
+// The one crate with unsafe code (the workspace denies it elsewhere): `GlobalAlloc` is an
+// unsafe trait, implemented over mimalloc's C functions. Every unsafe block says why it
+// holds.
+#![allow(unsafe_code)]
+#![deny(clippy::undocumented_unsafe_blocks, unsafe_op_in_unsafe_fn)]
+
 use std::alloc::{GlobalAlloc, Layout};
 use std::ffi::c_void;
 
