@@ -723,18 +723,9 @@ fn an_error_deep_in_a_file_read_on_the_workers_is_the_sequential_error() {
                 (expected.status.code(), &expected.stdout),
                 "{case:?} on {workers} worker(s): exit status or stdout"
             );
-            let stderr = |o: &Output| {
-                // Times and memory differ from run to run (the components' times too).
-                let varies = ["wall time", "CPU time", "peak RSS", "input rate", " %  "];
-                String::from_utf8_lossy(&o.stderr)
-                    .lines()
-                    .filter(|l| !varies.iter().any(|v| l.contains(v)))
-                    .map(str::to_owned)
-                    .collect::<Vec<_>>()
-            };
             assert_eq!(
-                stderr(&actual),
-                stderr(&expected),
+                stable_stderr(&actual),
+                stable_stderr(&expected),
                 "{case:?} on {workers} worker(s)"
             );
         }
@@ -753,15 +744,11 @@ fn an_error_deep_in_a_file_read_on_the_workers_is_the_sequential_error() {
             (expected.status.code(), &expected.stdout),
             "{case:?} on 2 processes: exit status or stdout"
         );
-        let stderr = |o: &Output| {
-            let varies = ["wall time", "CPU time", "peak RSS", "input rate", " %  "];
-            String::from_utf8_lossy(&o.stderr)
-                .lines()
-                .filter(|l| !varies.iter().any(|v| l.contains(v)))
-                .map(str::to_owned)
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(stderr(actual), stderr(&expected), "{case:?} on 2 processes");
+        assert_eq!(
+            stable_stderr(actual),
+            stable_stderr(&expected),
+            "{case:?} on 2 processes"
+        );
     }
     let failed = run(&[&a, &b, "--read-on-workers", "-w", "2"]);
     let message = String::from_utf8_lossy(&failed.stderr);
@@ -789,4 +776,15 @@ fn an_error_deep_in_a_file_read_on_the_workers_is_the_sequential_error() {
         "{report}"
     );
     assert!(cut.stdout.len() > 10_000, "{report}");
+}
+
+/// A run's stderr without what differs from run to run: times and memory (the
+/// components' times too).
+fn stable_stderr(output: &Output) -> Vec<String> {
+    let varies = ["wall time", "CPU time", "peak RSS", "input rate", " %  "];
+    String::from_utf8_lossy(&output.stderr)
+        .lines()
+        .filter(|l| !varies.iter().any(|v| l.contains(v)))
+        .map(str::to_owned)
+        .collect()
 }

@@ -184,16 +184,16 @@ pub(super) fn work(
         (setup.formatter.is_some(), from_main.len()),
     );
     let control = setup.remote_reading.then(|| ControlPlane::build(worker));
+    let channels = Channels {
+        local,
+        workers: from_main.len(),
+        from_main: &from_main[local],
+        to_main,
+    };
     if setup.remote_reading && !serving {
         // A worker of another process than 0: it parses and introduces the blocks its
         // own process cuts, as process 0 tells it.
         let _ = wakers[local].set(worker.sync_activator_for(address));
-        let channels = Channels {
-            local,
-            workers: from_main.len(),
-            from_main: &from_main[local],
-            to_main,
-        };
         let control = control.unwrap_or_else(|| ControlPlane::build(worker));
         let fed = serve_remote(worker, inputs, control, &channels);
         let _ = to_main.send(FromWorker::Done {
@@ -206,12 +206,6 @@ pub(super) fn work(
     }
     if serving {
         let _ = wakers[local].set(worker.sync_activator_for(address));
-        let channels = Channels {
-            local,
-            workers: from_main.len(),
-            from_main: &from_main[local],
-            to_main,
-        };
         // This worker's files: those of the printed predicates it owns; or its lines.
         let files = setup.files.as_ref().map(|files| {
             files
