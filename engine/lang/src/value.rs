@@ -346,10 +346,12 @@ impl PartialEq for Sym {
 
 impl Eq for Sym {}
 
-impl Hash for Sym {
-    fn hash<H: Hasher>(&self, state: &mut H) {
+impl Sym {
+    /// The word a symbol hashes as: an inline symbol's sixteen bytes folded into one
+    /// (the hasher mixes it), an interned one's text hash.
+    #[inline]
+    fn word(&self) -> u64 {
         match self.0 {
-            // The sixteen bytes folded into one word: the hasher mixes it.
             Repr::Inline { meta, bytes } => {
                 let mut low = [0u8; 8];
                 let mut high = [0u8; 8];
@@ -357,10 +359,17 @@ impl Hash for Sym {
                 high[..INLINE - 8].copy_from_slice(&bytes[8..]);
                 high[7] = meta;
                 let (low, high) = (u64::from_le_bytes(low), u64::from_le_bytes(high));
-                state.write_u64(low.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ high);
+                low.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ high
             }
-            Repr::Interned(data) => state.write_u64(data.hash),
+            Repr::Interned(data) => data.hash,
         }
+    }
+}
+
+impl Hash for Sym {
+    #[inline]
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64(self.word());
     }
 }
 
@@ -493,21 +502,15 @@ impl PartialEq for Value {
 
 impl Eq for Value {}
 
+/// One word per value, its kind folded in (a word for the kind and one for the value
+/// cost the hasher two rounds; values are hashed on every exchange, count and join).
 impl Hash for Value {
+    #[inline]
     fn hash<H: Hasher>(&self, state: &mut H) {
         match self {
-            Value::Int(i) => {
-                state.write_u8(0);
-                state.write_i64(*i);
-            }
-            Value::Float(f) => {
-                state.write_u8(1);
-                state.write_u64(f.to_bits());
-            }
-            Value::Sym(s) => {
-                state.write_u8(2);
-                s.hash(state);
-            }
+            Value::Int(i) => state.write_u64(*i as u64),
+            Value::Float(f) => state.write_u64(f.to_bits() ^ 0x5bd1_e995_1f12_3bb5),
+            Value::Sym(s) => state.write_u64(s.word() ^ 0xc2b2_ae3d_27d4_eb4f),
         }
     }
 }
