@@ -273,6 +273,20 @@ impl RulePlan {
         facts: &impl Facts,
         out: &mut Vec<Row>,
     ) {
+        // A first positive atom without facts derives nothing: return before the bindings
+        // are made (an evaluator that tries every rule of a stratum for one key, as the
+        // time-stepping operator does, meets this for most rules).
+        if let (Some(Literal::Positive(atom)), None) = (self.body.first(), &self.count) {
+            let from_delta = delta.is_some_and(|(at, _)| at == 0);
+            let none = || {
+                t.checked_sub(u64::from(atom.offset))
+                    .and_then(|time| facts.relation(atom.pred, time))
+                    .is_none_or(|relation| relation.rows().next().is_none())
+            };
+            if !from_delta && none() {
+                return;
+            }
+        }
         let mut env: Env = smallvec::smallvec![None; self.vars];
         let start = out.len();
         let mut firing = Firing {
