@@ -429,20 +429,17 @@ impl<W: Write> Sink<W> {
         let Some((lines, from)) = &mut self.keyed else {
             return;
         };
-        if !self.keys {
-            let text_end = lines.text.len() + self.line.len() - *from;
-            lines.ends.push((t, 0, text_end));
-            return;
-        }
-        if let Some(start) = start {
-            lines.keys.extend_from_slice(&start.to_be_bytes());
-        }
-        let rank = self.rank.get(pred).copied().unwrap_or(usize::MAX);
-        lines.keys.extend_from_slice(&(rank as u64).to_be_bytes());
-        for value in args {
-            value.push_order_key(&mut lines.keys);
-        }
         let text_end = lines.text.len() + self.line.len() - *from;
+        if self.keys {
+            if let Some(start) = start {
+                lines.keys.extend_from_slice(&start.to_be_bytes());
+            }
+            let rank = self.rank.get(pred).copied().unwrap_or(usize::MAX);
+            lines.keys.extend_from_slice(&(rank as u64).to_be_bytes());
+            for value in args {
+                value.push_order_key(&mut lines.keys);
+            }
+        }
         lines.ends.push((t, lines.keys.len(), text_end));
     }
 
@@ -815,11 +812,7 @@ impl<W: Write> Sink<W> {
         let scale = self.time_scale;
         let (start, end) = (start.saturating_mul(scale), end.saturating_mul(scale));
         if let Some(recognitions) = &mut self.recognitions {
-            let intervals = match recognitions.get_mut(&(pred, Row::from(args))) {
-                Some(intervals) => intervals,
-                None => recognitions.entry((pred, Row::from(args))).or_default(),
-            };
-            intervals.push((start, end));
+            (recognitions.entry((pred, Row::from(args))).or_default()).push((start, end));
             return Ok(());
         }
         match self.encoding {

@@ -466,9 +466,7 @@ impl<'a, W: Write> Feeder<'a, W> {
 
     /// Wakes the worker of local index `worker`, if it has not ended.
     fn wake(&self, worker: usize) {
-        if let Some(waker) = self.wakers.get(worker).and_then(|w| w.get()) {
-            let _ = waker.activate();
-        }
+        super::worker::wake(&self.wakers, worker);
     }
 
     /// Sends `message` to the worker of index `worker`: a worker of this process, or one

@@ -723,9 +723,7 @@ pub(super) fn serve_blocks(
             like,
         };
         if to_workers[worker].send(reply).is_ok() {
-            if let Some(waker) = wakers.get(worker).and_then(|w| w.get()) {
-                let _ = waker.activate();
-            }
+            super::worker::wake(wakers, worker);
         }
     }
 }

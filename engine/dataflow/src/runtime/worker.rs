@@ -37,6 +37,13 @@ type Inputs = Vec<InputHandle<u64, (Row, u64, isize)>>;
 /// while it waits for the others.
 pub(super) type Wakers = Vec<std::sync::OnceLock<timely::scheduling::SyncActivator>>;
 
+/// Wakes the worker of local index `worker`, if it has started and not ended.
+pub(super) fn wake(wakers: &Wakers, worker: usize) {
+    if let Some(waker) = wakers.get(worker).and_then(|w| w.get()) {
+        let _ = waker.activate();
+    }
+}
+
 /// What every worker builds and how it reports.
 #[derive(Debug)]
 pub(super) struct Setup {
@@ -183,19 +190,18 @@ pub(super) fn work(
         (route, setup.points, setup.stats),
         (setup.formatter.is_some(), from_main.len()),
     );
-    let control = setup.remote_reading.then(|| ControlPlane::build(worker));
+    let mut control = setup.remote_reading.then(|| ControlPlane::build(worker));
     let channels = Channels {
         local,
         workers: from_main.len(),
         from_main: &from_main[local],
         to_main,
     };
-    if setup.remote_reading && !serving {
+    if let Some(plane) = control.take_if(|_| !serving) {
         // A worker of another process than 0: it parses and introduces the blocks its
         // own process cuts, as process 0 tells it.
         let _ = wakers[local].set(worker.sync_activator_for(address));
-        let control = control.unwrap_or_else(|| ControlPlane::build(worker));
-        let fed = serve_remote(worker, inputs, control, &channels);
+        let fed = serve_remote(worker, inputs, plane, &channels);
         let _ = to_main.send(FromWorker::Done {
             worker: local,
             fed,
