@@ -28,14 +28,17 @@ impl Snapshot for LaserOutput {
         atom.push(b')');
     }
 
-    fn line(&self, shown: u64, atoms: &mut dyn Iterator<Item = &[u8]>, line: &mut Vec<u8>) {
+    fn start(&self, shown: u64, line: &mut Vec<u8>) {
         push_u64(line, shown);
         line.push(b':');
-        for atom in atoms {
-            line.push(b' ');
-            line.extend_from_slice(atom);
-        }
-        line.push(b'\n');
+    }
+
+    fn separator(&self) -> &'static [u8] {
+        b" "
+    }
+
+    fn end(&self) -> &'static [u8] {
+        b"\n"
     }
 }
 
@@ -78,6 +81,35 @@ mod tests {
         assert_eq!(
             String::from_utf8(sink.into_inner()).unwrap_or_default(),
             "3: q(10) q(A b) q(b)\n4:\n5: alarm q(9)\n"
+        );
+    }
+
+    #[test]
+    fn facts_of_the_same_text_are_each_printed_while_they_hold() {
+        // The integer 7 and the symbol "7" print alike: the line has the text twice while
+        // both hold, once when one stops, and the text's buffer is reused by the next.
+        let compiled = compile_str("p.tdl", "q(X, T) :- p(X, T).");
+        let q = compiled.program.pred_id("q").unwrap_or_default();
+        let fact = |x: Value| (q, Row::from_slice(&[x]));
+        let mut sink = Sink::new(
+            Vec::new(),
+            Mode::Snapshot(Arc::new(LaserOutput)),
+            &compiled.program,
+        );
+        let points = [
+            (0, vec![fact(Value::Int(7)), fact(Value::sym("a"))]),
+            (1, vec![fact(Value::Int(7)), fact(Value::sym("7"))]),
+            (2, vec![fact(Value::sym("7"))]),
+            (3, vec![fact(Value::sym("b")), fact(Value::Int(7))]),
+            (4, vec![]),
+        ];
+        for (t, facts) in points {
+            sink.emit(t, facts).unwrap_or_default();
+        }
+        sink.finish().unwrap_or_default();
+        assert_eq!(
+            String::from_utf8(sink.into_inner()).unwrap_or_default(),
+            "0: q(7) q(a)\n1: q(7) q(7)\n2: q(7)\n3: q(7) q(b)\n4:\n"
         );
     }
 }
