@@ -20,13 +20,15 @@
 //! input's own units.
 
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 use std::sync::Arc;
 
 use hashbrown::HashMap;
+
+mod texts;
+use texts::SortedTexts;
 
 use stgflow_lang::ir::{PredId, Program};
 use stgflow_lang::value::Row;
@@ -153,9 +155,6 @@ pub trait Snapshot: Send + Sync + std::fmt::Debug {
     fn end(&self) -> &'static [u8];
 }
 
-/// Most buffers of texts that stopped holding a sink keeps for texts that start.
-const SNAPSHOT_SPARE: usize = 4096;
-
 /// RTEC's recognitions so far: each fact's intervals, (start, end).
 type Recognised = HashMap<(PredId, Row), Vec<(u64, u64)>>;
 type Recognition = ((PredId, Row), Vec<(u64, u64)>);
@@ -178,12 +177,10 @@ pub struct Sink<W: Write> {
     pub time_scale: u64,
     /// The time point's output, as bytes.
     line: Vec<u8>,
-    /// For a [`Snapshot`]: the text of every fact that holds, sorted, with how many facts
-    /// have that text; a buffer to write one in; and the buffers of texts that stopped
-    /// holding, for the next to start (a text costs no allocation of its own).
-    snapshot: BTreeMap<Vec<u8>, usize>,
+    /// For a [`Snapshot`]: the texts of the facts that hold, in byte order, and a buffer
+    /// to write one in.
+    snapshot: SortedTexts,
     snapshot_atom: Vec<u8>,
-    snapshot_spare: Vec<Vec<u8>>,
     encoding: Encoding,
     /// One file per predicate (by id) when writing to files ([`Sink::to_files`]); empty
     /// when every line goes to `out`.
@@ -381,9 +378,8 @@ impl<W: Write> Sink<W> {
             flush_each: false,
             time_scale: 1,
             line: Vec::new(),
-            snapshot: BTreeMap::new(),
+            snapshot: SortedTexts::default(),
             snapshot_atom: Vec::new(),
-            snapshot_spare: Vec::new(),
             encoding: Encoding::Td,
             files: Vec::new(),
             recognitions: None,
@@ -769,10 +765,7 @@ impl<W: Write> Sink<W> {
         Ok(())
     }
 
-    /// For [`Mode::Snapshot`]: a fact's text into (`add`) or out of the sorted texts. One
-    /// search of the tree either way: a text that starts is almost always new, one that
-    /// stops almost always held by one fact (at Laser's ♢10 the second search of a lookup
-    /// before each change was a fifth of the calling thread).
+    /// For [`Mode::Snapshot`]: a fact's text into (`add`) or out of the sorted texts.
     fn snapshot_change(&mut self, fact: &(PredId, Row), add: bool) {
         let Mode::Snapshot(snapshot) = &self.mode else {
             return;
@@ -780,20 +773,9 @@ impl<W: Write> Sink<W> {
         self.snapshot_atom.clear();
         snapshot.atom(&self.names[fact.0], &fact.1, &mut self.snapshot_atom);
         if add {
-            let mut text = self.snapshot_spare.pop().unwrap_or_default();
-            text.clear();
-            text.extend_from_slice(&self.snapshot_atom);
-            if let Some(held) = self.snapshot.insert(text, 1) {
-                if let Some(count) = self.snapshot.get_mut(&self.snapshot_atom) {
-                    *count += held;
-                }
-            }
-        } else if let Some((text, count)) = self.snapshot.remove_entry(&self.snapshot_atom) {
-            if count > 1 {
-                self.snapshot.insert(text, count - 1);
-            } else if self.snapshot_spare.len() < SNAPSHOT_SPARE {
-                self.snapshot_spare.push(text);
-            }
+            self.snapshot.add(&self.snapshot_atom);
+        } else {
+            self.snapshot.remove(&self.snapshot_atom);
         }
     }
 
@@ -803,13 +785,7 @@ impl<W: Write> Sink<W> {
             return;
         };
         snapshot.start(t.saturating_mul(self.time_scale), &mut self.line);
-        let separator = snapshot.separator();
-        for (text, &count) in &self.snapshot {
-            for _ in 0..count {
-                self.line.extend_from_slice(separator);
-                self.line.extend_from_slice(text);
-            }
-        }
+        self.snapshot.write(snapshot.separator(), &mut self.line);
         self.line.extend_from_slice(snapshot.end());
     }
 
