@@ -56,8 +56,9 @@ impl SortedTexts {
         buffer.extend_from_slice(text);
         self.counts[id as usize] = 1;
         let texts = &self.texts;
-        self.by_text
-            .insert_unique(hash, id, |&id| self.hasher.hash_one(&texts[id as usize][..]));
+        self.by_text.insert_unique(hash, id, |&id| {
+            self.hasher.hash_one(&texts[id as usize][..])
+        });
         self.added.push(id);
     }
 
@@ -65,7 +66,10 @@ impl SortedTexts {
     pub(super) fn remove(&mut self, text: &[u8]) {
         let hash = self.hasher.hash_one(text);
         let texts = &self.texts;
-        let Ok(entry) = self.by_text.find_entry(hash, |&id| texts[id as usize] == text) else {
+        let Ok(entry) = self
+            .by_text
+            .find_entry(hash, |&id| texts[id as usize] == text)
+        else {
             return;
         };
         let id = *entry.get();
@@ -104,12 +108,16 @@ impl SortedTexts {
         let mut from = 0;
         for &id in &self.added {
             let at = from + self.order[from..].partition_point(|old| text(old) < text(&id));
-            let kept = self.order[from..at].iter().filter(|&&old| counts[old as usize] > 0);
+            let kept = self.order[from..at]
+                .iter()
+                .filter(|&&old| counts[old as usize] > 0);
             self.next.extend(kept);
             self.next.push(id);
             from = at;
         }
-        let kept = self.order[from..].iter().filter(|&&old| counts[old as usize] > 0);
+        let kept = self.order[from..]
+            .iter()
+            .filter(|&&old| counts[old as usize] > 0);
         self.next.extend(kept);
         std::mem::swap(&mut self.order, &mut self.next);
         self.added.clear();
