@@ -30,6 +30,9 @@ use hashbrown::HashMap;
 mod texts;
 use texts::SortedTexts;
 
+/// The text id of a fact held where the sink keeps no texts.
+const NO_TEXT: u32 = u32::MAX;
+
 use stgflow_lang::ir::{PredId, Program};
 use stgflow_lang::value::Row;
 use stgflow_lang::value::Value;
@@ -167,8 +170,9 @@ pub struct Sink<W: Write> {
     names: Vec<String>,
     /// Rank of each predicate by name, for sorting.
     rank: Vec<usize>,
-    /// Every fact holding at the last time point, with the start of its interval.
-    holding: HashMap<(PredId, Row), u64>,
+    /// Every fact holding at the last time point, with the start of its interval and, for
+    /// a [`Snapshot`], its text's id in `snapshot` (else [`NO_TEXT`]).
+    holding: HashMap<(PredId, Row), (u64, u32)>,
     last_time: Option<u64>,
     /// Flush after every time point (live streams).
     pub flush_each: bool,
@@ -368,6 +372,10 @@ impl<W: Write> Sink<W> {
 
     /// A sink of `mode` to `out` for the predicates `names`, ranked by `rank`.
     fn with_names(out: W, mode: Mode, names: Vec<String>, rank: Vec<usize>) -> Sink<W> {
+        let separator = match &mode {
+            Mode::Snapshot(snapshot) => snapshot.separator(),
+            _ => b"",
+        };
         Sink {
             out,
             mode,
@@ -378,7 +386,7 @@ impl<W: Write> Sink<W> {
             flush_each: false,
             time_scale: 1,
             line: Vec::new(),
-            snapshot: SortedTexts::default(),
+            snapshot: SortedTexts::new(separator),
             snapshot_atom: Vec::new(),
             encoding: Encoding::Td,
             files: Vec::new(),
@@ -658,23 +666,30 @@ impl<W: Write> Sink<W> {
         let mut closed: Vec<((PredId, Row), u64)> = Vec::new();
         for (fact, diff) in changes {
             if diff > 0 {
-                let mut started = false;
-                self.holding.entry(fact.clone()).or_insert_with(|| {
-                    started = true;
-                    t
-                });
-                if started {
-                    self.snapshot_change(&fact, true);
-                }
-                if !started || !matches!(self.mode, Mode::Changes) || !lines {
+                let hashbrown::hash_map::Entry::Vacant(entry) = self.holding.entry(fact.clone())
+                else {
+                    continue;
+                };
+                let text = match &self.mode {
+                    Mode::Snapshot(snapshot) => {
+                        self.snapshot_atom.clear();
+                        snapshot.atom(&self.names[fact.0], &fact.1, &mut self.snapshot_atom);
+                        self.snapshot.add(&self.snapshot_atom)
+                    }
+                    _ => NO_TEXT,
+                };
+                entry.insert((t, text));
+                if !matches!(self.mode, Mode::Changes) || !lines {
                     continue;
                 }
                 self.fact_line(fact.0, &fact.1, t, 1)?;
             } else {
-                let Some(start) = self.holding.remove(&fact) else {
+                let Some((start, text)) = self.holding.remove(&fact) else {
                     continue;
                 };
-                self.snapshot_change(&fact, false);
+                if text != NO_TEXT {
+                    self.snapshot.remove(text);
+                }
                 match self.mode {
                     Mode::Changes if lines => self.fact_line(fact.0, &fact.1, t, -1)?,
                     Mode::Intervals if printed => closed.push((fact, start)),
@@ -765,27 +780,13 @@ impl<W: Write> Sink<W> {
         Ok(())
     }
 
-    /// For [`Mode::Snapshot`]: a fact's text into (`add`) or out of the sorted texts.
-    fn snapshot_change(&mut self, fact: &(PredId, Row), add: bool) {
-        let Mode::Snapshot(snapshot) = &self.mode else {
-            return;
-        };
-        self.snapshot_atom.clear();
-        snapshot.atom(&self.names[fact.0], &fact.1, &mut self.snapshot_atom);
-        if add {
-            self.snapshot.add(&self.snapshot_atom);
-        } else {
-            self.snapshot.remove(&self.snapshot_atom);
-        }
-    }
-
     /// The time point's line for [`Mode::Snapshot`].
     fn write_snapshot(&mut self, t: u64) {
         let Mode::Snapshot(snapshot) = &self.mode else {
             return;
         };
         snapshot.start(t.saturating_mul(self.time_scale), &mut self.line);
-        self.snapshot.write(snapshot.separator(), &mut self.line);
+        self.snapshot.write(&mut self.line);
         self.line.extend_from_slice(snapshot.end());
     }
 
@@ -845,8 +846,10 @@ impl<W: Write> Sink<W> {
             if let Some(last) = self.last_time {
                 self.line.clear();
                 self.keyed_start(0);
-                let mut open: Vec<((PredId, Row), u64)> =
-                    std::mem::take(&mut self.holding).into_iter().collect();
+                let mut open: Vec<((PredId, Row), u64)> = std::mem::take(&mut self.holding)
+                    .into_iter()
+                    .map(|(fact, (start, _))| (fact, start))
+                    .collect();
                 open.sort_unstable_by(|a, b| a.1.cmp(&b.1).then_with(|| self.order(&a.0, &b.0)));
                 for ((pred, args), start) in &open {
                     self.write_interval(*pred, args, (*start, last + 1), u64::MAX)?;
