@@ -27,15 +27,15 @@ use std::sync::Arc;
 
 use hashbrown::HashMap;
 
+use stgflow_lang::ir::{PredId, Program};
+use stgflow_lang::value::Row;
+use stgflow_lang::value::Value;
+
 mod texts;
 use texts::SortedTexts;
 
 /// The text id of a fact held where the sink keeps no texts.
 const NO_TEXT: u32 = u32::MAX;
-
-use stgflow_lang::ir::{PredId, Program};
-use stgflow_lang::value::Row;
-use stgflow_lang::value::Value;
 
 #[derive(Clone, Debug, Default)]
 pub enum Mode {
