@@ -184,12 +184,6 @@ impl AsRef<[Value]> for Row {
     }
 }
 
-/// A copy of `row` made in one move (as [`Row`]'s `clone` is).
-#[inline]
-pub fn copied(row: &[Value]) -> Row {
-    Row::from_slice(row)
-}
-
 /// How many values a [`Row`] holds without allocating.
 pub const ROW_INLINE: usize = 2;
 

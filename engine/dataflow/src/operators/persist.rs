@@ -59,7 +59,7 @@ use crate::plan::PersistPlan;
 use stgflow_eval::eval::{Facts as FactStore, Rows, RulePlan, SmallRelation, compare};
 use stgflow_lang::ir::{Atom, Expr, Literal, PredId, Program, Term, VarId};
 use stgflow_lang::syntax::ast::CmpOp;
-use stgflow_lang::value::{Row, Value, copied};
+use stgflow_lang::value::{Row, Value};
 
 /// The tag of the start facts.
 const START: usize = 0;
@@ -646,7 +646,7 @@ impl TimeStepped for State {
                 let Some(fact) = (if i + 1 == readings.len() {
                     row.take()
                 } else {
-                    row.as_deref().map(|r| copied(r))
+                    row.as_deref().map(|f| Row::from_slice(f))
                 }) else {
                     break;
                 };
@@ -716,18 +716,18 @@ impl State {
         // What stops: held at t − 1, not started at t, and no keep rule lets it through.
         for fact in state.held.iter() {
             if !started(&state.inputs, fact) && !kept(&self.keeps, state, fact) {
-                out.push(((pred, copied(fact)), t, -1));
+                out.push(((pred, Row::from_slice(fact)), t, -1));
             }
         }
         let stopped = out.len();
         for (local, fact, count) in state.inputs.iter() {
             if local == START && count > 0 && !state.held.contains_row(fact) {
-                out.push(((pred, copied(fact)), t, 1));
+                out.push(((pred, Row::from_slice(fact)), t, 1));
             }
         }
         for ((_, fact), _, diff) in &out[start..] {
             if *diff > 0 {
-                state.held.insert(copied(fact));
+                state.held.insert(Row::from_slice(fact));
             }
         }
         for ((_, fact), _, _) in &out[start..stopped] {
@@ -753,20 +753,20 @@ impl State {
                     continue;
                 }
                 if local == own {
-                    next.insert(copied(fact));
+                    next.insert(Row::from_slice(fact));
                     continue;
                 }
                 reads_any = true;
                 for differs in term.differs.iter().filter(|d| 1 + d.slot == local) {
                     for x in state.held.iter() {
                         if differs.terminates(x, fact) {
-                            next.insert(copied(x));
+                            next.insert(Row::from_slice(x));
                         }
                     }
                 }
                 if term.reads_slots {
                     if let Some(relation) = self.relations.get_mut(local - 1) {
-                        relation.insert(copied(fact));
+                        relation.insert(Row::from_slice(fact));
                     }
                 }
             }

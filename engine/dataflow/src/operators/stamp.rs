@@ -30,7 +30,7 @@ use timely::dataflow::operators::generic::Operator;
 use super::Coll;
 use super::zero_one::{Presence, Stash, earliest, mark, send_first};
 use crate::plan::Stamped;
-use stgflow_lang::value::{Row, Value, copied};
+use stgflow_lang::value::{Row, Value};
 
 /// The stamped facts of `source` (0/1 changes of the source predicate's facts), each
 /// built as `head` says, united with `own` (h's own input facts, 0/1 changes): 0/1.
@@ -100,7 +100,7 @@ pub fn render<'s>(source: Coll<'s, u64>, own: Coll<'s, u64>, head: Vec<Stamped>)
                             // Stamped at t − 1 and own at t: the −1 output early goes.
                             for row in own_held.present() {
                                 if was_stamped(row, &holding) {
-                                    out.push((copied(row), t, 1));
+                                    out.push((Row::from_slice(row), t, 1));
                                 }
                             }
                             own_flips.retain(|(row, _)| !was_stamped(row, &holding));
@@ -137,7 +137,7 @@ pub fn render<'s>(source: Coll<'s, u64>, own: Coll<'s, u64>, head: Vec<Stamped>)
                             }
                             let to = out.len();
                             for i in from..to {
-                                let stamped = copied(&out[i].0);
+                                let stamped = Row::from_slice(&out[i].0);
                                 out.push((stamped, t + 1, -1));
                             }
                             out.extend(quiet.into_iter().map(|s| (s, t + 1, -1)));

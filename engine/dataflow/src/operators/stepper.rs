@@ -67,8 +67,8 @@ use stgflow_eval::eval::{
     Facts as FactStore, Rows, RulePlan, SMALL_LIMIT, Scratch, SmallRelation, evaluate_stratum_with,
 };
 use stgflow_lang::ir::{Literal, PredId, Program};
+use stgflow_lang::value::Row;
 use stgflow_lang::value::Value;
-use stgflow_lang::value::{Row, copied};
 
 /// Tags of input facts of the component's own predicates carry this bit.
 const INPUT_BIT: u32 = 1 << 31;
@@ -757,7 +757,7 @@ impl TimeStepped for State {
                 let group = self.groups.entry(value).or_default();
                 for &index in &group.members {
                     let state = &mut self.table.states[index];
-                    state.inputs.add(local, copied(&row), diff);
+                    state.inputs.add(local, Row::from_slice(&row), diff);
                     list(&mut work, state, index, t);
                 }
                 group.facts.add(local, row, diff);
@@ -792,7 +792,7 @@ impl TimeStepped for State {
                 let group = self.groups.entry(value).or_default();
                 group.members.push(index);
                 for (l, fact, count) in group.facts.iter() {
-                    state.inputs.add(l, copied(fact), count);
+                    state.inputs.add(l, Row::from_slice(fact), count);
                 }
             }
             list(&mut work, state, index, t);
@@ -837,7 +837,7 @@ impl State {
         for (local, fact, count) in state.inputs.iter() {
             if count > 0 {
                 if let Some(relation) = slot.get_mut(local) {
-                    relation.insert(copied(fact));
+                    relation.insert(Row::from_slice(fact));
                 }
             }
         }
@@ -965,10 +965,10 @@ pub(super) fn diff(
 ) -> bool {
     let start = out.len();
     for fact in now.iter().filter(|f| !before.contains_row(f)) {
-        out.push(((pred as u32, copied(fact)), t, 1));
+        out.push(((pred as u32, Row::from_slice(fact)), t, 1));
     }
     for fact in before.iter().filter(|f| !now.contains_row(f)) {
-        out.push(((pred as u32, copied(fact)), t, -1));
+        out.push(((pred as u32, Row::from_slice(fact)), t, -1));
     }
     out.len() > start
 }

@@ -36,7 +36,7 @@ use super::super::stepper::{
 use super::{Copy, Differs, Keep, Probe, Source, key_of};
 use crate::plan::PersistPlan;
 use stgflow_lang::ir::{PredId, Program};
-use stgflow_lang::value::{Row, Value, copied};
+use stgflow_lang::value::{Row, Value};
 
 /// The input tags (as `persist::render` makes them): h's own facts, the event
 /// predicate's, term's own.
@@ -284,7 +284,7 @@ impl State {
         };
         for fact in &state.held {
             if state.terminated.contains(fact) && !started(fact) {
-                out.push(((pred, copied(fact)), t, -1));
+                out.push(((pred, Row::from_slice(fact)), t, -1));
             }
         }
         let stopped = out.len();
@@ -296,7 +296,7 @@ impl State {
             let new = !state.held.contains(fact)
                 && !out[stopped..].iter().any(|((_, f), _, _)| f == fact);
             if new {
-                out.push(((pred, copied(fact)), t, 1));
+                out.push(((pred, Row::from_slice(fact)), t, 1));
             }
         }
         for ((_, fact), _, _) in &out[start..stopped] {
@@ -305,28 +305,28 @@ impl State {
             }
         }
         for ((_, fact), _, _) in &out[stopped..] {
-            state.held.push(copied(fact));
+            state.held.push(Row::from_slice(fact));
         }
         // term at t, from what h holds now and the events of t.
         let next = &mut self.next_terminated;
         next.clear();
-        next.extend(holding(&state.own_term).map(|f| copied(f)));
+        next.extend(holding(&state.own_term).map(|f| Row::from_slice(f)));
         for x in &state.held {
             let differs = &self.shape.differs;
             let terminated =
                 (state.events.iter()).any(|(y, now, _)| *now > 0 && differs.terminates(x, y));
             if terminated && !next.contains(x) {
-                next.push(copied(x));
+                next.push(Row::from_slice(x));
             }
         }
         for fact in next.iter() {
             if !state.terminated.contains(fact) {
-                out.push(((term, copied(fact)), t, 1));
+                out.push(((term, Row::from_slice(fact)), t, 1));
             }
         }
         for fact in &state.terminated {
             if !next.contains(fact) {
-                out.push(((term, copied(fact)), t, -1));
+                out.push(((term, Row::from_slice(fact)), t, -1));
             }
         }
         std::mem::swap(&mut state.terminated, next);
