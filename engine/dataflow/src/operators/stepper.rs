@@ -21,7 +21,14 @@
 //! are kept as runs of equal time points over the horizon (the largest offset read);
 //! a key that holds nothing, has no input and nothing to wake it is dropped. Rules that
 //! read the time as a value change every time point, so their keys are evaluated at every
-//! point while they hold anything.
+//! point while they hold anything. Where a key's input changed at t only in predicates
+//! that no rule reads at offset 0 (a vote read one point back), and nothing woke it, its
+//! rules see at t what they saw at t − 1: the change is recorded (a run with the new
+//! input and the key's own facts copied), and the rules are evaluated when it is read.
+//! An input fact that matches the constants of none of the atoms reading it (EC's
+//! `status_start(M, voting)` where only `status_start(M, null)` is read) is dropped as
+//! it comes in: voting's partial `status_start` facts woke every voter's state of a
+//! motion at each change of its status, twice as many evaluations as the votes made.
 //!
 //! **Refined keys.** Where every rule also carries other variables at fixed positions
 //! ([`crate::plan::StepperPlan::sub_key`]), a key's facts are split into states by those
@@ -326,6 +333,10 @@ struct KeyState {
     key: Row,
     /// The time point this key was last put on the work list for, plus one (0: never).
     listed: u64,
+    /// The time point at which its rules must be evaluated, plus one: where it is listed
+    /// for another time point, its input changed there only in what no rule reads at
+    /// offset 0, and the changes are recorded instead (see [`State::evaluate`]).
+    full: u64,
     /// Whether the key is in the table: a removed key's index may still be on the wake-up
     /// list.
     live: bool,
@@ -522,6 +533,16 @@ struct State {
     /// positive atom): fed once at the first time point and never retracted, it has the
     /// component's one key evaluated there.
     unit_local: Option<usize>,
+    /// Per local index: whether a change of it at t needs the rules evaluated at t — some
+    /// rule reads it at offset 0, or it is one of the component's own (its facts are the
+    /// output). A change of any other input is only recorded at t ([`State::evaluate`]).
+    read_now: Vec<bool>,
+    /// Per local index of an input from outside: the constants of each atom that reads
+    /// it, when every such atom has some. A fact that matches none of them can never be
+    /// read, and is dropped as it comes in (`status_start(M, voting)` where the rules read
+    /// only `status_start(M, null)`: a partial fact that would wake every state of M).
+    /// `None`: every fact is kept.
+    wanted: Vec<Option<Vec<Vec<(usize, Value)>>>>,
     triggers: Vec<Vec<Trigger>>,
     key_positions: Option<Vec<Option<usize>>>,
     /// Per predicate, the refining positions (`StepperPlan::sub_key`) of one that carries
@@ -601,6 +622,33 @@ impl State {
                 internal[local] = Some(p);
             }
         }
+        let mut read_now: Vec<bool> = internal.iter().map(Option::is_some).collect();
+        if let Some(unit) = unit_local {
+            read_now[unit] = true;
+        }
+        let mut wanted: Vec<Option<Vec<Vec<(usize, Value)>>>> = internal
+            .iter()
+            .map(|p| p.is_none().then(Vec::new))
+            .collect();
+        if let Some(unit) = unit_local {
+            wanted[unit] = None;
+        }
+        for &r in &plan.rules {
+            for atom in program.rules[r].body.iter().filter_map(Literal::atom) {
+                let Some(local) = local_of[atom.pred] else {
+                    continue;
+                };
+                if atom.offset == 0 {
+                    read_now[local] = true;
+                }
+                let constants = crate::plan::constants(&atom.args);
+                if constants.is_empty() {
+                    wanted[local] = None;
+                } else if let Some(patterns) = &mut wanted[local] {
+                    patterns.push(constants);
+                }
+            }
+        }
         // Plans are indexed by position in `plan.rules`; strata refer to program rule ids.
         let index_of = |r: usize| plan.rules.iter().position(|&x| x == r);
         let plans = plan
@@ -635,6 +683,8 @@ impl State {
             locals,
             internal,
             unit_local,
+            read_now,
+            wanted,
             key_positions,
             sub_positions,
             partial_local,
@@ -751,14 +801,24 @@ impl TimeStepped for State {
             let Some(local) = self.local_of_tag(tag) else {
                 continue;
             };
+            if let Some(patterns) = &self.wanted[local] {
+                let matches = |pattern: &Vec<(usize, Value)>| {
+                    pattern.iter().all(|(i, c)| row.get(*i) == Some(c))
+                };
+                if !patterns.iter().any(matches) {
+                    continue;
+                }
+            }
             let value = self.key_value(tag, &row);
             let Some(refinement) = self.refinement(tag) else {
                 // A partial fact: every state of its key reads it.
                 let group = self.groups.entry(value).or_default();
+                let full = if self.read_now[local] { t + 1 } else { 0 };
                 for &index in &group.members {
                     let state = &mut self.table.states[index];
                     state.inputs.add(local, Row::from_slice(&row), diff);
                     list(&mut work, state, index, t);
+                    state.full = state.full.max(full);
                 }
                 group.facts.add(local, row, diff);
                 if group.facts.is_empty() && group.members.is_empty() {
@@ -780,6 +840,7 @@ impl TimeStepped for State {
                 KeyState {
                     key: key.clone(),
                     listed: 0,
+                    full: 0,
                     live: true,
                     runs: VecDeque::new(),
                     wake_until: 0,
@@ -794,8 +855,14 @@ impl TimeStepped for State {
                 for (l, fact, count) in group.facts.iter() {
                     state.inputs.add(l, Row::from_slice(fact), count);
                 }
+                if !group.facts.is_empty() {
+                    state.full = t + 1;
+                }
             }
             list(&mut work, state, index, t);
+            if self.read_now[local] {
+                state.full = t + 1;
+            }
             state.inputs.add(local, row, diff);
         }
         self.stash.give_back(changes);
@@ -807,6 +874,7 @@ impl TimeStepped for State {
             if let Some(state) = self.table.states.get_mut(index) {
                 if state.live {
                     list(&mut work, state, index, t);
+                    state.full = t + 1;
                 }
             }
         }
@@ -834,33 +902,52 @@ impl State {
             .pop()
             .unwrap_or_else(|| vec![SmallRelation::default(); self.locals]);
         let state = &mut self.table.states[index];
+        // Only inputs that no rule reads at offset 0 changed, and nothing woke the key: the
+        // rules see at t what they saw at t − 1, so they derive what they derived (nothing,
+        // for a new key). The component's own facts are copied, the inputs recorded for
+        // the rules that read them later.
+        let full = state.full == t + 1 || self.uses_time;
         for (local, fact, count) in state.inputs.iter() {
-            if count > 0 {
+            if count > 0 && (full || self.internal[local].is_none()) {
                 if let Some(relation) = slot.get_mut(local) {
                     relation.insert(Row::from_slice(fact));
                 }
             }
         }
+        if !full {
+            if let Some((_, before)) = state.runs.back() {
+                for (local, relation) in slot.iter_mut().enumerate() {
+                    if self.internal[local].is_some() {
+                        relation.clone_from(&before[local]);
+                    }
+                }
+            }
+        }
         state.runs.push_back((t, slot));
-        let mut view = KeyView {
-            runs: &mut state.runs,
-            local_of: &self.local_of,
-        };
-        for (rules, recursive) in &self.strata {
-            evaluate_stratum_with(
-                &self.plans,
-                rules,
-                *recursive,
-                t,
-                &mut view,
-                &mut self.scratch,
-            );
+        if full {
+            let mut view = KeyView {
+                runs: &mut state.runs,
+                local_of: &self.local_of,
+            };
+            for (rules, recursive) in &self.strata {
+                evaluate_stratum_with(
+                    &self.plans,
+                    rules,
+                    *recursive,
+                    t,
+                    &mut view,
+                    &mut self.scratch,
+                );
+            }
         }
         // What changed against t − 1, which the run before holds (nothing for a new key).
         self.changed.clear();
         let len = state.runs.len();
         let empty = SmallRelation::default();
         for local in 0..self.locals {
+            if !full && self.internal[local].is_some() {
+                continue;
+            }
             let now = &state.runs[len - 1].1[local];
             let before = match len {
                 2.. => &state.runs[len - 2].1[local],
@@ -1059,6 +1146,14 @@ mod tests {
                            held(V, M, T) :- held(V, M, T-1), not stop(V, M, T-1).\n\
                            stop(V, M, T) :- reset(M, T), held(V, M, T).\n\
                            stop(V, M, T) :- held(V, M, T), start(V, M, T), not open(M, T).\n";
+
+    /// Voting's `voted` as RTEC's timing writes it: keyed by M, each state by (V, M);
+    /// `reset(M, 2)` a partial fact with a constant (`reset(M, 0)` and `reset(M, 1)` are
+    /// dropped as they come), `stop_at` read one point back only (its changes recorded,
+    /// not evaluated, where nothing else changed), `cleared` at once from the state at T-1.
+    const VOTED: &str = "held(V, M, T) :- start(V, M, T-1), not stop_at(V, M, 1, T-1).\n\
+                         held(V, M, T) :- held(V, M, T-1), not stop_at(V, M, 1, T-1), not cleared(V, M, T).\n\
+                         cleared(V, M, T) :- reset(M, 2, T), held(V, M, T-1).\n";
 
     /// A compiled program that plans as one time-stepping component.
     struct Case {
@@ -1299,6 +1394,20 @@ mod tests {
         }
 
         #[test]
+        fn voted_refined_with_constants_matches_the_reference_30_time_points_1_worker(
+            (reads, own) in held_inputs(), batch in 1..4u64,
+        ) {
+            check(VOTED, 1, &reads, &own, batch);
+        }
+
+        #[test]
+        fn voted_refined_with_constants_matches_the_reference_30_time_points_3_workers(
+            (reads, own) in held_inputs(), batch in 1..4u64,
+        ) {
+            check(VOTED, 3, &reads, &own, batch);
+        }
+
+        #[test]
         fn time_as_value_keyed_matches_the_reference_30_time_points_3_workers(
             (reads, own) in held_inputs(), batch in 1..4u64,
         ) {
@@ -1339,6 +1448,17 @@ mod tests {
             .map(|(p, i)| (p.to_string(), vec![*i]))
             .collect();
         assert_eq!(sub, expected, "reset and open are partial");
+        let voted = case(VOTED);
+        let name = |p: PredId| voted.program.pred_name(p).to_owned();
+        let mut partial: Vec<String> = voted
+            .plan
+            .reads
+            .iter()
+            .filter(|p| !voted.plan.sub_key.iter().flatten().any(|(q, _)| q == *p))
+            .map(|&p| name(p))
+            .collect();
+        partial.sort();
+        assert_eq!(partial, ["reset"], "reset is partial, refined by V elsewhere");
     }
 
     #[test]
