@@ -176,7 +176,14 @@ pub struct RulePlan {
     recursive: Vec<usize>,
     /// A counting rule's plan (`ir::Rule::count`).
     count: Option<CountPlan>,
+    /// The constants of the first body literal, when it is a positive atom: (position,
+    /// value).
+    first_constants: Vec<(usize, Value)>,
 }
+
+/// Most facts [`RulePlan::fire`] looks through for one that matches its first atom's
+/// constants before it makes the bindings (a larger relation goes to the join).
+const FIRST_ATOM_LOOK: usize = 8;
 
 /// How a counting rule's bindings become its head facts: each binding gives `terms` (the
 /// head's terms but the result, then the counted variables); the distinct such tuples
@@ -255,12 +262,22 @@ impl RulePlan {
                 _ => None,
             })
             .collect();
+        let first_constants = match body.first() {
+            Some(Literal::Positive(atom)) => (atom.args.iter().enumerate())
+                .filter_map(|(i, term)| match term {
+                    Term::Const(value) => Some((i, *value)),
+                    Term::Var(_) | Term::Wildcard => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
         RulePlan {
             head: rule.head.clone(),
             body,
             vars: rule.vars.len(),
             recursive,
             count: CountPlan::new(rule),
+            first_constants,
         }
     }
 
@@ -273,15 +290,24 @@ impl RulePlan {
         facts: &impl Facts,
         out: &mut Vec<Row>,
     ) {
-        // A first positive atom without facts derives nothing: return before the bindings
-        // are made (an evaluator that tries every rule of a stratum for one key, as the
-        // time-stepping operator does, meets this for most rules).
+        // A first positive atom without a matching fact derives nothing: return before the
+        // bindings are made (an evaluator that tries every rule of a stratum for one key,
+        // as the time-stepping operator does, meets this for most rules: EC's keep rule
+        // for each value finds the key's one fact, of another value). A relation of more
+        // than a few facts goes to the join.
         if let (Some(Literal::Positive(atom)), None) = (self.body.first(), &self.count) {
             let from_delta = delta.is_some_and(|(at, _)| at == 0);
+            let matches = |row: &[Value]| {
+                (self.first_constants.iter()).all(|(i, value)| row.get(*i) == Some(value))
+            };
             let none = || {
                 t.checked_sub(u64::from(atom.offset))
                     .and_then(|time| facts.relation(atom.pred, time))
-                    .is_none_or(|relation| relation.rows().next().is_none())
+                    .is_none_or(|relation| {
+                        let mut rows = relation.rows();
+                        (rows.by_ref().take(FIRST_ATOM_LOOK)).all(|row| !matches(row))
+                            && rows.next().is_none()
+                    })
             };
             if !from_delta && none() {
                 return;
