@@ -433,20 +433,11 @@ impl Interpretation {
         out
     }
 
-    /// The last `n` stream atoms of `atom`'s predicate (name and arity) given at or before
-    /// `t`, with their times.
-    fn last_atoms(&self, t: u64, n: u32, atom: &Atom) -> Vec<(u64, &[Value])> {
-        let mut out: Vec<(u64, &[Value])> = self
-            .stream
-            .iter()
-            .filter(|(at, (name, args))| {
-                *at <= t && *name == atom.predicate.name && args.len() == atom.args.len()
-            })
-            .map(|(at, (_, args))| (*at, &args[..]))
-            .collect();
-        let keep = out.len().saturating_sub(n as usize);
-        out.drain(..keep);
-        out
+    /// The last `n` atoms of the stream (of every predicate, LARS's tuple window) given at
+    /// or before `t`, in stream order.
+    fn last_atoms(&self, t: u64, n: u32) -> &[(u64, Fact)] {
+        let given = self.stream.partition_point(|(at, _)| *at <= t);
+        &self.stream[given.saturating_sub(n as usize)..given]
     }
 
     /// Extensions of `binding` under which the extended atom holds at `t`.
@@ -460,11 +451,19 @@ impl Interpretation {
                 ..
             } => {
                 let mut out = Vec::new();
-                let window = self.last_atoms(t, *size, atom);
+                let last = self.last_atoms(t, *size);
+                // The window's timeline is [t', t], t' the time of its oldest atom.
+                let oldest = last.first().map(|(at, _)| *at);
+                let window: Vec<(u64, &[Value])> = last
+                    .iter()
+                    .filter(|(_, (name, args))| {
+                        *name == atom.predicate.name && args.len() == atom.args.len()
+                    })
+                    .map(|(at, (_, args))| (*at, &args[..]))
+                    .collect();
                 if let Some(Modality::Box) = modality {
-                    // At every time point of the window's timeline [t', t], t' the time of
-                    // its oldest atom.
-                    let Some(oldest) = window.iter().map(|(at, _)| *at).min() else {
+                    // At every time point of the window's timeline.
+                    let Some(oldest) = oldest else {
                         return out;
                     };
                     for (at, args) in &window {

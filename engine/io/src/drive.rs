@@ -11,11 +11,12 @@
 //! * On a malformed line the run stops; the output of every time point already evaluated
 //!   has been written and flushed, and the error is returned.
 
+use std::collections::VecDeque;
 use std::io::{self, Write};
 
 use crate::sink::Sink;
-use crate::stream::{FactReader, InputFact, ReaderState, SkipCounts, StreamError};
-use stgflow_lang::ir::{PredId, Program};
+use crate::stream::{FactReader, InputFact, OTHER_ATOM, ReaderState, SkipCounts, StreamError};
+use stgflow_lang::ir::{PredId, Program, TupleWindow};
 use stgflow_lang::value::{Row, Value};
 
 /// An evaluator steps through consecutive time points.
@@ -254,46 +255,109 @@ pub fn drive<E: Evaluator, W: Write>(
     }
 }
 
-/// The input sequences of a program: per numbered predicate, the predicate its numbered
-/// facts go to and how many have arrived.
+/// The input sequences and tuple windows of a program ([`Program::input_sequences`],
+/// [`Program::tuple_windows`]): every atom of the stream numbered in arrival order, a
+/// numbered copy of each atom of a numbered predicate, and per window, at each time point
+/// with atoms, the numbered atoms that leave it and the time of its oldest atom.
 struct Numbering {
-    /// Indexed by predicate id: the target and the count so far; empty when nothing is
-    /// numbered (a time point then costs nothing here).
-    targets: Vec<Option<(PredId, i64)>>,
+    /// Indexed by predicate id: the predicate of its numbered copies; empty when nothing
+    /// is numbered (a time point then costs nothing here).
+    targets: Vec<Option<PredId>>,
+    /// The stream's atoms so far.
+    count: i64,
+    /// Per tuple window: the numbers of the numbered atoms still in it, oldest first.
+    windows: Vec<(TupleWindow, VecDeque<i64>)>,
+    /// Per time point with atoms, oldest first: its time and the number of its last
+    /// atom, as far back as the largest window reaches.
+    times: VecDeque<(u64, i64)>,
+    largest: i64,
 }
 
 impl Numbering {
     fn new(program: &Program) -> Numbering {
-        if program.input_sequences.is_empty() {
-            return Numbering {
-                targets: Vec::new(),
-            };
-        }
-        let mut targets = vec![None; program.predicates.len()];
-        for &(source, target) in &program.input_sequences {
-            if let Some(slot) = targets.get_mut(source) {
-                *slot = Some((target, 0));
+        let mut targets = Vec::new();
+        if !program.input_sequences.is_empty() {
+            targets = vec![None; program.predicates.len()];
+            for &(source, target) in &program.input_sequences {
+                if let Some(slot) = targets.get_mut(source) {
+                    *slot = Some(target);
+                }
             }
         }
-        Numbering { targets }
+        let windows: Vec<(TupleWindow, VecDeque<i64>)> = (program.tuple_windows.iter())
+            .map(|window| (window.clone(), VecDeque::new()))
+            .collect();
+        let largest = (windows.iter())
+            .map(|(window, _)| i64::from(window.size))
+            .max()
+            .unwrap_or(0);
+        Numbering {
+            targets,
+            count: 0,
+            windows,
+            times: VecDeque::new(),
+            largest,
+        }
+    }
+
+    /// How many of a time point's `input` are facts of the program's predicates (not
+    /// [`OTHER_ATOM`]s, which only programs with tuple windows are given).
+    fn facts(&self, input: &[(PredId, Row)]) -> u64 {
+        let others = if self.windows.is_empty() {
+            0
+        } else {
+            input.iter().filter(|(pred, _)| *pred == OTHER_ATOM).count()
+        };
+        (input.len() - others) as u64
     }
 
     /// Appends to a time point's facts the numbered copy of each fact of a numbered
-    /// predicate, in the order the facts came.
+    /// predicate, in the order the facts came, and what the tuple windows give there;
+    /// drops the atoms that no predicate takes ([`OTHER_ATOM`]) once they are counted.
     fn number(&mut self, time: u64, input: &mut Vec<(PredId, Row)>) {
-        if self.targets.is_empty() {
+        if self.targets.is_empty() && self.windows.is_empty() {
             return;
         }
         let stamp = Value::Int(i64::try_from(time).unwrap_or(i64::MAX));
-        for i in 0..input.len() {
-            let Some(Some((target, count))) = self.targets.get_mut(input[i].0) else {
+        let atoms = input.len();
+        for i in 0..atoms {
+            self.count += 1;
+            let Some(&Some(target)) = self.targets.get(input[i].0) else {
                 continue;
             };
-            *count += 1;
-            let mut row = Row::from_slice(&[Value::Int(*count), stamp]);
+            let mut row = Row::from_slice(&[Value::Int(self.count), stamp]);
             row.extend_from_slice(&input[i].1);
-            let target = *target;
             input.push((target, row));
+            for (_, numbers) in &mut self.windows {
+                numbers.push_back(self.count);
+            }
+        }
+        input.retain(|(pred, _)| *pred != OTHER_ATOM);
+        if atoms == 0 {
+            return;
+        }
+        self.times.push_back((time, self.count));
+        for (window, numbers) in &mut self.windows {
+            // The atoms numbered up to `out` are no longer among the last `size`.
+            let out = self.count - i64::from(window.size);
+            while let Some(number) = numbers.front().copied().filter(|&n| n <= out) {
+                numbers.pop_front();
+                input.push((window.evict, Row::from_slice(&[Value::Int(number)])));
+            }
+            let Some(start_pred) = window.start else {
+                continue;
+            };
+            let oldest = (out + 1).max(1);
+            let at = self.times.partition_point(|&(_, last)| last < oldest);
+            let start = self.times.get(at).map_or(time, |&(t, _)| t);
+            let start = Value::Int(i64::try_from(start).unwrap_or(i64::MAX));
+            input.push((start_pred, Row::from_slice(&[start])));
+        }
+        // A time point whose atoms are all older than the largest window's oldest is
+        // no window's start any more.
+        let oldest = self.count - self.largest + 1;
+        while self.times.len() > 1 && self.times.front().is_some_and(|&(_, last)| last < oldest) {
+            self.times.pop_front();
         }
     }
 }
@@ -366,11 +430,12 @@ pub fn feed(
         if let Some(stop) = crate::interrupt::requested() {
             return Err(stop.into());
         }
+        let atoms = numbered.facts(&input);
         if time < next_t {
-            fed.dropped += input.len() as u64;
+            fed.dropped += atoms;
             continue;
         }
-        fed.input_facts += input.len() as u64;
+        fed.input_facts += atoms;
         numbered.number(time, &mut input);
         consumer.complete(time, input)?;
         next_t = time + 1;

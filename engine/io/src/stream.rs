@@ -122,10 +122,20 @@ fn line_of(location: &str) -> usize {
         .unwrap_or(0)
 }
 
+/// The predicate of a stream atom that no predicate of the program takes (an unknown
+/// name, another arity), given as a fact without arguments where the program counts every
+/// atom of the stream ([`Schema::counts_all`]): the timeline driver counts it and drops
+/// it.
+pub const OTHER_ATOM: PredId = PredId::MAX;
+
 /// Predicate names the program knows, with their object arity.
 #[derive(Clone, Debug, Default)]
 pub struct Schema {
     preds: HashMap<String, (PredId, usize)>,
+    /// Whether the stream's atoms that no predicate takes are given as [`OTHER_ATOM`]
+    /// facts besides being counted as skipped (a program with LARS tuple windows, which
+    /// count every atom of the stream: [`Program::tuple_windows`]).
+    counts_all: bool,
     /// The last predicate looked up, with its arity: streams mostly repeat a predicate,
     /// and comparing a name is cheaper than hashing it.
     last: Option<(PredId, usize)>,
@@ -153,6 +163,7 @@ impl Schema {
         }
         Schema {
             preds,
+            counts_all: !program.tuple_windows.is_empty(),
             last: None,
             names,
         }
@@ -450,11 +461,19 @@ impl ReaderState {
         end: u64,
     ) -> Result<(), Box<StreamError>> {
         let args: Row = args.into();
-        let Some((pred, arity)) = self.schema.lookup(name) else {
-            return self.unknown(text, at, name);
+        let (pred, args) = match self.schema.lookup(name) {
+            None => {
+                self.unknown(text, at, name)?;
+                (OTHER_ATOM, Row::new())
+            }
+            Some((_, arity)) if args.len() != arity => {
+                self.wrong_arity(text, at, name, args.len(), arity)?;
+                (OTHER_ATOM, Row::new())
+            }
+            Some((pred, _)) => (pred, args),
         };
-        if args.len() != arity {
-            return self.wrong_arity(text, at, name, args.len(), arity);
+        if pred == OTHER_ATOM && !self.schema.counts_all {
+            return Ok(());
         }
         let fact = InputFact { pred, args, time };
         if time <= self.watermark() && end == time + 1 {

@@ -170,6 +170,19 @@ impl Rule {
     }
 }
 
+/// A tuple window of `size` atoms: the last `size` atoms of the stream in arrival order
+/// (LARS's window, Def. 4 of the Laser paper: every atom of the stream counts). At each
+/// time point with stream atoms, the timeline driver gives `evict(I)` for each numbered
+/// atom ([`Program::input_sequences`]) that leaves the window there (the atom numbered
+/// I + `size` arrived), and, where the program reads it (□), `start(U)`: the time point
+/// of the window's oldest atom.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TupleWindow {
+    pub size: u32,
+    pub evict: PredId,
+    pub start: Option<PredId>,
+}
+
 /// A ground fact given in the program.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Fact {
@@ -195,9 +208,14 @@ pub struct Program {
     pub input_names: Vec<(String, Option<PredId>)>,
     /// Predicates whose stream facts are also numbered: each fact of the first, read from
     /// a stream, also gives at its time a fact of the second with its arrival number among
-    /// the first's facts (from 1, in stream order: time, then source, then line), its
-    /// time, then its arguments (LARS tuple windows: the last n atoms of a predicate).
+    /// all the stream's atoms (from 1, in stream order: time, then source, then line; the
+    /// atoms of every predicate count, those the program does not know too), its time,
+    /// then its arguments (LARS tuple windows: the last n atoms of the stream).
     pub input_sequences: Vec<(PredId, PredId)>,
+    /// LARS tuple windows by size, with what the timeline driver gives at each time point
+    /// with stream atoms (see [`TupleWindow`]). Where there are any, the stream's atoms that
+    /// no predicate takes (unknown names, other arities) are counted, not only skipped.
+    pub tuple_windows: Vec<TupleWindow>,
     /// Predicates a front end made to pass facts through (a union of others: LARS's
     /// `h__read`), with the name explanations show for them: `explain` shows the fact a
     /// passing one came from instead of the step through it.

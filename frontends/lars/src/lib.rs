@@ -35,9 +35,13 @@
 //! * The stream's atoms of a rule head's predicate are read by the rules with the derived
 //!   ones, but only derived atoms are printed (as Laser prints them):
 //!   [`translate::Translation::inputs`] sends them to a predicate of their own.
-//! * Tuple windows hold the last n atoms of a predicate of the stream, in stream order
-//!   (LARS's tuple window counts the atoms of every predicate; Laser counts those before
-//!   the evaluation time); one over a derived predicate is rejected (E202).
+//! * A tuple window holds the last n atoms of the stream, of every predicate (those the
+//!   program does not know too), in stream order, cut inside a time point where the n-th
+//!   last atom is (LARS's window, Def. 4 of the Laser paper, with the stream's order as
+//!   its deterministic choice). Laser keeps every atom of the evaluation time and whole
+//!   earlier time points while the atoms before the evaluation time number at most n, so
+//!   its window can hold more than n atoms. One over a derived predicate is rejected
+//!   (E202).
 //! * `MATH` follows the engine's arithmetic: integers stay integers (division truncates,
 //!   overflow and division by zero derive nothing); a float operand makes a float.
 //!
@@ -107,6 +111,15 @@ pub fn compile_str(name: &str, text: &str) -> Compiled {
         .sequences
         .iter()
         .filter_map(|(source, target)| Some((program.pred_id(source)?, program.pred_id(target)?)))
+        .collect();
+    program.tuple_windows = (translation.tuple_windows.iter())
+        .filter_map(|(size, evict, start)| {
+            Some(stgflow_lang::ir::TupleWindow {
+                size: *size,
+                evict: program.pred_id(evict)?,
+                start: program.pred_id(start),
+            })
+        })
         .collect();
     compiled
 }

@@ -43,12 +43,15 @@
 //!   coincide and one (U ↦ T-k) is made. A negative shift (the head before a time point
 //!   the body reads) is E208: TD reads only the past;
 //! * a tuple window `tuple_win(n, m(p(…)))` reads `p__tupN(U, X…, T)`: p(X…) given at U
-//!   is among the last n p atoms at T. The stream's p atoms are numbered as they are read
+//!   is among the last n atoms of the stream at T (of every predicate: LARS's window). The
+//!   stream's atoms are numbered as they are read, and each p atom gives a numbered copy
 //!   (`p__seq(I, U, X…)`, [`stgflow_lang::ir::Program::input_sequences`], by the timeline
-//!   driver, so every engine sees the same numbers), and the atom numbered I is kept
-//!   until the one numbered I+n arrives (`p__evictN(I, T)`): persistence with its stop;
-//!   ♢ reads `p__tupN__dia(X…, T)`, a bare atom `p__tupN__now(X…, T)` (U = T), □
-//!   `p__tupN__box(X…, T)` (given at every point since the window's oldest atom);
+//!   driver, so every engine sees the same numbers); the atom numbered I is kept until
+//!   the driver evicts it when the one numbered I+n arrives (`lars__evictN(I, T)`,
+//!   [`stgflow_lang::ir::TupleWindow`]): persistence with its stop; ♢ reads
+//!   `p__tupN__dia(X…, T)`, a bare atom `p__tupN__now(X…, T)` (U = T), □
+//!   `p__tupN__box(X…, T)` (given at every point since the window's oldest atom, whose
+//!   time the driver gives as `lars__tupstartN(U, T)`);
 //! * the stream's atoms of a rule head's predicate h go to `h__input` (or nowhere, when
 //!   no rule reads h), and rules read `h__read`, h's derived atoms and `h__input`, so the
 //!   printed h holds what the rules derive, as Laser prints it.
@@ -112,6 +115,9 @@ pub struct Translation {
     /// Per predicate under a tuple window: the predicate its stream atoms are numbered
     /// into (`p__seq(I, U, X…)`, see [`stgflow_lang::ir::Program::input_sequences`]).
     pub sequences: Vec<(String, String)>,
+    /// Per tuple window size: the predicates the timeline driver gives its evictions and
+    /// its oldest atom's time in (see [`stgflow_lang::ir::TupleWindow`]).
+    pub tuple_windows: Vec<(u32, String, String)>,
     /// What rules read of each rule head's predicate read by a rule (`h__read`), with the
     /// head's name: a union that only passes facts through.
     pub reads: Vec<(String, String)>,
@@ -225,6 +231,10 @@ pub fn translate(program: &Program) -> (Translation, Diagnostics) {
     }
     let mut sequences: Vec<(String, String)> = translator.sequences.drain().collect();
     sequences.sort();
+    let mut tuple_windows: Vec<(u32, String, String)> = (translator.tuple_sizes.drain())
+        .map(|(size, (evict, start))| (size, evict, start))
+        .collect();
+    tuple_windows.sort();
     let mut reads: Vec<(String, String)> = translator.read_names.drain().collect();
     reads.sort();
     (
@@ -233,6 +243,7 @@ pub fn translate(program: &Program) -> (Translation, Diagnostics) {
             origins,
             inputs,
             sequences,
+            tuple_windows,
             reads,
         },
         translator.diagnostics,
@@ -272,12 +283,14 @@ struct Translator {
     windows: HashMap<(String, WindowKind, Option<u32>), String>,
     /// Per predicate: its numbered stream atoms (`p__seq`), once asked for.
     sequences: HashMap<String, String>,
-    /// Per (predicate, size): what a tuple window holds (`p__tupN`) and its kept
-    /// numbered atoms (`p__keptN`), once defined; its ♢ and its atoms now, per
-    /// (predicate, size, is ♢); and its □.
-    tuple_windows: HashMap<(String, u32), (String, String)>,
+    /// Per (predicate, size): what a tuple window holds (`p__tupN`), once defined; its ♢
+    /// and its atoms now, per (predicate, size, is ♢); and its □.
+    tuple_windows: HashMap<(String, u32), String>,
     tuple_reads: HashMap<(String, u32, bool), String>,
     tuple_boxes: HashMap<(String, u32), String>,
+    /// Per tuple window size: the driver's evictions and oldest atom's time
+    /// (`lars__evictN(I, T)`, `lars__tupstartN(U, T)`), once asked for.
+    tuple_sizes: HashMap<u32, (String, String)>,
     /// `p__at` per predicate p, once defined.
     stamps: HashMap<String, String>,
     /// `(tick, start)` once defined.
@@ -296,6 +309,7 @@ impl Default for Translation {
             origins: Vec::new(),
             inputs: Vec::new(),
             sequences: Vec::new(),
+            tuple_windows: Vec::new(),
             reads: Vec::new(),
         }
     }
@@ -1187,10 +1201,10 @@ impl Translator {
     }
 
     /// `p__tupN__box(X…, T)`: p(X…) holds at every time point of the tuple window's
-    /// timeline [t', T], t' the time of its oldest atom. The atoms after t' are all in the
-    /// window (it holds the last ones), so that is: p(X…) given at every point from t'
-    /// to T, and its atom at t' still in the window (`p__tupN_cont`, kept only for atoms
-    /// in the window: at most n per point).
+    /// timeline [t', T], t' the time of its oldest atom (`lars__tupstartN(t', T)`, from the
+    /// timeline driver). The atoms after the oldest one are all in the window (it holds the
+    /// last ones), so that is: p(X…) given at every point from t' to T, and its atom at t'
+    /// still in the window (`p__tupN_cont`, kept only for atoms in the window).
     fn tuple_box(
         &mut self,
         rule: &Rule,
@@ -1204,18 +1218,12 @@ impl Translator {
         if let Some(name) = self.tuple_boxes.get(&key) {
             return name.clone();
         }
-        let kept = self
-            .tuple_windows
-            .get(&key)
-            .map(|(_, kept)| kept.clone())
-            .unwrap_or_default();
-        let indices = self.fresh(format!("{pred}__kept{size}_index"));
-        let first = self.fresh(format!("{pred}__tup{size}_first"));
+        let (_, first) = self.tuple_size(size);
         let cont = self.fresh(format!("{pred}__tup{size}_cont"));
         let name = self.fresh(format!("{pred}__tup{size}__box"));
         let origin = Origin::Generated {
             by: format!(
-                "LARS rule {}: □ over the last {size} `{pred}` atoms of the stream",
+                "LARS rule {}: □ over the last {size} atoms of the stream, `{pred}` at each point",
                 rule.number
             ),
             span: Some(span),
@@ -1223,48 +1231,22 @@ impl Translator {
         let vars = object_vars(arity, span);
         let t = |k| time_term("T", k, span);
         let stamped = prefixed(&["U"], &vars, span);
-        let kept_args = prefixed(&["I", "U"], &vars, span);
         let at = |pred: &str, args: Vec<td::Expr>, k| {
             td::Literal::Positive(plain_atom(pred, args, t(k), span))
         };
-        let equals = |lhs: &str, rhs: td::Expr| {
-            td::Literal::Builtin(td::Builtin {
-                lhs: var_expr(lhs, span),
-                op: CmpOp::Eq,
-                rhs,
-                span,
-            })
-        };
-        let minus_one = td::Expr::Binary(
-            ArithOp::Sub,
-            Box::new(var_expr("I", span)),
-            Box::new(td::Expr::Const(Value::Int(1), span)),
-            span,
-        );
         let rules = [
-            // p__keptN_index(I, T) :- p__keptN(I, U, X…, T).
-            td::Rule {
-                head: plain_atom(&indices, vec![var_expr("I", span)], t(0), span),
-                body: vec![at(&kept, kept_args.clone(), 0)],
-                span,
-            },
-            // p__tupN_first(U, T) :- p__keptN(I, U, X…, T), J = I - 1, not p__keptN_index(J, T).
-            td::Rule {
-                head: plain_atom(&first, vec![var_expr("U", span)], t(0), span),
-                body: vec![
-                    at(&kept, kept_args, 0),
-                    equals("J", minus_one),
-                    td::Literal::Negative(
-                        plain_atom(&indices, vec![var_expr("J", span)], t(0), span),
-                        span,
-                    ),
-                ],
-                span,
-            },
             // p__tupN_cont(U, X…, T) :- p__tupN(U, X…, T), U = T.
             td::Rule {
                 head: plain_atom(&cont, stamped.clone(), t(0), span),
-                body: vec![at(window, stamped.clone(), 0), equals("U", t(0))],
+                body: vec![
+                    at(window, stamped.clone(), 0),
+                    td::Literal::Builtin(td::Builtin {
+                        lhs: var_expr("U", span),
+                        op: CmpOp::Eq,
+                        rhs: t(0),
+                        span,
+                    }),
+                ],
                 span,
             },
             // p__tupN_cont(U, X…, T) :- p__tupN_cont(U, X…, T-1), p(X…, T), p__tupN(U, X…, T).
@@ -1277,7 +1259,7 @@ impl Translator {
                 ],
                 span,
             },
-            // p__tupN__box(X…, T) :- p__tupN_first(U, T), p__tupN_cont(U, X…, T).
+            // p__tupN__box(X…, T) :- lars__tupstartN(U, T), p__tupN_cont(U, X…, T).
             td::Rule {
                 head: plain_atom(&name, vars.clone(), t(0), span),
                 body: vec![
@@ -1294,10 +1276,26 @@ impl Translator {
         name
     }
 
-    /// `p__tupN(U, X…, T)`: p(X…) given at U is among the last `size` atoms of p at T.
-    /// Defined over the stream's numbered p atoms (`p__seq(I, U, X…)`, numbered as they
-    /// are read): the atom numbered I is kept from its time until the one numbered I+n
-    /// arrives — persistence, with the eviction as its stop.
+    /// The predicates the timeline driver gives a tuple window of `size` atoms in: its
+    /// evictions (`lars__evictN(I, T)`: the atom numbered I left the window at T) and its
+    /// oldest atom's time (`lars__tupstartN(U, T)`), one pair per size.
+    fn tuple_size(&mut self, size: u32) -> (String, String) {
+        if let Some(names) = self.tuple_sizes.get(&size) {
+            return names.clone();
+        }
+        let names = (
+            self.fresh(format!("lars__evict{size}")),
+            self.fresh(format!("lars__tupstart{size}")),
+        );
+        self.tuple_sizes.insert(size, names.clone());
+        names
+    }
+
+    /// `p__tupN(U, X…, T)`: p(X…) given at U is among the last `size` atoms of the stream at
+    /// T. Defined over the stream's numbered p atoms (`p__seq(I, U, X…)`, numbered among all
+    /// the stream's atoms as they are read): the atom numbered I is kept from its time until
+    /// the timeline driver evicts it (`lars__evictN(I, T)`, when the atom numbered I+n
+    /// arrives) — persistence, with the eviction as its stop.
     fn tuple_window(
         &mut self,
         rule: &Rule,
@@ -1307,7 +1305,7 @@ impl Translator {
         span: Span,
     ) -> String {
         let key = (pred.to_owned(), size);
-        if let Some((name, _)) = self.tuple_windows.get(&key) {
+        if let Some(name) = self.tuple_windows.get(&key) {
             return name.clone();
         }
         let sequence = match self.sequences.get(pred) {
@@ -1318,12 +1316,12 @@ impl Translator {
                 name
             }
         };
-        let evict = self.fresh(format!("{pred}__evict{size}"));
+        let (evict, _) = self.tuple_size(size);
         let kept = self.fresh(format!("{pred}__kept{size}"));
         let name = self.fresh(format!("{pred}__tup{size}"));
         let origin = Origin::Generated {
             by: format!(
-                "LARS rule {}: the last {size} `{pred}` atoms of the stream (a tuple window)",
+                "LARS rule {}: the `{pred}` atoms among the last {size} atoms of the stream (a tuple window)",
                 rule.number
             ),
             span: Some(span),
@@ -1339,33 +1337,19 @@ impl Translator {
             span,
         );
         let rules = [
-            // p__evictN(I, T) :- p(X…, T), p__seq(J, U, X…, T), I = J - n.
+            // p__keptN(I, U, X…, T) :- p__seq(I, U, X…, T), p(X…, T), not lars__evictN(I, T).
+            // (p holds where its numbered copy is given; read here, p is a predicate of
+            // the program, so that the stream's p atoms are read and numbered.)
             td::Rule {
-                head: plain_atom(&evict, vec![var_expr("I", span)], t(0), span),
+                head: plain_atom(&kept, numbered("I"), t(0), span),
                 body: vec![
+                    at(&sequence, numbered("I"), 0),
                     at(pred, vars.clone(), 0),
-                    at(&sequence, numbered("J"), 0),
-                    td::Literal::Builtin(td::Builtin {
-                        lhs: var_expr("I", span),
-                        op: CmpOp::Eq,
-                        rhs: td::Expr::Binary(
-                            ArithOp::Sub,
-                            Box::new(var_expr("J", span)),
-                            Box::new(td::Expr::Const(Value::Int(i64::from(size)), span)),
-                            span,
-                        ),
-                        span,
-                    }),
+                    not_evicted.clone(),
                 ],
                 span,
             },
-            // p__keptN(I, U, X…, T) :- p__seq(I, U, X…, T), not p__evictN(I, T).
-            td::Rule {
-                head: plain_atom(&kept, numbered("I"), t(0), span),
-                body: vec![at(&sequence, numbered("I"), 0), not_evicted.clone()],
-                span,
-            },
-            // p__keptN(I, U, X…, T) :- p__keptN(I, U, X…, T-1), not p__evictN(I, T).
+            // p__keptN(I, U, X…, T) :- p__keptN(I, U, X…, T-1), not lars__evictN(I, T).
             td::Rule {
                 head: plain_atom(&kept, numbered("I"), t(0), span),
                 body: vec![at(&kept, numbered("I"), 1), not_evicted],
@@ -1381,7 +1365,7 @@ impl Translator {
         for rule in rules {
             self.define(rule, origin.clone());
         }
-        self.tuple_windows.insert(key, (name.clone(), kept));
+        self.tuple_windows.insert(key, name.clone());
         name
     }
 
