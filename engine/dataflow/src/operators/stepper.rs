@@ -542,7 +542,7 @@ struct State {
     /// read, and is dropped as it comes in (`status_start(M, voting)` where the rules read
     /// only `status_start(M, null)`: a partial fact that would wake every state of M).
     /// `None`: every fact is kept.
-    wanted: Vec<Option<Vec<Vec<(usize, Value)>>>>,
+    wanted: Vec<Option<Vec<Constants>>>,
     triggers: Vec<Vec<Trigger>>,
     key_positions: Option<Vec<Option<usize>>>,
     /// Per predicate, the refining positions (`StepperPlan::sub_key`) of one that carries
@@ -571,6 +571,9 @@ struct State {
     wake_at: Vec<u64>,
     scratch: Scratch,
 }
+
+/// An atom's constants: (position, value).
+type Constants = Vec<(usize, Value)>;
 
 /// Most emptied slots kept for reuse.
 const MAX_SPARE_SLOTS: usize = 1024;
@@ -626,7 +629,7 @@ impl State {
         if let Some(unit) = unit_local {
             read_now[unit] = true;
         }
-        let mut wanted: Vec<Option<Vec<Vec<(usize, Value)>>>> = internal
+        let mut wanted: Vec<Option<Vec<Constants>>> = internal
             .iter()
             .map(|p| p.is_none().then(Vec::new))
             .collect();
@@ -802,7 +805,7 @@ impl TimeStepped for State {
                 continue;
             };
             if let Some(patterns) = &self.wanted[local] {
-                let matches = |pattern: &Vec<(usize, Value)>| {
+                let matches = |pattern: &Constants| {
                     pattern.iter().all(|(i, c)| row.get(*i) == Some(c))
                 };
                 if !patterns.iter().any(matches) {
@@ -1458,7 +1461,11 @@ mod tests {
             .map(|&p| name(p))
             .collect();
         partial.sort();
-        assert_eq!(partial, ["reset"], "reset is partial, refined by V elsewhere");
+        assert_eq!(
+            partial,
+            ["reset"],
+            "reset is partial, refined by V elsewhere"
+        );
     }
 
     #[test]
