@@ -380,7 +380,7 @@ fn serve(
     let count = inputs.len();
     let mut now = 0u64;
     let rank = stgflow_io::sink::name_ranks(program);
-    let mut order: Vec<(u128, u32)> = Vec::new();
+    let mut order: Vec<super::order::OrderKey> = Vec::new();
     let mut reading = Reading {
         control,
         ..Reading::default()
