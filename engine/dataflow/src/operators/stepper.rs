@@ -805,9 +805,8 @@ impl TimeStepped for State {
                 continue;
             };
             if let Some(patterns) = &self.wanted[local] {
-                let matches = |pattern: &Constants| {
-                    pattern.iter().all(|(i, c)| row.get(*i) == Some(c))
-                };
+                let matches =
+                    |pattern: &Constants| pattern.iter().all(|(i, c)| row.get(*i) == Some(c));
                 if !patterns.iter().any(matches) {
                     continue;
                 }

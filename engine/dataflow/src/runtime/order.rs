@@ -41,7 +41,11 @@ pub(super) fn in_output_order(
         let prefix = row.first().map_or(0, |v| v.order_prefix64());
         let second = row.get(1).map_or(0, |v| v.order_prefix64());
         let rank = rank_of(*p).min(0xFFFF) as u128;
-        (time_bits | (rank << 64) | u128::from(prefix), second, i as u32)
+        (
+            time_bits | (rank << 64) | u128::from(prefix),
+            second,
+            i as u32,
+        )
     };
     let by_key = |updates: &[Update], order: &mut [OrderKey]| {
         order.sort_unstable_by(|&(a, a2, i), &(b, b2, j)| {
@@ -171,12 +175,7 @@ pub(super) fn merge_runs(runs: &mut [Vec<Update>], rank: &[usize], into: &mut Ve
 
 /// Moves `updates` in `order` onto `into`, adding up equal ones and dropping those that
 /// cancel out (`into[start..]` is this batch's part).
-fn move_in_order(
-    order: &[OrderKey],
-    updates: &mut [Update],
-    into: &mut Vec<Update>,
-    start: usize,
-) {
+fn move_in_order(order: &[OrderKey], updates: &mut [Update], into: &mut Vec<Update>, start: usize) {
     for &(_, _, i) in order {
         let ((pred, row), time, diff) = &mut updates[i as usize];
         if let Some(last) = into[start..].last_mut() {
