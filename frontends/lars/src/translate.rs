@@ -1218,7 +1218,7 @@ impl Translator {
         if let Some(name) = self.tuple_boxes.get(&key) {
             return name.clone();
         }
-        let (_, first) = self.tuple_size(size);
+        let (_, start) = self.tuple_size(size);
         let cont = self.fresh(format!("{pred}__tup{size}_cont"));
         let name = self.fresh(format!("{pred}__tup{size}__box"));
         let origin = Origin::Generated {
@@ -1263,7 +1263,7 @@ impl Translator {
             td::Rule {
                 head: plain_atom(&name, vars.clone(), t(0), span),
                 body: vec![
-                    at(&first, vec![var_expr("U", span)], 0),
+                    at(&start, vec![var_expr("U", span)], 0),
                     at(&cont, stamped, 0),
                 ],
                 span,
