@@ -626,14 +626,12 @@ impl State {
             }
         }
         let mut read_now: Vec<bool> = internal.iter().map(Option::is_some).collect();
-        if let Some(unit) = unit_local {
-            read_now[unit] = true;
-        }
         let mut wanted: Vec<Option<Vec<Constants>>> = internal
             .iter()
             .map(|p| p.is_none().then(Vec::new))
             .collect();
         if let Some(unit) = unit_local {
+            read_now[unit] = true;
             wanted[unit] = None;
         }
         for &r in &plan.rules {
