@@ -1174,13 +1174,9 @@ impl Translator {
                             },
                             Origin::Generated {
                                 by: format!(
-                                    "LARS rule {}: {} the last {size} `{pred}` atoms",
+                                    "LARS rule {}: an atom of `{pred}`{} among the last {size} atoms of the stream",
                                     rule.number,
-                                    if diamond {
-                                        "one of"
-                                    } else {
-                                        "given now, among"
-                                    }
+                                    if diamond { "" } else { " given now" }
                                 ),
                                 span: Some(span),
                             },
