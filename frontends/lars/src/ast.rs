@@ -111,8 +111,8 @@ pub enum Extended {
         span: Span,
     },
     /// `tuple_win(size, modality(a))` (or `tuple_win(size,0,1, …)`): the window of the
-    /// last `size` atoms of a's predicate in the stream; `modality` `None` for a bare
-    /// atom (a now, among them). `diamond`, `box` and `@(T, …)` are the modalities here.
+    /// last `size` atoms of the stream (of every predicate), read for a; `modality` `None`
+    /// for a bare atom (a now, among them). `diamond`, `box` and `@(T, …)` are the modalities here.
     Tuples {
         size: u32,
         modality: Option<Modality>,

@@ -692,9 +692,7 @@ impl LineParser<'_> {
             _ => {
                 return Err(Box::new(
                     self.expected("a tuple window size (a positive integer)")
-                        .with_note(
-                            "`tuple_win(n, …)` holds the last n atoms of a predicate in the stream",
-                        ),
+                        .with_note("`tuple_win(n, …)` holds the last n atoms of the stream"),
                 ));
             }
         };

@@ -193,7 +193,7 @@ pub fn translate(program: &Program) -> (Translation, Diagnostics) {
                             format!("a tuple window over `{}`, which rules derive, is not supported", atom.predicate.name),
                         )
                         .with_label(*span, "the last n atoms of a derived predicate")
-                        .with_note("a tuple window holds the last n atoms of a predicate in the stream's order; derived atoms have no such order")
+                        .with_note("a tuple window holds the last n atoms of the stream in its order; derived atoms are not in the stream")
                         .with_help("use a time window over the derived predicate"),
                     );
                 }
