@@ -672,17 +672,6 @@ fn follow(
     Some(positions)
 }
 
-/// The positions and values of the constants among `args`.
-pub fn constants(args: &[Term]) -> Vec<(usize, Value)> {
-    args.iter()
-        .enumerate()
-        .filter_map(|(i, t)| match t {
-            Term::Const(c) => Some((i, *c)),
-            Term::Var(_) | Term::Wildcard => None,
-        })
-        .collect()
-}
-
 /// Per predicate, the refining positions of a key ([`StepperPlan::sub_key`]).
 type SubKey = HashMap<PredId, Vec<usize>>;
 

@@ -5,7 +5,9 @@
 
 use hashbrown::{HashMap, HashSet};
 
-use stgflow_lang::ir::{Atom, Expr, Literal, PredId, Program, Rule, Term, VarId};
+use stgflow_lang::ir::{
+    Atom, Expr, Literal, PredId, Program, Rule, Term, VarId, constants, has_constants,
+};
 use stgflow_lang::stratify::Analysis;
 use stgflow_lang::syntax::ast::{ArithOp, CmpOp};
 use stgflow_lang::value::{Row, Value};
@@ -263,12 +265,7 @@ impl RulePlan {
             })
             .collect();
         let first_constants = match body.first() {
-            Some(Literal::Positive(atom)) => (atom.args.iter().enumerate())
-                .filter_map(|(i, term)| match term {
-                    Term::Const(value) => Some((i, *value)),
-                    Term::Var(_) | Term::Wildcard => None,
-                })
-                .collect(),
+            Some(Literal::Positive(atom)) => constants(&atom.args),
             _ => Vec::new(),
         };
         RulePlan {
@@ -297,15 +294,13 @@ impl RulePlan {
         // than a few facts goes to the join.
         if let (Some(Literal::Positive(atom)), None) = (self.body.first(), &self.count) {
             let from_delta = delta.is_some_and(|(at, _)| at == 0);
-            let matches = |row: &[Value]| {
-                (self.first_constants.iter()).all(|(i, value)| row.get(*i) == Some(value))
-            };
             let none = || {
                 t.checked_sub(u64::from(atom.offset))
                     .and_then(|time| facts.relation(atom.pred, time))
                     .is_none_or(|relation| {
                         let mut rows = relation.rows();
-                        (rows.by_ref().take(FIRST_ATOM_LOOK)).all(|row| !matches(row))
+                        (rows.by_ref().take(FIRST_ATOM_LOOK))
+                            .all(|row| !has_constants(row, &self.first_constants))
                             && rows.next().is_none()
                     })
             };

@@ -61,6 +61,23 @@ pub struct Atom {
     pub span: Span,
 }
 
+/// The positions and values of the constants among `args`.
+pub fn constants(args: &[Term]) -> Vec<(usize, Value)> {
+    args.iter()
+        .enumerate()
+        .filter_map(|(i, t)| match t {
+            Term::Const(c) => Some((i, *c)),
+            Term::Var(_) | Term::Wildcard => None,
+        })
+        .collect()
+}
+
+/// Whether `row` has each of `constants` ([`constants`]) at its position: whether a fact
+/// can match the atom they are of.
+pub fn has_constants(row: &[Value], constants: &[(usize, Value)]) -> bool {
+    constants.iter().all(|(i, c)| row.get(*i) == Some(c))
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum Expr {
     Var(VarId),

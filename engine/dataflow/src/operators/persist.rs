@@ -202,7 +202,7 @@ impl Copy {
     fn new(program: &Program, rule: usize) -> Option<Copy> {
         let rule = &program.rules[rule];
         let (atom, positions) = crate::plan::copy_of(rule)?;
-        let filter = crate::plan::constants(&atom.args);
+        let filter = stgflow_lang::ir::constants(&atom.args);
         let project = positions
             .iter()
             .zip(&rule.head.args)
@@ -224,7 +224,7 @@ impl Copy {
 
     /// The fact `row` starts, if it matches.
     fn apply(&self, row: &[Value]) -> Option<Row> {
-        if !self.filter.iter().all(|(i, c)| row.get(*i) == Some(c)) {
+        if !stgflow_lang::ir::has_constants(row, &self.filter) {
             return None;
         }
         self.project

@@ -73,7 +73,7 @@ use crate::plan::StepperPlan;
 use stgflow_eval::eval::{
     Facts as FactStore, Rows, RulePlan, SMALL_LIMIT, Scratch, SmallRelation, evaluate_stratum_with,
 };
-use stgflow_lang::ir::{Literal, PredId, Program};
+use stgflow_lang::ir::{Literal, PredId, Program, has_constants};
 use stgflow_lang::value::Row;
 use stgflow_lang::value::Value;
 
@@ -458,7 +458,7 @@ impl Guard {
                 .is_some_and(|relation| {
                     relation
                         .rows()
-                        .any(|row| self.constants.iter().all(|(i, c)| row.get(*i) == Some(c)))
+                        .any(|row| has_constants(row, &self.constants))
                 })
         };
         let Some(now) = t.checked_sub(self.offset) else {
@@ -505,7 +505,7 @@ fn triggers(
                     Some(Guard {
                         local: local_of.get(b.pred).copied().flatten()?,
                         offset: u64::from(b.offset),
-                        constants: crate::plan::constants(&b.args),
+                        constants: stgflow_lang::ir::constants(&b.args),
                     })
                 })
                 .collect();
@@ -642,7 +642,7 @@ impl State {
                 if atom.offset == 0 {
                     read_now[local] = true;
                 }
-                let constants = crate::plan::constants(&atom.args);
+                let constants = stgflow_lang::ir::constants(&atom.args);
                 if constants.is_empty() {
                     wanted[local] = None;
                 } else if let Some(patterns) = &mut wanted[local] {
@@ -803,9 +803,7 @@ impl TimeStepped for State {
                 continue;
             };
             if let Some(patterns) = &self.wanted[local] {
-                let matches =
-                    |pattern: &Constants| pattern.iter().all(|(i, c)| row.get(*i) == Some(c));
-                if !patterns.iter().any(matches) {
+                if !patterns.iter().any(|pattern| has_constants(&row, pattern)) {
                     continue;
                 }
             }
