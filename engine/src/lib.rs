@@ -42,7 +42,7 @@
 
 use std::io::Write;
 
-pub use stgflow_dataflow::runtime::{Cluster, Options as DataflowOptions};
+pub use stgflow_dataflow::runtime::{Cluster, Options as DataflowOptions, OutputSort};
 use stgflow_eval::reference::Reference;
 pub use stgflow_eval::stg::Options as StgOptions;
 use stgflow_eval::stg::{self, Stg};
@@ -87,6 +87,17 @@ impl Engine {
     pub fn dataflow_formatting_on_workers(workers: usize, batch_points: u64) -> Engine {
         Engine::Dataflow(DataflowOptions {
             format_on_workers: true,
+            batch_points,
+            ..local(workers, true)
+        })
+    }
+
+    /// [`Engine::dataflow`] with each worker's output put in order on the calling thread
+    /// (as where the worker is the slower one, [`OutputSort`]), in
+    /// batches of at most `batch_points` time points.
+    pub fn dataflow_sorting_on_calling_thread(workers: usize, batch_points: u64) -> Engine {
+        Engine::Dataflow(DataflowOptions {
+            output_sort: OutputSort::CallingThread,
             batch_points,
             ..local(workers, true)
         })

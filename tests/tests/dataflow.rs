@@ -2,8 +2,8 @@
 //! (joins, negation at offsets 0..3, offset-0 recursion, temporal recursion, comparisons,
 //! assignments, facts of rule-defined predicates in the input), with 1, 2, 3 and 4 workers,
 //! the input diffed on the calling thread and on the workers (clusters of 2 and 3
-//! processes: the CLI's `cluster_oracle` tests); and the output formatted on the workers
-//! against the calling thread's, byte for byte.
+//! processes: the CLI's `cluster_oracle` tests); and the output formatted on the workers,
+//! or sorted on the calling thread, against the workers' sorted runs, byte for byte.
 
 use proptest::prelude::*;
 use stgflow_io::drive::Timeline;
@@ -46,8 +46,9 @@ proptest! {
 }
 
 /// The output formatted on 1–4 workers, in batches of 1–8 time points (so that an input
-/// fact's changes go to different workers), merged on its keys: the bytes the calling
-/// thread formats, in points, changes and intervals.
+/// fact's changes go to different workers), merged on its keys; and the workers' output
+/// put in order on the calling thread before it merges it: the bytes the calling thread
+/// formats from the workers' sorted runs, in points, changes and intervals.
 fn check_formatted(seed: u64) -> Result<(), String> {
     use stgflow_io::sink::Mode;
     let case = case(seed);
@@ -60,14 +61,29 @@ fn check_formatted(seed: u64) -> Result<(), String> {
         )?;
         for workers in 1..=4 {
             let batch = 1 + seed.wrapping_add(workers as u64) % 8;
-            let engine = Engine::dataflow_formatting_on_workers(workers, batch);
-            let actual =
-                stgflow_tests::output_bytes(&case.program, &case.stream, &engine, mode.clone())?;
-            if actual != expected {
-                return Err(format!(
-                    "seed {seed}, {mode:?}, {workers} worker(s) formatting, batches of {batch}\n--- program\n{}--- stream\n{}--- expected\n{expected}--- formatted on the workers\n{actual}",
-                    case.program, case.stream
-                ));
+            let engines = [
+                (
+                    "formatting",
+                    Engine::dataflow_formatting_on_workers(workers, batch),
+                ),
+                (
+                    "sorted on the calling thread",
+                    Engine::dataflow_sorting_on_calling_thread(workers, batch),
+                ),
+            ];
+            for (how, engine) in engines {
+                let actual = stgflow_tests::output_bytes(
+                    &case.program,
+                    &case.stream,
+                    &engine,
+                    mode.clone(),
+                )?;
+                if actual != expected {
+                    return Err(format!(
+                        "seed {seed}, {mode:?}, {workers} worker(s) {how}, batches of {batch}\n--- program\n{}--- stream\n{}--- expected\n{expected}--- {how}\n{actual}",
+                        case.program, case.stream
+                    ));
+                }
             }
         }
     }
@@ -78,7 +94,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 100, ..ProptestConfig::default() })]
 
     #[test]
-    fn output_formatted_on_1_2_3_4_workers_is_the_same_bytes_on_100_random_programs(seed in any::<u64>()) {
+    fn output_formatted_on_or_sorted_off_1_2_3_4_workers_is_the_same_bytes_on_100_random_programs(seed in any::<u64>()) {
         check_formatted(seed).map_err(TestCaseError::fail)?;
     }
 }

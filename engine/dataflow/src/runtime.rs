@@ -17,7 +17,9 @@
 //!   does not go to only advance) and steps until the output probe passes it; every output
 //!   update before that time is then final. Each worker keeps the output it computed, puts
 //!   it in output order ([`in_output_order`]) and sends it to the calling thread, which
-//!   merges the workers' runs and writes them to the [`Sink`] time point by time point.
+//!   merges the workers' runs and writes them to the [`Sink`] time point by time point. A
+//!   worker that is the slower of the two leaves the sort to the calling thread
+//!   ([`OutputSort`]).
 //! * With [`Options::format_on_workers`], the workers of process 0 also format their
 //!   output into lines, each with a key, and the calling thread only merges the workers'
 //!   lines on their keys and writes them ([`stgflow_io::sink::Sink::keyed`]).
@@ -85,12 +87,31 @@ pub struct Options {
     /// be copied to the workers (points, changes or intervals to stdout); else the
     /// calling thread formats, as without.
     pub format_on_workers: bool,
+    /// Which thread puts a batch's output in order ([`OutputSort`]).
+    pub output_sort: OutputSort,
     /// Profile the workers of process 0: the time each component of the plan was
     /// scheduled, in [`RunSummary::components`] (`--stats`).
     pub stats: bool,
     /// Write one file per printed predicate, from the workers of process 0 (each its share
     /// of the predicates, in parallel), instead of the output to the sink.
     pub files: Option<Files>,
+}
+
+/// Which thread puts a worker's output of a batch in output order ([`in_output_order`])
+/// where the calling thread formats it. The calling thread merges the workers' sorted
+/// runs either way.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OutputSort {
+    /// The worker, unless it is the slower of the two: with every batch the calling
+    /// thread may send ahead already waiting for it, the calling thread sorts (inertia,
+    /// whose worker has the most to do: −19 % wall time on 2 cores; BENCHMARKS.md,
+    /// twenty-second pass).
+    #[default]
+    Balanced,
+    /// Always the worker.
+    Workers,
+    /// Always the calling thread (for tests of that path).
+    CallingThread,
 }
 
 impl Default for Options {
@@ -104,6 +125,7 @@ impl Default for Options {
             diff_on_workers: false,
             read_on_workers: false,
             format_on_workers: false,
+            output_sort: OutputSort::Balanced,
             stats: false,
             files: None,
         }
@@ -143,6 +165,7 @@ pub fn run<W: Write>(
         points: !diff_here,
         files: options.files.clone(),
         stats: options.stats,
+        output_sort: options.output_sort,
         formatter: (options.format_on_workers && options.files.is_none())
             .then(|| sink.template(options.cluster.workers.max(1) > 1))
             .flatten(),

@@ -15,7 +15,7 @@ use stgflow_lang::ir::PredId;
 use stgflow_lang::value::Row;
 
 use super::messages::{Change, Control, FromWorker, SPARE_BUFFERS, ToWorker, Update};
-use super::order::merge_runs;
+use super::order::{OrderKey, in_output_order, merge_runs};
 use crate::operators::points::PointDiff;
 
 /// How often the calling thread, waiting for a worker, looks for a stop request.
@@ -100,6 +100,8 @@ pub(super) struct Feeder<'a, W: Write> {
     line_runs: Vec<VecDeque<(u64, stgflow_io::sink::KeyedLines)>>,
     /// Each predicate's rank by name, for merging the workers' runs.
     rank: Vec<usize>,
+    /// Scratch space for sorting a worker's output that came unsorted.
+    order: Vec<OrderKey>,
     /// Emptied output buffers passed back to the workers, so that their memory stays
     /// allocated (fresh pages cost a page fault each).
     spare_outputs: Vec<Vec<Update>>,
@@ -166,6 +168,7 @@ impl<'a, W: Write> Feeder<'a, W> {
             pending: Vec::new(),
             line_runs: (0..workers).map(|_| VecDeque::new()).collect(),
             rank,
+            order: Vec::new(),
             spare_outputs: Vec::new(),
             done: 0,
             summary: RunSummary::default(),
@@ -297,7 +300,27 @@ impl<'a, W: Write> Feeder<'a, W> {
                 worker,
                 upto,
                 updates,
+                sorted: true,
             } => (worker, upto, updates),
+            FromWorker::Output {
+                worker,
+                upto,
+                mut updates,
+                sorted: false,
+            } => {
+                let mut sorted = self.spare_outputs.pop().unwrap_or_default();
+                let first = self.first.unwrap_or(0);
+                in_output_order(
+                    &mut updates,
+                    &self.rank,
+                    first,
+                    &mut self.order,
+                    &mut sorted,
+                );
+                let most = SPARE_BUFFERS * self.runs.len();
+                crate::operators::keep_spare(&mut self.spare_outputs, updates, most);
+                (worker, upto, sorted)
+            }
             FromWorker::Lines {
                 worker,
                 upto,

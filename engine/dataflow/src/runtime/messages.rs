@@ -115,8 +115,10 @@ pub(super) enum FromWorker {
         worker: usize,
         upto: u64,
         /// The worker's output before `upto` not sent before, in output order
-        /// ([`in_output_order`]).
+        /// ([`in_output_order`]) where `sorted`; else as it came, for the calling thread
+        /// to sort (the worker had its next batch waiting: see `worker::serve`).
         updates: Vec<Update>,
+        sorted: bool,
     },
     /// With the output formatted on the workers ([`stgflow_io::sink::Sink::keyed`]): the
     /// worker's lines before `upto` not sent before, each with its key, in order.

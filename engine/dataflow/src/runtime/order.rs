@@ -13,7 +13,9 @@ pub(super) type OrderKey = (u128, u64, u32);
 /// consolidated: one update per fact and time point, none that cancel out. Nothing should
 /// be stamped before the timeline's first point `first` (the unit row starts there);
 /// should anything be, it takes effect there. Done on every worker for its own output,
-/// so that the calling thread only merges (BENCHMARKS.md has the profiles).
+/// so that the calling thread only merges (BENCHMARKS.md has the profiles) — or, where
+/// that worker is the slower of the two, on the calling thread for it
+/// ([`super::OutputSort`]).
 ///
 /// Sorts (key, index) pairs, not the 64-byte updates: the key packs the time (relative to
 /// the batch's first), the predicate's rank and [`stgflow_lang::value::Value::order_prefix64`] of the first

@@ -20,7 +20,8 @@ use stgflow_io::sink::{Files, Sink, Template};
 use stgflow_io::stream::blocks::{BlockSummary, RawBlock, parse_block};
 use stgflow_io::stream::{FactReader, InputFact};
 
-use super::messages::{Control, FromWorker, ToWorker, Update};
+use super::OutputSort;
+use super::messages::{Control, FromWorker, IN_FLIGHT, ToWorker, Update};
 use super::order::in_output_order;
 use super::profile::Profile;
 use crate::operators::points::changes;
@@ -58,6 +59,8 @@ pub(super) struct Setup {
     pub(super) files: Option<Files>,
     /// Profile the serving workers per component (`--stats`).
     pub(super) stats: bool,
+    /// Which thread puts the output in order.
+    pub(super) output_sort: OutputSort,
     /// Format the output on the workers of process 0, each its share of the facts (by
     /// hash), as this sink does ([`Sink::keyed`]); else the calling thread formats it.
     pub(super) formatter: Option<Template>,
@@ -228,7 +231,7 @@ pub(super) fn work(
             inputs,
             (&probe, &captured),
             &channels,
-            (files, keyed, control),
+            (files, keyed, control, setup.output_sort),
         );
         let (operators, records) = &components;
         let times = profile.map_or_else(Vec::new, |p| p.per_component(worker, operators));
@@ -363,7 +366,12 @@ fn serve(
     mut inputs: Inputs,
     (probe, captured): (&ProbeHandle<u64>, &Rc<RefCell<Vec<Update>>>),
     channels: &Channels<'_>,
-    (files, keyed, control): (Option<WorkerSink>, bool, Option<ControlPlane>),
+    (files, keyed, control, output_sort): (
+        Option<WorkerSink>,
+        bool,
+        Option<ControlPlane>,
+        OutputSort,
+    ),
 ) -> Fed {
     // A file that cannot be created or written stops the run (the calling thread reports
     // it); the worker goes on stepping, writing nothing more, until told to finish.
@@ -455,16 +463,36 @@ fn serve(
             }
         }
         let mut ready = recycled;
+        // Whichever thread waits for the other sorts. With every batch the calling thread
+        // may send ahead waiting ([`IN_FLIGHT`]), this worker is the slower one, and the
+        // calling thread, which waits to send the next, sorts this batch's output instead
+        // (writing files or lines, the worker sorts).
+        let waiting = channels.from_main.len() + usize::from(taken.is_some());
+        let sorted = files.is_some()
+            || match output_sort {
+                OutputSort::Balanced => waiting < IN_FLIGHT,
+                OutputSort::Workers => true,
+                OutputSort::CallingThread => false,
+            };
         {
             let mut all = captured.borrow_mut();
-            ready.reserve(all.len());
-            if all.iter().all(|(_, t, _)| *t < advance_to) {
-                in_output_order(&mut all, &rank, first, &mut order, &mut ready);
+            let mut due = if all.iter().all(|(_, t, _)| *t < advance_to) {
+                std::mem::take(&mut *all)
             } else {
-                let (mut due, later): (Vec<Update>, Vec<Update>) =
+                let (due, later): (Vec<Update>, Vec<Update>) =
                     all.drain(..).partition(|(_, t, _)| *t < advance_to);
                 *all = later;
+                due
+            };
+            if sorted {
+                ready.reserve(due.len());
                 in_output_order(&mut due, &rank, first, &mut order, &mut ready);
+            } else {
+                // `ready` is empty: its room goes back to `captured`.
+                std::mem::swap(&mut ready, &mut due);
+            }
+            if all.capacity() == 0 {
+                *all = due;
             }
         }
         if let Some(sink) = files.as_mut() {
@@ -485,6 +513,7 @@ fn serve(
                 worker: channels.local,
                 upto: advance_to,
                 updates: ready,
+                sorted,
             },
         };
         if channels.to_main.send(output).is_err() || last {
