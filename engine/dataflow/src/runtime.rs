@@ -104,7 +104,7 @@ pub struct Options {
 pub enum OutputSort {
     /// The worker, unless it is the slower of the two: with every batch the calling
     /// thread may send ahead already waiting for it, the calling thread sorts (inertia,
-    /// whose worker has the most to do: −19 % wall time on 2 cores; BENCHMARKS.md,
+    /// whose worker has the most to do: −12 % wall time on 2 cores; BENCHMARKS.md,
     /// twenty-second pass).
     #[default]
     Balanced,

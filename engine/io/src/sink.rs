@@ -1106,9 +1106,10 @@ mod tests {
     fn written(sink: &mut Sink<Vec<u8>>, run: &[Vec<(PredId, Row, isize)>]) -> Vec<u8> {
         for (t, changes) in run.iter().enumerate() {
             let changes = changes.iter().map(|(p, row, d)| (*p, &row[..], *d));
-            sink.emit_sorted(t as u64, changes).unwrap();
+            sink.emit_sorted(t as u64, changes)
+                .expect("a write to memory");
         }
-        sink.finish().unwrap();
+        sink.finish().expect("a write to memory");
         std::mem::take(&mut sink.out)
     }
 
@@ -1128,7 +1129,7 @@ mod tests {
             )
             .program;
             let names = ["b", "ab", "a"];
-            let preds: Vec<PredId> = names.iter().map(|n| program.pred_id(n).unwrap()).collect();
+            let preds: Vec<PredId> = names.iter().map(|n| program.pred_id(n).expect("a predicate of the program")).collect();
             // Each flip turns a fact on or off at a time point; facts by predicate arity.
             let mut holding: std::collections::BTreeSet<(PredId, Row)> = Default::default();
             let mut run: Vec<Vec<(PredId, Row, isize)>> = vec![Vec::new(); 12];
@@ -1156,7 +1157,7 @@ mod tests {
                 let mut one = Sink::new(Vec::new(), mode.clone(), &program);
                 one.time_scale = scale;
                 let expected = written(&mut one, &run);
-                let template = one.template(true).unwrap();
+                let template = one.template(true).expect("a sink with a template");
                 let owner = |fact: &(PredId, Row)| {
                     use std::hash::{Hash, Hasher};
                     let mut hasher = std::hash::DefaultHasher::new();
@@ -1171,9 +1172,9 @@ mod tests {
                                 .iter()
                                 .filter(|(p, r, _)| owner(&(*p, r.clone())) == w)
                                 .map(|(p, row, d)| (*p, &row[..], *d));
-                            sink.emit_sorted(t as u64, mine).unwrap();
+                            sink.emit_sorted(t as u64, mine).expect("a write to memory");
                         }
-                        sink.finish().unwrap();
+                        sink.finish().expect("a write to memory");
                         sink.take_keyed()
                     })
                     .collect();

@@ -116,7 +116,8 @@ pub(super) enum FromWorker {
         upto: u64,
         /// The worker's output before `upto` not sent before, in output order
         /// ([`in_output_order`]) where `sorted`; else as it came, for the calling thread
-        /// to sort (the worker had its next batch waiting: see `worker::serve`).
+        /// to sort (every batch it may send ahead was waiting for the worker: see
+        /// [`super::OutputSort`]).
         updates: Vec<Update>,
         sorted: bool,
     },
