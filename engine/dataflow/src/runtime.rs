@@ -108,8 +108,6 @@ pub enum OutputSort {
     /// twenty-second pass).
     #[default]
     Balanced,
-    /// Always the worker.
-    Workers,
     /// Always the calling thread (for tests of that path).
     CallingThread,
 }

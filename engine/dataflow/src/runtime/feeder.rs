@@ -317,8 +317,7 @@ impl<'a, W: Write> Feeder<'a, W> {
                     &mut self.order,
                     &mut sorted,
                 );
-                let most = SPARE_BUFFERS * self.runs.len();
-                crate::operators::keep_spare(&mut self.spare_outputs, updates, most);
+                self.keep_output_buffer(updates);
                 (worker, upto, sorted)
             }
             FromWorker::Lines {
@@ -383,12 +382,17 @@ impl<'a, W: Write> Feeder<'a, W> {
                 merge_runs(&mut shares, &self.rank, &mut self.pending);
             }
             for share in shares {
-                let most = SPARE_BUFFERS * self.runs.len();
-                crate::operators::keep_spare(&mut self.spare_outputs, share, most);
+                self.keep_output_buffer(share);
             }
             self.write_upto(upto)?;
         }
         Ok(())
+    }
+
+    /// Keeps an emptied output buffer to pass back to a worker (a few per worker).
+    fn keep_output_buffer(&mut self, buffer: Vec<Update>) {
+        let most = SPARE_BUFFERS * self.runs.len();
+        crate::operators::keep_spare(&mut self.spare_outputs, buffer, most);
     }
 
     /// A worker's lines of a batch ([`FromWorker::Lines`]): once every worker has sent

@@ -471,7 +471,6 @@ fn serve(
         let sorted = files.is_some()
             || match output_sort {
                 OutputSort::Balanced => waiting < IN_FLIGHT,
-                OutputSort::Workers => true,
                 OutputSort::CallingThread => false,
             };
         {
