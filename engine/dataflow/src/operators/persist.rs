@@ -38,12 +38,12 @@
 //! delay operator in front). A start rule that copies one atom (`plan.copies`) is
 //! applied to its slot's facts there: what it derives is a start fact.
 //!
-//! **Memory.** At 10⁵ keys in random order the states (216 bytes each) and the key
-//! table fall out of the caches. A time point's changes are taken in three short
-//! passes — look up every key, load every state, apply the changes — so that the CPU
-//! waits for a time point's cache misses together rather than one after the other
-//! (BENCHMARKS.md, twelfth pass); the key table holds 4-byte indices
-//! (`stepper::KeyTable`).
+//! **Memory.** At 10⁵ keys in random order the states (216 bytes each; the exclusive
+//! form's 192, three cache lines) and the key table fall out of the caches. A time
+//! point's changes are taken in short passes — look up every key by its fingerprint,
+//! load every state, compare the keys, apply the changes — so that the CPU waits for a
+//! time point's cache misses together rather than one after the other (BENCHMARKS.md,
+//! twelfth and twenty-third passes; `stepper::KeyTable`).
 //!
 //! **Output.** The changes of the predicate and of `term`, tagged with their ids.
 

@@ -190,13 +190,21 @@ pub(super) trait Keyed<K> {
     fn key(&self) -> &K;
 }
 
-/// Keys and their states: a table of 4-byte indices into a vector of states (the only hash
-/// lookup), the key compared where the state has it; the indices of removed keys taken
-/// by new ones. A table of whole keys (24 bytes for a `Value` and its index) fell out of
-/// the caches at 10⁵ keys, a miss per lookup on top of the state's own; this one stays
-/// in them, and the miss left is the state's, which the caller needs anyway.
+/// Keys and their states: a table of 8-byte entries into a vector of states (the only hash
+/// lookup), each a state's index and 32 bits of its key's hash (the *fingerprint*, from
+/// which the table's own hash is made, so that growing the table reads no state); the
+/// indices of removed keys taken by new ones.
+///
+/// A table of whole keys (24 bytes for a `Value` and its index) fell out of the caches at
+/// 10⁵ keys, a miss per lookup on top of the state's own. With indices alone, a lookup
+/// compared the key where the state has it: the state's miss came inside the lookup, one
+/// after the other for a time point's changes (a quarter of the persistence operator's
+/// samples on that one compare). [`KeyTable::take_keys`] now finds a time point's keys by
+/// fingerprint alone, then loads their states in a loop of independent loads, comparing
+/// the keys there; a fingerprint shared by two keys (one lookup in 10⁴ at 10⁵ keys) is
+/// found by the compare and looked up again with it.
 pub(super) struct KeyTable<S, K = Value> {
-    index: HashTable<u32>,
+    index: HashTable<u64>,
     hasher: DefaultHashBuilder,
     pub(super) states: Vec<S>,
     free: Vec<usize>,
@@ -215,48 +223,68 @@ impl<S, K> Default for KeyTable<S, K> {
     }
 }
 
+/// A key's fingerprint: 32 bits of its hash.
+fn fingerprint(hash: u64) -> u32 {
+    (hash >> 32) as u32
+}
+
+/// The hash the table files a fingerprint under (its bits spread over the word, as the
+/// table takes buckets from the low bits and tags from the high ones).
+fn filed(fingerprint: u32) -> u64 {
+    u64::from(fingerprint).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+fn entry_of(fingerprint: u32, index: usize) -> u64 {
+    // More than 2³² keys' states cannot be allocated.
+    (u64::from(fingerprint) << 32) | u64::from(u32::try_from(index).unwrap_or(u32::MAX))
+}
+
+fn fingerprint_of(entry: u64) -> u32 {
+    (entry >> 32) as u32
+}
+
+fn index_of(entry: u64) -> usize {
+    entry as u32 as usize
+}
+
 impl<S: Keyed<K>, K: std::hash::Hash + Eq> KeyTable<S, K> {
     /// The index of `key`'s state, made by `make` (given the key) for a new key.
     pub(super) fn index(&mut self, key: K, make: impl FnOnce(&K) -> S) -> usize {
-        let hash = self.hasher.hash_one(&key);
-        let KeyTable {
-            index,
-            hasher,
-            states,
-            free,
-            ..
-        } = self;
-        let entry = index.entry(
-            hash,
-            |&i| states[i as usize].key() == &key,
-            |&i| hasher.hash_one(states[i as usize].key()),
-        );
-        match entry {
-            hashbrown::hash_table::Entry::Occupied(entry) => *entry.get() as usize,
-            hashbrown::hash_table::Entry::Vacant(entry) => {
-                let state = make(&key);
-                let at = match free.pop() {
-                    Some(at) => {
-                        states[at] = state;
-                        at
-                    }
-                    None => {
-                        states.push(state);
-                        states.len() - 1
-                    }
-                };
-                // More than 2³² keys' states cannot be allocated.
-                entry.insert(u32::try_from(at).unwrap_or(u32::MAX));
-                at
-            }
+        let print = fingerprint(self.hasher.hash_one(&key));
+        let states = &self.states;
+        let found = self.index.find(filed(print), |&e| {
+            fingerprint_of(e) == print && states[index_of(e)].key() == &key
+        });
+        match found {
+            Some(&e) => index_of(e),
+            None => self.insert(print, make(&key)),
         }
     }
 
+    /// Files a new key's `state` under its fingerprint; its index.
+    fn insert(&mut self, print: u32, state: S) -> usize {
+        let at = match self.free.pop() {
+            Some(at) => {
+                self.states[at] = state;
+                at
+            }
+            None => {
+                self.states.push(state);
+                self.states.len() - 1
+            }
+        };
+        self.index.insert_unique(filed(print), entry_of(print, at), |&e| {
+            filed(fingerprint_of(e))
+        });
+        at
+    }
+
     /// The index of each change's key (`key_of` its tag and fact) into `indices`, states
-    /// made by `make` for new keys, each key put on `work` for `t` once. The keys first,
-    /// then their states, each pass a short loop of independent loads, so that the CPU
-    /// waits for the cache misses of a time point's keys (random among many) together, not
-    /// one after the other.
+    /// made by `make` for new keys, each key put on `work` for `t` once. The keys are
+    /// found by fingerprint first (the table only), then their states are loaded in a
+    /// short loop of independent loads, which compares the keys: the CPU waits for the
+    /// cache misses of a time point's keys (random among many) together, not one after the
+    /// other.
     pub(super) fn take_keys(
         &mut self,
         changes: &[((u32, Row), isize)],
@@ -270,20 +298,38 @@ impl<S: Keyed<K>, K: std::hash::Hash + Eq> KeyTable<S, K> {
     {
         indices.clear();
         for ((tag, row), _) in changes {
-            indices.push(self.index(key_of(*tag, row), &make));
+            let key = key_of(*tag, row);
+            let print = fingerprint(self.hasher.hash_one(&key));
+            let found = self
+                .index
+                .find(filed(print), |&e| fingerprint_of(e) == print);
+            indices.push(match found {
+                Some(&e) => index_of(e),
+                None => self.insert(print, make(&key)),
+            });
         }
         for &index in indices.iter() {
-            let state = &mut self.states[index];
-            list(work, state, index, t);
-            // Every cache line of the state, loaded now with the others'.
-            std::hint::black_box(state.touch());
+            // Every cache line of the state, loaded now with the others' (a loop of loads
+            // alone, so that many are on their way at once).
+            std::hint::black_box(self.states[index].touch());
+        }
+        for (((tag, row), _), index) in changes.iter().zip(indices.iter_mut()) {
+            let key = key_of(*tag, row);
+            if self.states[*index].key() != &key {
+                // Another key with the same fingerprint.
+                *index = self.index(key, &make);
+            }
+            list(work, &mut self.states[*index], *index, t);
         }
     }
 
     /// Forgets `key`, whose state is at `index`: a new key takes its place.
     pub(super) fn remove(&mut self, key: &K, index: usize) {
-        let hash = self.hasher.hash_one(key);
-        if let Ok(entry) = self.index.find_entry(hash, |&i| i as usize == index) {
+        let print = fingerprint(self.hasher.hash_one(key));
+        if let Ok(entry) = self
+            .index
+            .find_entry(filed(print), |&e| e == entry_of(print, index))
+        {
             entry.remove();
         }
         self.free.push(index);
