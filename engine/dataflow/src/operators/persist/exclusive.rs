@@ -150,9 +150,37 @@ struct KeyState {
     /// the key's events did not change between that evaluation and the point before this
     /// one, or it would have been evaluated there.
     events: SmallVec<[(Row, isize, isize); 1]>,
-    /// h's own input facts, and term's.
+    /// h's own input facts, and term's, where there are any (rarely: boxed, the state
+    /// is three cache lines without them).
+    given: Option<Box<Given>>,
+}
+
+/// The input facts of h and of term themselves.
+#[derive(Default)]
+struct Given {
     own: Counts,
     own_term: Counts,
+}
+
+impl KeyState {
+    /// h's own input facts that hold.
+    fn own(&self) -> impl Iterator<Item = &Row> {
+        self.given.iter().flat_map(|given| holding(&given.own))
+    }
+
+    /// term's own input facts that hold.
+    fn own_term(&self) -> impl Iterator<Item = &Row> {
+        self.given.iter().flat_map(|given| holding(&given.own_term))
+    }
+
+    /// Adds `diff` to `fact`'s count in h's own input facts (`term` false) or term's.
+    fn give(&mut self, term: bool, fact: Row, diff: isize) {
+        let given = self.given.get_or_insert_default();
+        count(if term { &mut given.own_term } else { &mut given.own }, fact, diff);
+        if given.own.is_empty() && given.own_term.is_empty() {
+            self.given = None;
+        }
+    }
 }
 
 impl Keyed<Value> for KeyState {
@@ -167,7 +195,10 @@ impl Listed for KeyState {
     }
 
     fn touch(&self) -> bool {
-        self.held.is_empty() | self.events.is_empty()
+        self.held.is_empty()
+            | self.terminated.is_empty()
+            | self.events.is_empty()
+            | self.given.is_none()
     }
 }
 
@@ -230,8 +261,7 @@ impl TimeStepped for State {
                 held: SmallVec::new(),
                 terminated: SmallVec::new(),
                 events: SmallVec::new(),
-                own: Vec::new(),
-                own_term: Vec::new(),
+                given: None,
             },
             &mut indices,
             &mut work,
@@ -244,8 +274,8 @@ impl TimeStepped for State {
                     Some(i) => state.events[i].1 += diff,
                     None => state.events.push((row, diff, 0)),
                 },
-                OWN => count(&mut state.own, row, diff),
-                OWN_TERM => count(&mut state.own_term, row, diff),
+                OWN => state.give(false, row, diff),
+                OWN_TERM => state.give(true, row, diff),
                 _ => {}
             }
         }
@@ -280,7 +310,7 @@ impl State {
                 .events
                 .iter()
                 .any(|(f, _, before)| *before > 0 && f == fact)
-                || holding(&state.own).any(|f| f == fact)
+                || state.own().any(|f| f == fact)
         };
         for fact in &state.held {
             if state.terminated.contains(fact) && !started(fact) {
@@ -291,7 +321,7 @@ impl State {
         let starts = (state.events.iter())
             .filter(|(_, _, before)| *before > 0)
             .map(|(f, _, _)| f)
-            .chain(holding(&state.own));
+            .chain(state.own());
         for fact in starts {
             let new = !state.held.contains(fact)
                 && !out[stopped..].iter().any(|((_, f), _, _)| f == fact);
@@ -310,7 +340,7 @@ impl State {
         // term at t, from what h holds now and the events of t.
         let next = &mut self.next_terminated;
         next.clear();
-        next.extend(holding(&state.own_term).map(|f| Row::from_slice(f)));
+        next.extend(state.own_term().map(|f| Row::from_slice(f)));
         for x in &state.held {
             let differs = &self.shape.differs;
             let terminated =
@@ -340,8 +370,7 @@ impl State {
         let empty = state.held.is_empty()
             && state.terminated.is_empty()
             && state.events.is_empty()
-            && state.own.is_empty()
-            && state.own_term.is_empty();
+            && state.given.is_none();
         if empty {
             let key = state.key;
             self.table.remove(&key, index);
