@@ -1543,4 +1543,88 @@ mod tests {
         assert_eq!(guarded.guards[0].offset, 3);
         assert_eq!(guarded.guards[0].constants, [(1, Value::Int(0))]);
     }
+
+    /// A key whose hash is the same for every key: every lookup meets a shared
+    /// fingerprint.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    struct Colliding(i64);
+
+    impl std::hash::Hash for Colliding {
+        fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+            state.write_u64(7);
+        }
+    }
+
+    struct Probe {
+        key: Colliding,
+        listed: u64,
+    }
+
+    impl super::Keyed<Colliding> for Probe {
+        fn key(&self) -> &Colliding {
+            &self.key
+        }
+    }
+
+    impl super::Listed for Probe {
+        fn listed(&mut self) -> &mut u64 {
+            &mut self.listed
+        }
+
+        fn touch(&self) -> bool {
+            self.listed == 0
+        }
+    }
+
+    proptest! {
+        /// The key table gives a key the index it gave it before, and two keys alive at
+        /// once different indices, when every key's fingerprint is the same, keys come
+        /// and go, and a time point's changes name a key several times.
+        #[test]
+        fn key_table_keeps_keys_apart_when_their_fingerprints_collide(
+            points in prop::collection::vec(
+                (prop::collection::vec(0i64..6, 1..6), prop::collection::vec(0i64..6, 0..3)),
+                1..20,
+            ),
+        ) {
+            let mut table: super::KeyTable<Probe, Colliding> = super::KeyTable::default();
+            let mut model: std::collections::HashMap<i64, usize> = Default::default();
+            let (mut indices, mut work) = (Vec::new(), Vec::new());
+            for (t, (named, removed)) in points.into_iter().enumerate() {
+                let changes: Vec<((u32, Row), isize)> = named
+                    .iter()
+                    .map(|&k| ((0, Row::from_slice(&[Value::Int(k)])), 1))
+                    .collect();
+                let key_of = |_: u32, row: &Row| match row.first() {
+                    Some(Value::Int(k)) => Colliding(*k),
+                    _ => Colliding(-1),
+                };
+                let make = |key: &Colliding| Probe { key: *key, listed: 0 };
+                table.take_keys(&changes, key_of, make, &mut indices, &mut work, t as u64);
+                for (&k, &index) in named.iter().zip(&indices) {
+                    prop_assert_eq!(table.states[index].key, Colliding(k));
+                    let known = *model.entry(k).or_insert(index);
+                    prop_assert_eq!(known, index);
+                }
+                let mut distinct: Vec<usize> = model.values().copied().collect();
+                distinct.sort_unstable();
+                distinct.dedup();
+                prop_assert_eq!(distinct.len(), model.len());
+                let mut listed = work.clone();
+                listed.sort_unstable();
+                listed.dedup();
+                prop_assert_eq!(listed.len(), work.len());
+                work.clear();
+                for k in removed {
+                    if let Some(index) = model.remove(&k) {
+                        table.remove(&Colliding(k), index);
+                        prop_assert_eq!(table.index(Colliding(k), make), index);
+                        model.insert(k, index);
+                        table.remove(&Colliding(k), index);
+                        model.remove(&k);
+                    }
+                }
+            }
+        }
+    }
 }
