@@ -177,9 +177,10 @@ impl<D> Stash<D> {
         for run in &mut self.runs {
             match run.front() {
                 Some((_, t, _)) if *t == time => {
-                    while let Some((record, _, diff)) = run.pop_front_if(|(_, t, _)| *t == time)
-                    {
-                        updates.push((record, diff));
+                    while run.front().is_some_and(|(_, t, _)| *t == time) {
+                        if let Some((record, _, diff)) = run.pop_front() {
+                            updates.push((record, diff));
+                        }
                     }
                 }
                 // Not taken from the earliest: the time point's records are in the run's
