@@ -65,8 +65,11 @@ use std::hash::BuildHasher;
 use differential_dataflow::{AsCollection, Hashable};
 use hashbrown::{DefaultHashBuilder, HashMap, HashTable};
 use timely::container::CapacityContainerBuilder;
-use timely::dataflow::channels::pact::Exchange;
+use timely::dataflow::StreamVec;
+use timely::dataflow::channels::pact::{Exchange, Pipeline};
+use timely::dataflow::operators::core::OkErr;
 use timely::dataflow::operators::generic::Operator;
+use timely::dataflow::operators::vec::Broadcast;
 
 use super::Facts;
 use crate::plan::StepperPlan;
@@ -93,20 +96,33 @@ type Stash = super::zero_one::Stash<(u32, Row)>;
 /// Renders the operator for `plan` over its tagged `source`; returns its predicates'
 /// facts, tagged, as differences over time.
 pub fn render<'s>(program: &Program, plan: &StepperPlan, source: Facts<'s, u64>) -> Facts<'s, u64> {
-    let n = program.predicates.len();
-    let key_positions: Option<Vec<Option<usize>>> = plan.key.as_ref().map(|key| {
-        let mut positions = vec![None; n];
-        for (&p, &i) in key {
-            positions[p] = Some(i);
-        }
-        positions
-    });
-    let route_positions = key_positions.clone();
-    let state = State::new(program, plan, key_positions);
-    operate(
-        source,
+    let keys = Keys::new(program, plan);
+    let router = keys.clone();
+    let state = State::new(program, plan, keys);
+    if router.sub_positions.is_none() || source.inner.scope().peers() == 1 {
+        return operate(
+            source,
+            "Stepper",
+            move |((tag, row), _, _): &Update| router.route(*tag, row),
+            state,
+        );
+    }
+    // Refined keys: a state's facts go to the worker of its key and refinement (voting's
+    // `voted(V, M)` by voter and motion, not by motion: its three query motions put every
+    // vote on one worker); the partial facts, which every state of their key reads, to
+    // every worker.
+    let partial = router.clone();
+    let (full, partial) = source
+        .inner
+        .ok_err(move |update| match partial.refinement(update.0.0) {
+            Some(_) => Ok(update),
+            None => Err(update),
+        });
+    operate_split(
+        full,
+        partial.broadcast(),
         "Stepper",
-        move |((tag, row), _, _): &Update| route(route_positions.as_deref(), *tag, row),
+        move |((tag, row), _, _): &Update| router.route(*tag, row),
         state,
     )
 }
@@ -130,6 +146,35 @@ pub(super) fn operate<'s, S: TimeStepped + 'static>(
                 move |(input, frontier), output| {
                     input.for_each(|_, data| state.stash().add(data, &|t, _| t));
                     let limit = frontier.frontier().first().copied();
+                    step_through(&mut state, &mut capability, limit, output, &mut out);
+                }
+            },
+        )
+        .as_collection()
+}
+
+/// [`operate`] over two inputs: `routed`, exchanged by `route`, and `local`, taken where it
+/// arrives (already broadcast), both stashed alike.
+fn operate_split<'s, S: TimeStepped + 'static>(
+    routed: StreamVec<'s, u64, Update>,
+    local: StreamVec<'s, u64, Update>,
+    name: &str,
+    route: impl Fn(&Update) -> u64 + 'static,
+    mut state: S,
+) -> Facts<'s, u64> {
+    routed
+        .binary_frontier::<_, CapacityContainerBuilder<Vec<Update>>, _, _, _, _>(
+            local,
+            Exchange::new(route),
+            Pipeline,
+            name,
+            move |capability, _info| {
+                let mut capability = Some(capability);
+                let mut out = Vec::new();
+                move |(routed, routed_frontier), (local, local_frontier), output| {
+                    routed.for_each(|_, data| state.stash().add(data, &|t, _| t));
+                    local.for_each(|_, data| state.stash().add(data, &|t, _| t));
+                    let limit = super::limit(routed_frontier, local_frontier);
                     step_through(&mut state, &mut capability, limit, output, &mut out);
                 }
             },
@@ -357,17 +402,6 @@ pub(super) fn next_time(
 }
 
 /// The worker a fact goes to: the hash of its key value, or worker 0 without a key.
-fn route(positions: Option<&[Option<usize>]>, tag: u32, row: &Row) -> u64 {
-    let pred = (tag & !INPUT_BIT) as usize;
-    match positions
-        .and_then(|p| p.get(pred).copied().flatten())
-        .and_then(|i| row.get(i))
-    {
-        Some(value) => value.hashed(),
-        None => 0,
-    }
-}
-
 impl Keyed<Row> for KeyState {
     fn key(&self) -> &Row {
         &self.key
@@ -567,6 +601,94 @@ fn triggers(
     triggers
 }
 
+/// Where a fact's key is: per predicate its key position and, with a refined key, its
+/// refining positions (`StepperPlan::key`, `sub_key`). The state's and the exchange's.
+#[derive(Clone)]
+struct Keys {
+    key_positions: Option<Vec<Option<usize>>>,
+    /// Per predicate, the refining positions (`StepperPlan::sub_key`) of one that carries
+    /// them; `None` for all without a refinement.
+    sub_positions: Option<Vec<Option<Vec<usize>>>>,
+}
+
+impl Keys {
+    fn new(program: &Program, plan: &StepperPlan) -> Keys {
+        let n = program.predicates.len();
+        let key_positions = plan.key.as_ref().map(|key| {
+            let mut positions = vec![None; n];
+            for (&p, &i) in key {
+                positions[p] = Some(i);
+            }
+            positions
+        });
+        let sub_positions = plan.sub_key.as_ref().map(|sub| {
+            let mut positions = vec![None; n];
+            for (&p, is) in sub {
+                positions[p] = Some(is.clone());
+            }
+            positions
+        });
+        Keys {
+            key_positions,
+            sub_positions,
+        }
+    }
+
+    /// The value at the key position of a fact tagged `tag`.
+    fn key_value(&self, tag: u32, row: &[Value]) -> Value {
+        let pred = (tag & !INPUT_BIT) as usize;
+        self.key_positions
+            .as_ref()
+            .and_then(|p| p.get(pred).copied().flatten())
+            .and_then(|i| row.get(i).copied())
+            .unwrap_or(Value::Int(0))
+    }
+
+    /// The refining positions of a fact tagged `tag`: `None` for a partial fact, with a
+    /// refined key (see [`Group`]).
+    fn refinement(&self, tag: u32) -> Option<Option<&[usize]>> {
+        let Some(sub) = &self.sub_positions else {
+            return Some(None);
+        };
+        if tag == super::UNIT_TAG {
+            return Some(None);
+        }
+        let pred = (tag & !INPUT_BIT) as usize;
+        sub.get(pred)?.as_deref().map(Some)
+    }
+
+    /// The key of the state a fact tagged `tag` belongs to (`value` its key value): the
+    /// value and those at its refining positions; `None` for a partial fact.
+    fn state_key(&self, value: Value, tag: u32, row: &[Value]) -> Option<Row> {
+        let refinement = self.refinement(tag)?;
+        let mut key = Row::new();
+        key.push(value);
+        key.extend(
+            refinement
+                .into_iter()
+                .flatten()
+                .filter_map(|&i| row.get(i).copied()),
+        );
+        Some(key)
+    }
+
+    /// The worker a fact goes to: by its state's key where the key is refined (a partial
+    /// fact, which goes to every worker, by its value), by its key value otherwise (0
+    /// without a key).
+    fn route(&self, tag: u32, row: &[Value]) -> u64 {
+        if self.key_positions.is_none() {
+            return 0;
+        }
+        let value = self.key_value(tag, row);
+        match self.sub_positions {
+            Some(_) => self
+                .state_key(value, tag, row)
+                .map_or_else(|| value.hashed(), |key| key.hashed()),
+            None => value.hashed(),
+        }
+    }
+}
+
 struct State {
     plans: Vec<RulePlan>,
     strata: Vec<(Vec<usize>, bool)>,
@@ -590,10 +712,7 @@ struct State {
     /// `None`: every fact is kept.
     wanted: Vec<Option<Vec<Constants>>>,
     triggers: Vec<Vec<Trigger>>,
-    key_positions: Option<Vec<Option<usize>>>,
-    /// Per predicate, the refining positions (`StepperPlan::sub_key`) of one that carries
-    /// them; `None` for all without a refinement.
-    sub_positions: Option<Vec<Option<Vec<usize>>>>,
+    keys: Keys,
     /// Per local index: whether it is a partial predicate's, whose facts every state of
     /// their key reads (see [`Group`]).
     partial_local: Vec<bool>,
@@ -637,7 +756,7 @@ impl State {
     fn new(
         program: &Program,
         plan: &StepperPlan,
-        key_positions: Option<Vec<Option<usize>>>,
+        keys: Keys,
     ) -> State {
         let n = program.predicates.len();
         let mut local_of = vec![None; n];
@@ -650,15 +769,8 @@ impl State {
             locals += 1;
             locals - 1
         });
-        let sub_positions = plan.sub_key.as_ref().map(|sub| {
-            let mut positions = vec![None; n];
-            for (&p, is) in sub {
-                positions[p] = Some(is.clone());
-            }
-            positions
-        });
         let mut partial_local = vec![false; locals];
-        if let Some(sub) = &sub_positions {
+        if let Some(sub) = &keys.sub_positions {
             for &p in plan.preds.iter().chain(&plan.reads) {
                 if let (Some(local), None) = (local_of[p], &sub[p]) {
                     partial_local[local] = true;
@@ -732,8 +844,7 @@ impl State {
             unit_local,
             read_now,
             wanted,
-            key_positions,
-            sub_positions,
+            keys,
             partial_local,
             groups: HashMap::new(),
             horizon: u64::from(plan.horizon),
@@ -759,29 +870,6 @@ impl State {
             .get((tag & !INPUT_BIT) as usize)
             .copied()
             .flatten()
-    }
-
-    /// The value at the key position of a fact tagged `tag`.
-    fn key_value(&self, tag: u32, row: &[Value]) -> Value {
-        let pred = (tag & !INPUT_BIT) as usize;
-        self.key_positions
-            .as_ref()
-            .and_then(|p| p.get(pred).copied().flatten())
-            .and_then(|i| row.get(i).copied())
-            .unwrap_or(Value::Int(0))
-    }
-
-    /// The refining positions of a fact tagged `tag`: `None` for a partial fact, with a
-    /// refined key (see [`Group`]).
-    fn refinement(&self, tag: u32) -> Option<Option<&[usize]>> {
-        let Some(sub) = &self.sub_positions else {
-            return Some(None);
-        };
-        if tag == super::UNIT_TAG {
-            return Some(None);
-        }
-        let pred = (tag & !INPUT_BIT) as usize;
-        sub.get(pred)?.as_deref().map(Some)
     }
 
     /// Whether `slot` holds nothing but partial facts.
@@ -853,8 +941,8 @@ impl TimeStepped for State {
                     continue;
                 }
             }
-            let value = self.key_value(tag, &row);
-            let Some(refinement) = self.refinement(tag) else {
+            let value = self.keys.key_value(tag, &row);
+            let Some(key) = self.keys.state_key(value, tag, &row) else {
                 // A partial fact: every state of its key reads it.
                 let group = self.groups.entry(value).or_default();
                 let full = if self.read_now[local] { t + 1 } else { 0 };
@@ -870,14 +958,6 @@ impl TimeStepped for State {
                 }
                 continue;
             };
-            let mut key = Row::new();
-            key.push(value);
-            key.extend(
-                refinement
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|&i| row.get(i).copied()),
-            );
             let mut made = false;
             let index = self.table.index(key, |key| {
                 made = true;
@@ -892,7 +972,7 @@ impl TimeStepped for State {
                 }
             });
             let state = &mut self.table.states[index];
-            if made && self.sub_positions.is_some() {
+            if made && self.keys.sub_positions.is_some() {
                 // A new state of a refined key: it reads the partial facts held.
                 let group = self.groups.entry(value).or_default();
                 group.members.push(index);
@@ -1075,7 +1155,7 @@ impl State {
         for (_, slot) in runs {
             self.recycle(slot);
         }
-        if let (Some(value), Some(_)) = (key.first(), &self.sub_positions) {
+        if let (Some(value), Some(_)) = (key.first(), &self.keys.sub_positions) {
             if let Some(group) = self.groups.get_mut(value) {
                 group.members.retain(|&i| i != index);
                 if group.members.is_empty() && group.facts.is_empty() {
@@ -1524,7 +1604,8 @@ mod tests {
                 .chain(&deadline.plan.reads)
                 .position(|&q| q == p)
         };
-        let state = super::State::new(&deadline.program, &deadline.plan, None);
+        let keys = super::Keys::new(&deadline.program, &deadline.plan);
+        let state = super::State::new(&deadline.program, &deadline.plan, keys);
         let s_t = local("s_t").expect("s_t is local");
         let s_i = local("s_i").expect("s_i is local");
         // s_t is read at T-2 and T-1 by the deadline rule, guarded by s_i(X, 0, T-3), and
