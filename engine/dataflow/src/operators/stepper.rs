@@ -245,9 +245,9 @@ pub(super) trait Keyed<K> {
 /// compared the key where the state has it: the state's miss came inside the lookup, one
 /// after the other for a time point's changes (a quarter of the persistence operator's
 /// samples on that one compare). [`KeyTable::take_keys`] now finds a time point's keys by
-/// fingerprint alone, then loads their states in a loop of independent loads, comparing
-/// the keys there; a fingerprint shared by two keys (one lookup in 10⁴ at 10⁵ keys) is
-/// found by the compare and looked up again with it.
+/// fingerprint alone, then loads their states in a loop of independent loads, then
+/// compares the keys; a fingerprint shared by two keys (at 10⁵ keys, about one lookup in
+/// 40,000) is found by the compare and looked up again with it.
 pub(super) struct KeyTable<S, K = Value> {
     index: HashTable<u64>,
     hasher: DefaultHashBuilder,
@@ -327,7 +327,7 @@ impl<S: Keyed<K>, K: std::hash::Hash + Eq> KeyTable<S, K> {
     /// The index of each change's key (`key_of` its tag and fact) into `indices`, states
     /// made by `make` for new keys, each key put on `work` for `t` once. The keys are
     /// found by fingerprint first (the table only), then their states are loaded in a
-    /// short loop of independent loads, which compares the keys: the CPU waits for the
+    /// short loop of independent loads, then the keys are compared: the CPU waits for the
     /// cache misses of a time point's keys (random among many) together, not one after the
     /// other.
     pub(super) fn take_keys(
