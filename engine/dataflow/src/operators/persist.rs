@@ -685,7 +685,8 @@ impl TimeStepped for State {
             }
         }
         // Keys whose state changed at t − 1 (`next_time` makes t the next time point).
-        for index in std::mem::take(&mut self.changed) {
+        // Emptied, not dropped: it is refilled below, at every time point.
+        for index in self.changed.drain(..) {
             list(&mut work, &mut self.table.states[index], index, t);
         }
         for &index in &work {

@@ -281,7 +281,8 @@ impl TimeStepped for State {
         }
         self.stash.give_back(changes);
         self.indices = indices;
-        for index in std::mem::take(&mut self.changed) {
+        // Emptied, not dropped: it is refilled below, at every time point.
+        for index in self.changed.drain(..) {
             list(&mut work, &mut self.table.states[index], index, t);
         }
         for &index in &work {
