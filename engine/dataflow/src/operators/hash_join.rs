@@ -47,12 +47,7 @@ fn join_changes<K: Hash + Eq + Clone, V: Hash + Eq, W>(
             emit(key, value, other_value, diff * count);
         }
     }
-    let mut touched = Vec::with_capacity(changes.len());
-    for ((key, value), diff) in changes.drain(..) {
-        touched.push(key.clone());
-        own.apply(key, value, diff);
-    }
-    own.prune(touched.into_iter());
+    own.apply_all(changes.drain(..));
 }
 
 /// The current state of one side: per key, its values with their counts (never zero).
@@ -72,10 +67,31 @@ impl<K, V> Default for State<K, V> {
 }
 
 impl<K: Hash + Eq, V: Hash + Eq> State<K, V> {
-    /// Adds `diff` to `value`'s count under `key`, dropping counts that reach zero.
-    fn apply(&mut self, key: K, value: V, diff: isize) {
-        let hash = self.hasher.hash_one(&value);
-        self.keys.entry(key).or_default().add(hash, value, diff);
+    /// Adds each change's `diff` to its value's count under its key, dropping counts that
+    /// reach zero; then removes the keys left without values (at the end: a key emptied
+    /// and filled again within the time point keeps its table). A key is hashed once per
+    /// change where it has values, and kept only where they all went.
+    fn apply_all(&mut self, changes: impl Iterator<Item = ((K, V), isize)>) {
+        let mut emptied = Vec::new();
+        for ((key, value), diff) in changes {
+            let hash = self.hasher.hash_one(&value);
+            match self.keys.get_mut(&key) {
+                Some(counts) => {
+                    counts.add(hash, value, diff);
+                    if counts.is_empty() {
+                        emptied.push(key);
+                    }
+                }
+                None => {
+                    let mut counts = Counts::default();
+                    counts.add(hash, value, diff);
+                    if !counts.is_empty() {
+                        self.keys.insert(key, counts);
+                    }
+                }
+            }
+        }
+        self.prune(emptied.into_iter());
     }
 }
 
@@ -269,15 +285,12 @@ where
         "HashAntijoin",
         move |time, changes1, changes2, out| {
             // ΔA ▷ B (B before this time point's changes).
-            let mut touched = Vec::with_capacity(changes1.len());
-            for ((key, value), diff) in changes1.drain(..) {
-                if !present.is_present(&key) {
-                    out.push(((key.clone(), value.clone()), time, diff));
+            for ((key, value), diff) in changes1.iter() {
+                if !present.is_present(key) {
+                    out.push(((key.clone(), value.clone()), time, *diff));
                 }
-                touched.push(key.clone());
-                state1.apply(key, value, diff);
             }
-            state1.prune(touched.into_iter());
+            state1.apply_all(changes1.drain(..));
             // Keys of B whose presence flips: A' under them leaves or returns.
             for (key, diff) in changes2.drain(..) {
                 present.add(key, diff);
