@@ -318,9 +318,10 @@ impl<S: Keyed<K>, K: std::hash::Hash + Eq> KeyTable<S, K> {
                 self.states.len() - 1
             }
         };
-        self.index.insert_unique(filed(print), entry_of(print, at), |&e| {
-            filed(fingerprint_of(e))
-        });
+        self.index
+            .insert_unique(filed(print), entry_of(print, at), |&e| {
+                filed(fingerprint_of(e))
+            });
         at
     }
 
@@ -753,11 +754,7 @@ struct Group {
 }
 
 impl State {
-    fn new(
-        program: &Program,
-        plan: &StepperPlan,
-        keys: Keys,
-    ) -> State {
+    fn new(program: &Program, plan: &StepperPlan, keys: Keys) -> State {
         let n = program.predicates.len();
         let mut local_of = vec![None; n];
         let mut locals = 0;

@@ -224,7 +224,10 @@ fn in_time_order<D>(data: &mut Vec<(D, u64, isize)>) {
     let (mut inserted, mut retracted): (Vec<_>, Vec<_>) =
         data.drain(..).enumerate().partition(|(_, u)| u.2 > 0);
     let key = |(at, u): &(usize, (D, u64, isize))| (u.1, *at);
-    let (mut a, mut b) = (inserted.drain(..).peekable(), retracted.drain(..).peekable());
+    let (mut a, mut b) = (
+        inserted.drain(..).peekable(),
+        retracted.drain(..).peekable(),
+    );
     loop {
         let next = match (a.peek(), b.peek()) {
             (Some(x), Some(y)) if key(x) <= key(y) => a.next(),

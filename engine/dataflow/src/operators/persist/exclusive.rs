@@ -176,7 +176,12 @@ impl KeyState {
     /// Adds `diff` to `fact`'s count in h's own input facts (`term` false) or term's.
     fn give(&mut self, term: bool, fact: Row, diff: isize) {
         let given = self.given.get_or_insert_default();
-        count(if term { &mut given.own_term } else { &mut given.own }, fact, diff);
+        let counts = if term {
+            &mut given.own_term
+        } else {
+            &mut given.own
+        };
+        count(counts, fact, diff);
         if given.own.is_empty() && given.own_term.is_empty() {
             self.given = None;
         }
