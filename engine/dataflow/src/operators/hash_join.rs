@@ -36,7 +36,7 @@ use super::zero_one::{Presence, Stash, mark, send_first};
 
 /// One side's changes at a time point: each joined with the other side's current state
 /// (`emit(key, value, other value, count)`), then applied to this side's state.
-fn join_changes<K: Hash + Eq + Clone, V: Hash + Eq, W>(
+fn join_changes<K: Hash + Eq, V: Hash + Eq, W>(
     changes: &mut Vec<((K, V), isize)>,
     own: &mut State<K, V>,
     other: &State<K, W>,

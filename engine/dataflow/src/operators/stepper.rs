@@ -111,13 +111,14 @@ pub fn render<'s>(program: &Program, plan: &StepperPlan, source: Facts<'s, u64>)
     // `voted(V, M)` by voter and motion, not by motion: its three query motions put every
     // vote on one worker); the partial facts, which every state of their key reads, to
     // every worker.
-    let partial = router.clone();
-    let (full, partial) = source
-        .inner
-        .ok_err(move |update| match partial.refinement(update.0.0) {
-            Some(_) => Ok(update),
-            None => Err(update),
-        });
+    let classify = router.clone();
+    let (full, partial) =
+        source
+            .inner
+            .ok_err(move |update| match classify.refinement(update.0.0) {
+                Some(_) => Ok(update),
+                None => Err(update),
+            });
     operate_split(
         full,
         partial.broadcast(),
