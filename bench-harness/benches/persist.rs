@@ -113,7 +113,7 @@ fn run(
             let output = if floor {
                 held_until_complete(source.inner)
             } else {
-                persist::render(&program, &persist_plan, source).inner
+                persist::render(&program, &persist_plan, &[], source).inner
             };
             output
                 .inspect(move |_| count.set(count.get() + 1))

@@ -520,6 +520,87 @@ pub fn persistence_case(seed: u64) -> Case {
     }
 }
 
+/// A random simple fluent over pairs `h(V, M) = X` as the RTEC translation writes it
+/// (`h_i`/`h_t` from events a point back, `h_ie`/`h_te` at once), with an initiation
+/// that a partial event triggers for every V of M that holds another value
+/// (`initiatedAt(voted(_V, M) = null, T) :- happensAt(start(status(M) = null), T).`):
+/// `h_ie` and `h_te` are derived from h a point back, in h's SCC, which the persistence
+/// operator runs as derived predicates. Sometimes a second derived initiation, a negated
+/// outside atom in it, per-value rules or one rule with the value a variable, input facts
+/// of h and h_ie, a reader of h_ie outside; `#output` sometimes leaves h_ie and h_te out.
+pub fn rtec_fluent_case(seed: u64) -> Case {
+    let mut rng = Rng::new(seed);
+    let mut program = String::new();
+    let values = ["a", "b", "c"];
+    if rng.chance(30) {
+        program.push_str("#output h, g, w.\n");
+    }
+    program.push_str("h_i(V, M, X, T) :- ev(V, M, X, T).\n");
+    let negated = if rng.chance(40) {
+        ", not hold(M, T)"
+    } else {
+        ""
+    };
+    program.push_str(&format!(
+        "h_ie(V, M, c, T) :- reset(M, T), h(V, M, O, T-1), O != c{negated}.\n"
+    ));
+    if rng.chance(40) {
+        program.push_str("h_ie(V, M, a, T) :- poke(V, M, T), h(V, M, b, T-1).\n");
+    }
+    let per_value = rng.chance(60);
+    if per_value {
+        for x in values {
+            for y in values.iter().filter(|&&y| y != x) {
+                program.push_str(&format!("h_t(V, M, {x}, T) :- h_i(V, M, {y}, T).\n"));
+                program.push_str(&format!("h_te(V, M, {x}, T) :- h_ie(V, M, {y}, T).\n"));
+            }
+            program.push_str(&format!(
+                "h(V, M, {x}, T) :- h_i(V, M, {x}, T-1), not h_t(V, M, {x}, T-1).\n\
+                 h(V, M, {x}, T) :- h_ie(V, M, {x}, T), not h_te(V, M, {x}, T).\n\
+                 h(V, M, {x}, T) :- h(V, M, {x}, T-1), not h_t(V, M, {x}, T-1), not h_te(V, M, {x}, T).\n"
+            ));
+        }
+    } else {
+        program.push_str(
+            "h_t(V, M, X, T) :- h_i(V, M, Y, T), ev(V, M, X, T), X != Y.\n\
+             h_te(V, M, X, T) :- h_ie(V, M, Y, T), h(V, M, X, T-1), X != Y.\n\
+             h(V, M, X, T) :- h_i(V, M, X, T-1), not h_t(V, M, X, T-1).\n\
+             h(V, M, X, T) :- h_ie(V, M, X, T), not h_te(V, M, X, T).\n\
+             h(V, M, X, T) :- h(V, M, X, T-1), not h_t(V, M, X, T-1), not h_te(V, M, X, T).\n",
+        );
+    }
+    if rng.chance(30) {
+        program.push_str("seen(V, M, T) :- h_ie(V, M, _, T), ev(V, M, _, T).\n");
+    }
+    program.push_str("g(M, T) :- h(V, M, a, T), ev(V, M, _, T).\n");
+    for k in 0..2 {
+        program.push_str(&format!("w(V, M, T) :- h(V, M, b, {}).\n", time_term(k)));
+    }
+    let mut stream = String::new();
+    let start = rng.below(3);
+    for t in start..start + 6 + rng.below(14) {
+        for _ in 0..rng.below(6) {
+            let v = rng.below(3);
+            let m = rng.below(2);
+            let fact = match rng.below(14) {
+                0..=6 => format!("ev({v}, {m}, {}, {t}).", rng.pick(&values)),
+                7..=8 => format!("reset({m}, {t})."),
+                9 => format!("hold({m}, {t})."),
+                10 => format!("poke({v}, {m}, {t})."),
+                11 => format!("h_ie({v}, {m}, {}, {t}).", rng.pick(&values)),
+                _ => format!("h({v}, {m}, {}, {t}).", rng.pick(&values)),
+            };
+            stream.push_str(&fact);
+            stream.push('\n');
+        }
+    }
+    Case {
+        seed,
+        program,
+        stream,
+    }
+}
+
 /// A random Event Calculus fluent over pairs, as Algorithm 3 writes it for
 /// `f(V, M) = X`: start rules from an event, an initiation that a partial event (one of M
 /// alone, as `start(status(M) = null)` in voting) triggers for every V that holds a

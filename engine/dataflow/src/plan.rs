@@ -25,7 +25,14 @@
 //!   outside (the multi-valued form `term(F, V, T) :- init(F, W, T), h(F, V, T), V != W.`).
 //!   Lowered to one operator with one state per key (see `operators::persist`) that is
 //!   touched only when the key's input or state changed; the start rules are dataflow
-//!   rules in front of it.
+//!   rules in front of it. Instead of `term`, the SCC may hold predicates *derived* from
+//!   h a point back (bodies that read h at T-1, one another at offset 0 in an order, and
+//!   predicates outside): RTEC's initiation of a value by a partial event for every
+//!   instance that holds another (`voted_ie(V, M, null, T) :- status_start(M, null, T),
+//!   voted(V, M, O, T-1), O != null.`) and the terminations it implies (`voted_te`); h's
+//!   rules may then start it from them at offset 0 and negate them at offset 0 in the
+//!   keep rules. The operator derives them per key, and evaluates the start rules keyed
+//!   as the rest itself.
 //! * **Stepper** — a temporal SCC (a cycle through an offset > 0, such as EC inertia), or
 //!   rules that use the time as a value: evaluated per time point, in time order, by a
 //!   dedicated operator (see `operators::stepper`). When every rule of the component shares a
@@ -141,6 +148,15 @@ pub struct PersistPlan {
     /// Its rules `pred(P…, T) :- pred(P…, T-1), not s(Q…, T-k), …`: a fact keeps holding
     /// while one of them lets it.
     pub keeps: Vec<usize>,
+    /// Predicates of the SCC derived at T from what `pred` held at T-1 (read a point back,
+    /// positively), from one another at offset 0 and from outside, and their rules, in an
+    /// order in which each rule reads only those before it (RTEC's initiation of a value
+    /// by a partial event for every instance that holds another, `voted(_V, M) = null`,
+    /// and the terminations it implies). With them, `term` is `None`.
+    pub derived: Vec<(PredId, Vec<usize>)>,
+    /// Its rules that read a predicate of `derived` (at offset 0, with `derived`'s and
+    /// outside atoms): their facts start it at T.
+    pub derived_starts: Vec<usize>,
     /// The terminating predicate of the multi-valued form, and its rules.
     pub term: Option<(PredId, Vec<usize>)>,
     /// The predicates from outside the SCC that the keep rules' negations, `term`'s rules
@@ -268,9 +284,15 @@ impl Plan {
                         .iter()
                         .map(|(q, k)| format!("{}(T-{k})", name(q)))
                         .collect();
-                    let term = p.term.as_ref().map_or(String::new(), |(t, rs)| {
+                    let mut term = p.term.as_ref().map_or(String::new(), |(t, rs)| {
                         format!("; terminated by {} {}", name(t), rules(rs))
                     });
+                    for (d, rs) in &p.derived {
+                        term.push_str(&format!("; derives {} {}", name(d), rules(rs)));
+                    }
+                    if !p.derived_starts.is_empty() {
+                        term.push_str(&format!("; starts from them {}", rules(&p.derived_starts)));
+                    }
                     let mut starts = String::new();
                     for (what, rs) in [("copies", &p.copies), ("starts", &p.starts)] {
                         if !rs.is_empty() {
@@ -756,11 +778,49 @@ fn sub_component(
 /// two predicates may be the one that persists).
 fn persist_shape(program: &Program, scc: &[PredId], rules: &[usize]) -> Option<PersistPlan> {
     match *scc {
-        [pred] => persist_as(program, rules, pred, None),
-        [a, b] => persist_as(program, rules, a, Some(b))
-            .or_else(|| persist_as(program, rules, b, Some(a))),
+        [pred] => persist_as(program, rules, pred, None, &[]),
+        [a, b] => persist_as(program, rules, a, Some(b), &[])
+            .or_else(|| persist_as(program, rules, b, Some(a), &[])),
         _ => None,
     }
+    .or_else(|| {
+        // One predicate persists; the others are derived from it a point back.
+        (scc.len() > 1)
+            .then(|| {
+                scc.iter().find_map(|&pred| {
+                    let derived: Vec<PredId> = scc.iter().copied().filter(|&p| p != pred).collect();
+                    persist_as(program, rules, pred, None, &derived)
+                })
+            })
+            .flatten()
+    })
+}
+
+/// `derived`'s rules (among `rules`) in an order in which each reads at offset 0 only
+/// the predicates before it; `None` where they read one another in a cycle.
+fn derived_order(
+    program: &Program,
+    rules: &[usize],
+    derived: &[PredId],
+) -> Option<Vec<(PredId, Vec<usize>)>> {
+    let rules_of = |p: PredId| -> Vec<usize> {
+        (rules.iter().copied())
+            .filter(|&r| program.rules[r].head.pred == p)
+            .collect()
+    };
+    let mut order: Vec<(PredId, Vec<usize>)> = Vec::new();
+    while order.len() < derived.len() {
+        let ready = derived.iter().copied().find(|&p| {
+            !order.iter().any(|(q, _)| *q == p)
+                && rules_of(p).iter().all(|&r| {
+                    (program.rules[r].body.iter().filter_map(Literal::atom)).all(|a| {
+                        !derived.contains(&a.pred) || order.iter().any(|(q, _)| *q == a.pred)
+                    })
+                })
+        })?;
+        order.push((ready, rules_of(ready)));
+    }
+    Some(order)
 }
 
 /// `rules` as `pred`'s start and keep rules and `term`'s rules, or `None`.
@@ -769,9 +829,12 @@ fn persist_as(
     rules: &[usize],
     pred: PredId,
     term: Option<PredId>,
+    derived: &[PredId],
 ) -> Option<PersistPlan> {
-    let internal = |p: PredId| p == pred || Some(p) == term;
+    let is_derived = |p: PredId| derived.contains(&p);
+    let internal = |p: PredId| p == pred || Some(p) == term || is_derived(p);
     let (mut starts, mut keeps, mut term_rules) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut derived_rules, mut derived_starts) = (Vec::new(), Vec::new());
     let mut slots: Vec<(PredId, u32)> = Vec::new();
     let mut slot = |atom: &Atom| {
         if !slots.contains(&(atom.pred, atom.offset)) {
@@ -788,6 +851,37 @@ fn persist_as(
         if !pattern(&rule.head.args) {
             return None;
         }
+        let reads = |p: &dyn Fn(PredId) -> bool| {
+            (rule.body.iter().filter_map(Literal::atom)).any(|a| p(a.pred))
+        };
+        let derived_start = rule.head.pred == pred && !reads(&|p| p == pred) && reads(&is_derived);
+        if is_derived(rule.head.pred) || derived_start {
+            // derived(…, T) :- pred(…, T-1), derived(…, T), outside atoms, comparisons;
+            // pred(…, T) :- derived(…, T), outside atoms, comparisons.
+            for literal in &rule.body {
+                match literal {
+                    Literal::Positive(a) if a.pred == pred && a.offset == 1 => {
+                        if !is_derived(rule.head.pred) {
+                            return None;
+                        }
+                    }
+                    Literal::Positive(a) | Literal::Negative(a) if is_derived(a.pred) => {
+                        if a.offset != 0 {
+                            return None;
+                        }
+                    }
+                    Literal::Positive(a) | Literal::Negative(a) if !internal(a.pred) => slot(a),
+                    Literal::Positive(_) | Literal::Negative(_) => return None,
+                    Literal::Compare { .. } | Literal::Assign { .. } => {}
+                }
+            }
+            if is_derived(rule.head.pred) {
+                derived_rules.push(r);
+            } else {
+                derived_starts.push(r);
+            }
+            continue;
+        }
         let mut own = 0;
         if rule.head.pred == pred {
             // pred(P…, T) :- pred(P…, T-1), not s(Q…, T-k), …
@@ -803,6 +897,10 @@ fn persist_as(
                     {
                         if Some(a.pred) == term {
                             if a.offset != 1 {
+                                return None;
+                            }
+                        } else if is_derived(a.pred) {
+                            if a.offset != 0 {
                                 return None;
                             }
                         } else {
@@ -832,7 +930,15 @@ fn persist_as(
     if keeps.is_empty() || (term.is_some() && term_rules.is_empty()) {
         return None;
     }
-    let keyed: Vec<usize> = keeps.iter().chain(&term_rules).copied().collect();
+    let derived = derived_order(program, &derived_rules, derived)?;
+    if derived.iter().any(|(_, rules)| rules.is_empty()) {
+        return None;
+    }
+    let keyed: Vec<usize> = (keeps.iter().chain(&term_rules))
+        .chain(&derived_rules)
+        .chain(&derived_starts)
+        .copied()
+        .collect();
     let key = find_key(program, &keyed)?;
     // Start rules that copy one atom, keyed as the rest: done in the operator, on the
     // atom's facts, instead of as dataflow rules (a delay and a map each) in front of it.
@@ -854,11 +960,35 @@ fn persist_as(
             slot(atom);
         }
     }
+    let (mut key, mut derived_starts) = (key, derived_starts);
+    if !derived.is_empty() {
+        // The operator evaluates rules per key already: the start rules keyed as the rest
+        // are evaluated there too, on their atoms' facts, instead of in front of it.
+        // (`all` holds the derived starts and the copies already.)
+        let inside: Vec<usize> = (starts.iter().copied())
+            .filter(|&r| find_key(program, &[all.as_slice(), &[r]].concat()).is_some())
+            .collect();
+        let with = [all.as_slice(), &inside].concat();
+        if let (false, Some(all)) = (inside.is_empty(), find_key(program, &with)) {
+            key = all;
+            starts.retain(|r| !inside.contains(r));
+            for &r in &inside {
+                program.rules[r]
+                    .body
+                    .iter()
+                    .filter_map(Literal::atom)
+                    .for_each(&mut slot);
+            }
+            derived_starts.extend(inside);
+        }
+    }
     Some(PersistPlan {
         pred,
         starts,
         copies,
         keeps,
+        derived,
+        derived_starts,
         term: term.map(|t| (t, term_rules)),
         slots,
         key,
@@ -1048,6 +1178,50 @@ mod tests {
         assert_eq!(key.get(&program.pred_id("holds").unwrap_or(99)), Some(&0));
         assert_eq!(key.get(&program.pred_id("term").unwrap_or(99)), Some(&0));
         assert_eq!(stepper.horizon, 1);
+    }
+
+    /// Predicates derived from the persisting one a point back (RTEC's `voted`) go into its
+    /// operator; read a point back themselves, or in a cycle at once, they do not.
+    #[test]
+    fn predicates_derived_from_the_persisting_one_a_point_back_are_lowered_with_it() {
+        let id = |program: &Program, name: &str| program.pred_id(name).unwrap_or(99);
+        // RTEC's `voted`: `ie` and `te` read h a point back (and each other at once).
+        let (program, plan) = plan_of(
+            "ie(V, M, n, T) :- reset(M, T), h(V, M, O, T-1), O != n.\n\
+             te(V, M, a, T) :- ie(V, M, n, T).\n\
+             h(V, M, a, T) :- hi(V, M, a, T-1), not ht(V, M, a, T-1).\n\
+             h(V, M, a, T) :- h(V, M, a, T-1), not ht(V, M, a, T-1), not te(V, M, a, T).\n\
+             h(V, M, n, T) :- ie(V, M, n, T), not te(V, M, n, T).\n\
+             h(V, M, n, T) :- h(V, M, n, T-1), not te(V, M, n, T).\n",
+        );
+        let Some(Component::Persist(persist)) = plan.components.last() else {
+            panic!("{plan:?}")
+        };
+        assert_eq!(persist.pred, id(&program, "h"));
+        assert_eq!(
+            persist.derived,
+            vec![(id(&program, "ie"), vec![0]), (id(&program, "te"), vec![1])]
+        );
+        // The start from `hi` is keyed as the rest: evaluated in the operator.
+        assert_eq!(persist.derived_starts, vec![4, 2]);
+        assert!(persist.starts.is_empty() && persist.term.is_none());
+        assert_eq!(persist.keeps, vec![3, 5]);
+        assert_eq!(persist.key.get(&id(&program, "reset")), Some(&0));
+        for other in [
+            // A derived predicate read a point back.
+            "d(X, T) :- h(X, T-1), e(X, T).\nh(X, T) :- d(X, T-1).\nh(X, T) :- h(X, T-1), not d(X, T).\n",
+            // Derived predicates that read each other at once, in a cycle.
+            "d(X, T) :- h(X, T-1), c(X, T).\nc(X, T) :- d(X, T), e(X, T).\n\
+             h(X, T) :- h(X, T-1), not d(X, T).\n",
+        ] {
+            let (_, plan) = plan_of(other);
+            assert!(
+                plan.components
+                    .iter()
+                    .any(|c| matches!(c, Component::Stepper(_))),
+                "{other}: {plan:?}"
+            );
+        }
     }
 
     /// Inertia's shapes are lowered to the persistence operator: one predicate with start

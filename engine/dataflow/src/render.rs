@@ -70,7 +70,7 @@ pub fn render<'s>(
     outputs: &[PredId],
     counting: bool,
 ) -> Rendered<'s> {
-    let mut builder = Builder::new(program, plan, input);
+    let mut builder = Builder::new(program, plan, input, outputs);
     let mut operators = Vec::with_capacity(plan.components.len());
     let mut records = Vec::new();
     for component in &plan.components {
@@ -140,6 +140,8 @@ struct Builder<'p, 's> {
     holds: Vec<Option<Coll<'s, u64>>>,
     /// Which predicates some component reads.
     read: Vec<bool>,
+    /// Which predicates are printed (`render`'s `outputs`).
+    printed: Vec<bool>,
     /// Per predicate, the index in `tagged` of the temporal SCC stream it is output in.
     tagged_in: Vec<Option<usize>>,
     tagged: Vec<Facts<'s, u64>>,
@@ -148,7 +150,12 @@ struct Builder<'p, 's> {
 }
 
 impl<'p, 's> Builder<'p, 's> {
-    fn new(program: &'p Program, plan: &Plan, input: Vec<Coll<'s, u64>>) -> Self {
+    fn new(
+        program: &'p Program,
+        plan: &Plan,
+        input: Vec<Coll<'s, u64>>,
+        outputs: &[PredId],
+    ) -> Self {
         let n = program.predicates.len();
         assert_eq!(
             input.len(),
@@ -172,6 +179,7 @@ impl<'p, 's> Builder<'p, 's> {
             unit: empty(scope),
             holds,
             read: read_by_components(program, plan),
+            printed: (0..n).map(|p| outputs.contains(&p)).collect(),
             tagged_in: vec![None; n],
             tagged: Vec::new(),
             counter: None,
@@ -328,9 +336,22 @@ impl<'p, 's> Builder<'p, 's> {
                 sources.push(records::map(own, move |row| (tag, row)));
             }
         }
-        let out = persist::render(program, persist_plan, concat_all(sources));
+        for (i, (derived, _)) in persist_plan.derived.iter().enumerate() {
+            if let Some(own) = self.inputs[*derived].clone() {
+                let tag = 2 + (inputs.len() + i) as u32;
+                sources.push(records::map(own, move |row| (tag, row)));
+            }
+        }
+        // A derived predicate's changes are output where another component reads it or
+        // it is printed.
+        let emitted: Vec<PredId> = (persist_plan.derived.iter())
+            .map(|(d, _)| *d)
+            .filter(|&d| self.read[d] || self.printed[d])
+            .collect();
+        let out = persist::render(program, persist_plan, &emitted, concat_all(sources));
         let preds: Vec<PredId> = std::iter::once(pred)
             .chain(persist_plan.term.as_ref().map(|(t, _)| *t))
+            .chain(emitted)
             .collect();
         self.tagged_output(&preds, out);
     }

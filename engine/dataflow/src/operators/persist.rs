@@ -28,11 +28,29 @@
 //! form of its own, with two evaluations per event and none of the general form's
 //! bookkeeping.
 //!
+//! **Derived predicates** (`plan.derived`, RTEC's `voted_ie`/`voted_te`): with D(T)
+//! what they hold at T,
+//!
+//! ```text
+//! D(T)    = their own input facts at T ∪ what their rules derive, in order, from h(T-1),
+//!           the slots at T and D(T) so far
+//! h(T)    = S(T) ∪ what `plan.derived_starts` derive from D(T) and the slots
+//!           ∪ { x ∈ h(T-1) : some keep rule matches x and none of its negations finds a
+//!                            fact (D's at T, the others' as above) }
+//! ```
+//!
+//! A key whose facts changed at T is evaluated at T + 1 (D reads them there). The start
+//! rules keyed as the rest are among `derived_starts`, evaluated on their slots' facts in
+//! the operator rather than as dataflow rules in front. Where every keep rule's negations
+//! name every argument of the facts it keeps ([`Inverse`]), the facts that may stop are
+//! found from the negated facts, so that a key of many facts (voting's motion, with every
+//! voter's `voted`) is not read whole at each of its time points.
+//!
 //! **Input.** One tagged stream: tag 0 the start facts (changes of the start rules that
 //! are rendered as dataflow rules in front of this operator, and of the predicate's own
 //! input), tag 1 + i the facts of `plan.inputs()[i]` as given, once however many slots
-//! (offsets) read the predicate, and, with a terminating predicate, the next tag its own
-//! input facts. All are exchanged by the key's hash, so a key's facts meet on one
+//! (offsets) read the predicate, with a terminating predicate the next tag its own
+//! input facts, and the tags after that the derived predicates' own. All are exchanged by the key's hash, so a key's facts meet on one
 //! worker. A fact is applied to its offset-0 slot as it is taken and put on a queue per
 //! offset k ≥ 1 with its key's index, to be applied at t + k without a second lookup (no
 //! delay operator in front). A start rule that copies one atom (`plan.copies`) is
@@ -48,6 +66,7 @@
 //! **Output.** The changes of the predicate and of `term`, tagged with their ids.
 
 use differential_dataflow::Hashable;
+use smallvec::SmallVec;
 
 use std::collections::VecDeque;
 
@@ -72,11 +91,19 @@ pub fn is_exclusive(program: &Program, plan: &PersistPlan) -> bool {
 }
 
 /// Renders the operator for `plan` over its tagged `source` (see the module docs).
-pub fn render<'s>(program: &Program, plan: &PersistPlan, source: Facts<'s, u64>) -> Facts<'s, u64> {
+///
+/// `emitted`: the predicates of `plan.derived` whose changes are output (read by another
+/// component or printed); the others are the operator's own.
+pub fn render<'s>(
+    program: &Program,
+    plan: &PersistPlan,
+    emitted: &[PredId],
+    source: Facts<'s, u64>,
+) -> Facts<'s, u64> {
     if let Some(shape) = exclusive::Shape::of(program, plan) {
         return exclusive::render(plan, shape, source);
     }
-    let state = State::new(program, plan);
+    let state = State::new(program, plan, emitted);
     let positions = state.key_positions.clone();
     operate(
         source,
@@ -111,6 +138,62 @@ enum Source {
     Tag(usize),
     /// What `term` held at T-1.
     Terminated,
+    /// What a predicate of `plan.derived` (this index) holds at T.
+    Derived(usize),
+}
+
+/// A keep rule's negation read backwards: the one held fact that a fact of its source can
+/// stop (see [`State::evaluate`]).
+struct Inverse {
+    source: Source,
+    /// (position, constant) that the source's fact must have.
+    constants: Vec<(usize, Value)>,
+    /// Per argument of the held fact: where it comes from.
+    fact: Vec<Probe>,
+}
+
+impl Inverse {
+    /// `keep`'s negations read backwards, where each names every argument of the facts
+    /// the rule keeps that is not its head's constant; `None` where one does not.
+    fn of(keep: &Keep) -> Option<Vec<Inverse>> {
+        (keep.stops.iter())
+            .map(|(source, probes)| {
+                let constants = (probes.iter().enumerate())
+                    .filter_map(|(j, p)| match p {
+                        Probe::Is(c) => Some((j, *c)),
+                        _ => None,
+                    })
+                    .collect();
+                let fact = (keep.pattern.iter().enumerate())
+                    .map(|(i, constant)| match constant {
+                        Some(c) => Some(Probe::Is(*c)),
+                        None => (probes.iter())
+                            .position(|p| matches!(p, Probe::At(k) if *k == i))
+                            .map(Probe::At),
+                    })
+                    .collect::<Option<Vec<Probe>>>()?;
+                Some(Inverse {
+                    source: *source,
+                    constants,
+                    fact,
+                })
+            })
+            .collect()
+    }
+
+    /// The held fact that `row`, a fact of the source, may stop.
+    fn stops(&self, row: &[Value]) -> Option<Row> {
+        if !stgflow_lang::ir::has_constants(row, &self.constants) {
+            return None;
+        }
+        (self.fact.iter())
+            .map(|p| match p {
+                Probe::At(j) => row.get(*j).copied(),
+                Probe::Is(c) => Some(*c),
+                Probe::Any => None,
+            })
+            .collect()
+    }
 }
 
 /// A keep rule: the facts it applies to, and the negations that stop them.
@@ -125,6 +208,7 @@ impl Keep {
         program: &Program,
         rule: usize,
         term: Option<PredId>,
+        derived: &[PredId],
         tag_of: &dyn Fn(&(PredId, u32)) -> usize,
     ) -> Keep {
         let rule = &program.rules[rule];
@@ -158,6 +242,8 @@ impl Keep {
                     .collect();
                 let source = if Some(atom.pred) == term {
                     Source::Terminated
+                } else if let Some(i) = derived.iter().position(|&d| d == atom.pred) {
+                    Source::Derived(i)
                 } else {
                     Source::Tag(tag_of(&(atom.pred, atom.offset)))
                 };
@@ -175,6 +261,18 @@ impl Keep {
                 .zip(fact)
                 .all(|(p, v)| p.is_none_or(|c| c == *v))
     }
+}
+
+/// The one row `probes` ask for, read off `fact`, where they name every argument.
+fn probe_row(probes: &[Probe], fact: &[Value]) -> Option<SmallVec<[Value; 4]>> {
+    probes
+        .iter()
+        .map(|probe| match probe {
+            Probe::At(i) => fact.get(*i).copied(),
+            Probe::Is(c) => Some(*c),
+            Probe::Any => None,
+        })
+        .collect()
 }
 
 /// Whether `row` is what `probes` ask for, read off `fact`.
@@ -267,10 +365,14 @@ struct KeyState {
     read_changed: bool,
     /// What the predicate holds for this key.
     held: SmallRelation,
+    /// How many of them no keep rule applies to.
+    unkept: u32,
     /// What `term` holds for this key.
     terminated: SmallRelation,
+    /// What each predicate of `plan.derived` holds for this key (none without them).
+    derived: Vec<SmallRelation>,
     /// Input counts by (local, fact): local 0 the start facts, 1 + s slot s's facts,
-    /// 1 + slots `term`'s own.
+    /// 1 + slots `term`'s own, 2 + slots + i derived predicate i's own.
     inputs: Inputs,
 }
 
@@ -402,10 +504,64 @@ impl Differs {
     }
 }
 
+/// A predicate of `plan.derived`: its rules, and whether its changes are output.
+struct Derived {
+    pred: PredId,
+    plans: Vec<RulePlan>,
+    /// Per rule, what its positive atoms read ([`needs_of`]).
+    needs: Vec<Vec<Need>>,
+    emit: bool,
+}
+
+/// What a positive atom of a derived predicate's rule reads: without a fact there, the
+/// rule derives nothing.
+#[derive(Clone, Copy)]
+enum Need {
+    Slot(usize),
+    Derived(usize),
+}
+
+/// What `rule`'s positive atoms read, but for the persisting predicate's (`pred`).
+fn needs_of(
+    rule: &stgflow_lang::ir::Rule,
+    pred: PredId,
+    derived: &[PredId],
+    slot_of: &dyn Fn(&Atom) -> usize,
+) -> Vec<Need> {
+    rule.body
+        .iter()
+        .filter_map(|l| match l {
+            Literal::Positive(a) if a.pred != pred => {
+                Some(match derived.iter().position(|&d| d == a.pred) {
+                    Some(i) => Need::Derived(i),
+                    None => Need::Slot(slot_of(a)),
+                })
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 struct State {
     pred: PredId,
     keeps: Vec<Keep>,
     term: Option<TermRules>,
+    /// Every keep rule's negations read backwards (see [`Inverse`]), when each can be: a
+    /// key's facts that may stop are then found from the facts that stop them, instead of
+    /// each held fact being checked.
+    inverses: Option<Vec<Inverse>>,
+    /// Buffer: the held facts that may stop.
+    candidates: Vec<Row>,
+    /// The predicates of `plan.derived`, in order, and the rules of `plan.derived_starts`
+    /// with their needs.
+    derived_preds: Vec<Derived>,
+    derived_starts: Vec<(RulePlan, Vec<Need>)>,
+    /// Per slot, whether the derived predicates' rules or their start rules read it.
+    derive_reads: Vec<bool>,
+    /// Buffers: what the derived predicates hold at the time point being evaluated, and
+    /// what their start rules start.
+    next_derived: Vec<SmallRelation>,
+    started: SmallRelation,
     slots: Vec<(PredId, u32)>,
     /// The key position of each input tag's facts.
     key_positions: Vec<usize>,
@@ -431,17 +587,52 @@ struct State {
 }
 
 impl State {
-    fn new(program: &Program, plan: &PersistPlan) -> State {
+    fn new(program: &Program, plan: &PersistPlan, emitted: &[PredId]) -> State {
         let slot_index =
             |slot: &(PredId, u32)| plan.slots.iter().position(|s| s == slot).unwrap_or(0);
         let tag_of = |slot: &(PredId, u32)| 1 + slot_index(slot);
         let term_pred = plan.term.as_ref().map(|(t, _)| *t);
-        let keeps = plan
+        let derived: Vec<PredId> = plan.derived.iter().map(|(d, _)| *d).collect();
+        let keeps: Vec<Keep> = plan
             .keeps
             .iter()
-            .map(|&r| Keep::new(program, r, term_pred, &tag_of))
+            .map(|&r| Keep::new(program, r, term_pred, &derived, &tag_of))
             .collect();
+        let inverses = (keeps.iter().map(Inverse::of))
+            .collect::<Option<Vec<Vec<Inverse>>>>()
+            .map(|all| all.into_iter().flatten().collect());
         let slot_of = |atom: &Atom| slot_index(&(atom.pred, atom.offset));
+        let derive_reads = (plan.slots.iter())
+            .map(|slot| {
+                (plan.derived.iter().flat_map(|(_, rules)| rules))
+                    .chain(&plan.derived_starts)
+                    .any(|&r| {
+                        (program.rules[r].body.iter().filter_map(Literal::atom))
+                            .any(|a| (a.pred, a.offset) == *slot)
+                    })
+            })
+            .collect();
+        let derived_preds: Vec<Derived> = (plan.derived.iter())
+            .map(|(pred, rules)| Derived {
+                pred: *pred,
+                plans: (rules.iter())
+                    .map(|&r| RulePlan::new(&program.rules[r], |_| false))
+                    .collect(),
+                needs: (rules.iter())
+                    .map(|&r| needs_of(&program.rules[r], plan.pred, &derived, &slot_of))
+                    .collect(),
+                emit: emitted.contains(pred),
+            })
+            .collect();
+        let derived_starts = (plan.derived_starts.iter())
+            .map(|&r| {
+                let rule = &program.rules[r];
+                (
+                    RulePlan::new(rule, |_| false),
+                    needs_of(rule, plan.pred, &derived, &slot_of),
+                )
+            })
+            .collect();
         let term = plan.term.as_ref().map(|(term, rules)| {
             let (mut differs, mut plans, mut needs) = (Vec::new(), Vec::new(), Vec::new());
             for &r in rules {
@@ -476,7 +667,11 @@ impl State {
         key_positions.extend(inputs.iter().map(|&p| position(p)));
         if let Some((term, _)) = &plan.term {
             key_positions.push(position(*term));
+        } else if !derived.is_empty() {
+            // The derived predicates' own facts come after `term`'s tag, unused.
+            key_positions.push(0);
         }
+        key_positions.extend(derived.iter().map(|&d| position(d)));
         let readings = inputs
             .iter()
             .map(|&p| {
@@ -500,9 +695,13 @@ impl State {
                         .any(|a| (a.pred, a.offset) == *slot)
                 };
                 let term_rules = plan.term.iter().flat_map(|(_, rules)| rules);
+                let derived_rules = plan.derived.iter().flat_map(|(_, rules)| rules);
                 SlotUse {
                     copies: Vec::new(),
-                    stored: plan.keeps.iter().chain(term_rules).any(read),
+                    stored: (plan.keeps.iter().chain(term_rules))
+                        .chain(derived_rules)
+                        .chain(&plan.derived_starts)
+                        .any(read),
                 }
             })
             .collect();
@@ -537,7 +736,14 @@ impl State {
                 })
                 .collect(),
             keeps,
+            inverses,
+            candidates: Vec::new(),
             term,
+            next_derived: vec![SmallRelation::default(); derived_preds.len()],
+            derived_preds,
+            derived_starts,
+            derive_reads,
+            started: SmallRelation::default(),
             slots: plan.slots.clone(),
             key_positions,
             table: KeyTable::default(),
@@ -609,6 +815,7 @@ impl TimeStepped for State {
         let mut changes = self.stash.take(t);
         let mut indices = std::mem::take(&mut self.indices);
         let positions = &self.key_positions;
+        let derived = self.derived_preds.len();
         self.table.take_keys(
             &changes,
             |tag, row| key_of(positions, tag, row),
@@ -618,7 +825,9 @@ impl TimeStepped for State {
                 pending: 0,
                 read_changed: false,
                 held: SmallRelation::default(),
+                unkept: 0,
                 terminated: SmallRelation::default(),
+                derived: vec![SmallRelation::default(); derived],
                 inputs: Inputs::default(),
             },
             &mut indices,
@@ -635,6 +844,13 @@ impl TimeStepped for State {
             if tag == self.own_tag {
                 state.inputs.add(1 + self.slots.len(), row, diff);
                 state.read_changed = true;
+                continue;
+            }
+            if tag > self.own_tag {
+                // A derived predicate's own fact.
+                state
+                    .inputs
+                    .add(1 + self.slots.len() + tag - self.own_tag, row, diff);
                 continue;
             }
             let Some(readings) = self.readings.get(tag - 1) else {
@@ -709,15 +925,65 @@ impl State {
     /// The state is updated in place: of what the key held, only the facts that stop are
     /// touched, and only the facts that start are copied in.
     fn evaluate(&mut self, index: usize, t: u64, out: &mut Vec<Update>) -> bool {
+        if !self.derived_preds.is_empty() || !self.derived_starts.is_empty() {
+            self.derive(index, t);
+        }
         let Some(state) = self.table.states.get_mut(index) else {
             return false;
         };
         let start = out.len();
         let pred = self.pred as u32;
         // What stops: held at t − 1, not started at t, and no keep rule lets it through.
-        for fact in state.held.iter() {
-            if !started(&state.inputs, fact) && !kept(&self.keeps, state, fact) {
-                out.push(((pred, Row::from_slice(fact)), t, -1));
+        // Where every negation can be read backwards and a keep rule applies to every held
+        // fact, only the facts that a negation's fact names can stop.
+        let derived = &self.next_derived;
+        let stops = |fact: &[Value]| {
+            !started(&state.inputs, fact)
+                && !self.started.contains_row(fact)
+                && !kept(&self.keeps, state, derived, fact)
+        };
+        match &self.inverses {
+            Some(inverses) if state.unkept == 0 => {
+                let candidates = &mut self.candidates;
+                candidates.clear();
+                let mut named = |inverse: &Inverse, row: &[Value]| {
+                    if let Some(fact) = inverse.stops(row) {
+                        if state.held.contains_row(&fact) {
+                            candidates.push(fact);
+                        }
+                    }
+                };
+                for inverse in inverses {
+                    match inverse.source {
+                        Source::Terminated => {
+                            state.terminated.iter().for_each(|r| named(inverse, r));
+                        }
+                        Source::Derived(i) => derived[i].iter().for_each(|r| named(inverse, r)),
+                        Source::Tag(_) => {}
+                    }
+                }
+                // The inputs once, for every negation that reads them.
+                for (local, row, count) in state.inputs.iter() {
+                    for inverse in inverses {
+                        if matches!(inverse.source, Source::Tag(tag) if tag == local) && count > 0 {
+                            named(inverse, row);
+                        }
+                    }
+                }
+                candidates.sort_unstable();
+                candidates.dedup();
+                for fact in candidates.drain(..) {
+                    if stops(&fact) {
+                        out.push(((pred, fact), t, -1));
+                    }
+                }
+            }
+            _ => {
+                for fact in state.held.iter() {
+                    if stops(fact) {
+                        out.push(((pred, Row::from_slice(fact)), t, -1));
+                    }
+                }
             }
         }
         let stopped = out.len();
@@ -726,13 +992,21 @@ impl State {
                 out.push(((pred, Row::from_slice(fact)), t, 1));
             }
         }
+        for fact in self.started.iter() {
+            if !state.held.contains_row(fact) && !started(&state.inputs, fact) {
+                out.push(((pred, Row::from_slice(fact)), t, 1));
+            }
+        }
+        let unkept = |fact: &[Value]| u32::from(!self.keeps.iter().any(|k| k.matches(fact)));
         for ((_, fact), _, diff) in &out[start..] {
             if *diff > 0 {
                 state.held.insert(Row::from_slice(fact));
+                state.unkept += unkept(fact);
             }
         }
         for ((_, fact), _, _) in &out[start..stopped] {
             state.held.remove(fact);
+            state.unkept -= unkept(fact);
         }
         let read_changed = std::mem::take(&mut state.read_changed);
         if let Some(term) = self
@@ -797,7 +1071,21 @@ impl State {
             }
         }
         let changed = out.len() > start;
+        // What the derived predicates hold is the key's, for the output's changes and for
+        // the key to stay while it holds some.
+        let mut derives = false;
+        for ((d, now), next) in (self.derived_preds.iter())
+            .zip(&mut state.derived)
+            .zip(&mut self.next_derived)
+        {
+            if d.emit {
+                diff(d.pred as PredId, now, next, t, out);
+            }
+            std::mem::swap(now, next);
+            derives |= !now.is_empty();
+        }
         if !changed
+            && !derives
             && state.pending == 0
             && state.held.is_empty()
             && state.terminated.is_empty()
@@ -809,7 +1097,114 @@ impl State {
             self.table.remove(&key, index);
             return false;
         }
-        changed && !state.terminated.is_empty()
+        // What changed at t is read at t + 1 by the derived predicates' rules.
+        changed && (!state.terminated.is_empty() || !self.derived_preds.is_empty())
+    }
+
+    /// What the derived predicates hold for the key at `index` at `t` (`next_derived`),
+    /// from what it held at t − 1 and its input at t, and what their start rules start
+    /// (`started`).
+    fn derive(&mut self, index: usize, t: u64) {
+        self.started.clear();
+        let Some(state) = self.table.states.get(index) else {
+            return;
+        };
+        for relation in self.relations.iter_mut().chain(&mut self.next_derived) {
+            relation.clear();
+        }
+        let own = 2 + self.slots.len();
+        for (local, fact, count) in state.inputs.iter() {
+            if count <= 0 || local == START {
+                continue;
+            }
+            let relation = match local.checked_sub(own) {
+                Some(i) => self.next_derived.get_mut(i),
+                None if self.derive_reads.get(local - 1) == Some(&true) => {
+                    self.relations.get_mut(local - 1)
+                }
+                None => None,
+            };
+            if let Some(relation) = relation {
+                relation.insert(Row::from_slice(fact));
+            }
+        }
+        // A rule that reads a fact from outside, or of a derived predicate, derives nothing
+        // without one.
+        let relations = &self.relations;
+        let idle = |needs: &[Need], now: &[SmallRelation]| {
+            needs.iter().any(|need| match *need {
+                Need::Slot(s) => relations[s].is_empty(),
+                Need::Derived(i) => now[i].is_empty(),
+            })
+        };
+        for (i, d) in self.derived_preds.iter().enumerate() {
+            let view = DerivedView {
+                pred: self.pred,
+                before: &state.held,
+                slots: &self.slots,
+                relations,
+                derived: &self.derived_preds,
+                now: &self.next_derived,
+                t,
+            };
+            for (plan, needs) in d.plans.iter().zip(&d.needs) {
+                if !idle(needs, &self.next_derived) {
+                    plan.fire(t, None, &view, &mut self.derived);
+                }
+            }
+            for row in self.derived.drain(..) {
+                self.next_derived[i].insert(row);
+            }
+        }
+        let view = DerivedView {
+            pred: self.pred,
+            before: &state.held,
+            slots: &self.slots,
+            relations,
+            derived: &self.derived_preds,
+            now: &self.next_derived,
+            t,
+        };
+        for (plan, needs) in &self.derived_starts {
+            if !idle(needs, &self.next_derived) {
+                plan.fire(t, None, &view, &mut self.derived);
+            }
+        }
+        for row in self.derived.drain(..) {
+            self.started.insert(row);
+        }
+    }
+}
+
+/// A key's facts as the derived predicates' rules read them: what the persisting predicate
+/// held at T-1, each slot's facts at T, and the derived predicates' at T.
+struct DerivedView<'a> {
+    pred: PredId,
+    before: &'a SmallRelation,
+    slots: &'a [(PredId, u32)],
+    relations: &'a [SmallRelation],
+    derived: &'a [Derived],
+    now: &'a [SmallRelation],
+    t: u64,
+}
+
+impl FactStore for DerivedView<'_> {
+    type Relation = SmallRelation;
+
+    fn relation(&self, pred: PredId, time: u64) -> Option<&SmallRelation> {
+        let offset = u32::try_from(self.t.checked_sub(time)?).ok()?;
+        if pred == self.pred {
+            return (offset == 1).then_some(self.before);
+        }
+        if let Some(i) = self.derived.iter().position(|d| d.pred == pred) {
+            return (offset == 0).then(|| &self.now[i]);
+        }
+        let i = self.slots.iter().position(|&s| s == (pred, offset))?;
+        self.relations.get(i)
+    }
+
+    fn insert(&mut self, _: PredId, _: Row) -> bool {
+        false
     }
 }
 
@@ -818,17 +1213,30 @@ fn started(inputs: &Inputs, fact: &[Value]) -> bool {
     inputs.holds(START, fact)
 }
 
-/// Whether a keep rule lets `fact`, held at T-1, hold at T.
-fn kept(keeps: &[Keep], state: &KeyState, fact: &[Value]) -> bool {
+/// Whether a keep rule lets `fact`, held at T-1, hold at T (`derived`: what the derived
+/// predicates hold at T).
+fn kept(keeps: &[Keep], state: &KeyState, derived: &[SmallRelation], fact: &[Value]) -> bool {
     keeps.iter().any(|keep| {
         keep.matches(fact)
-            && !keep.stops.iter().any(|(source, probes)| match source {
-                Source::Terminated => state.terminated.rows().any(|row| probed(probes, fact, row)),
-                Source::Tag(tag) => state
-                    .inputs
-                    .iter()
-                    .any(|(t, row, count)| t == *tag && count > 0 && probed(probes, fact, row)),
-            })
+            && !keep
+                .stops
+                .iter()
+                .any(|(source, probes)| match (source, probe_row(probes, fact)) {
+                    // Probes that name every argument find one fact: looked up, not scanned for.
+                    (Source::Terminated, Some(row)) => state.terminated.contains_row(&row),
+                    (Source::Derived(i), Some(row)) => derived[*i].contains_row(&row),
+                    (Source::Tag(tag), Some(row)) => state.inputs.holds(*tag, &row),
+                    (Source::Terminated, None) => {
+                        state.terminated.rows().any(|row| probed(probes, fact, row))
+                    }
+                    (Source::Derived(i), None) => {
+                        derived[*i].rows().any(|row| probed(probes, fact, row))
+                    }
+                    (Source::Tag(tag), None) => state
+                        .inputs
+                        .iter()
+                        .any(|(t, row, count)| t == *tag && count > 0 && probed(probes, fact, row)),
+                })
     })
 }
 

@@ -487,10 +487,24 @@ impl Inputs {
         }
     }
 
-    /// Whether `fact` of `local` has a positive count.
+    /// Whether `fact` of `local` has a positive count (one hash lookup once there is a
+    /// map).
     pub(super) fn holds(&self, local: usize, fact: &[Value]) -> bool {
-        self.iter()
-            .any(|(l, f, c)| l == local && c > 0 && f[..] == *fact)
+        match &self.map {
+            Some(map) => map.get(&FactRef(local, fact)).is_some_and(|&c| c > 0),
+            None => (self.list.iter()).any(|(l, f, c)| *l == local && *c > 0 && f[..] == *fact),
+        }
+    }
+}
+
+/// A (local, fact) key of [`Inputs`]'s map, borrowed: it hashes as the owned key does (a
+/// tuple's fields in order; a `Row` as the slice of its values).
+#[derive(Hash)]
+struct FactRef<'a>(usize, &'a [Value]);
+
+impl hashbrown::Equivalent<(usize, Row)> for FactRef<'_> {
+    fn equivalent(&self, key: &(usize, Row)) -> bool {
+        self.0 == key.0 && *self.1 == key.1[..]
     }
 }
 

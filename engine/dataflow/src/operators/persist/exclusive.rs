@@ -79,7 +79,7 @@ impl Shape {
             return None;
         };
         let arity = program.rules[keep].head.args.len();
-        let keep = Keep::new(program, keep, Some(*term), &|_| 0);
+        let keep = Keep::new(program, keep, Some(*term), &[], &|_| 0);
         let identity = |probes: &[Probe]| {
             probes.len() == arity
                 && (probes.iter().enumerate()).all(|(i, p)| matches!(p, Probe::At(j) if *j == i))
