@@ -298,7 +298,10 @@ struct Copy {
 
 impl Copy {
     fn new(program: &Program, rule: usize) -> Option<Copy> {
-        let rule = &program.rules[rule];
+        Copy::from_rule(&program.rules[rule])
+    }
+
+    fn from_rule(rule: &stgflow_lang::ir::Rule) -> Option<Copy> {
         let (atom, positions) = crate::plan::copy_of(rule)?;
         let filter = stgflow_lang::ir::constants(&atom.args);
         let project = positions
@@ -333,6 +336,65 @@ impl Copy {
                 Probe::Any => None,
             })
             .collect()
+    }
+}
+
+/// A start rule `h(P…, T) :- s(X…, T-k), not q(Q…, T-j), ….` of `plan.derived_starts`
+/// whose negations read the head's variables only (and `_`): each fact of s's slot
+/// starts its projection unless a negation finds a fact, read off the key's input
+/// without a rule evaluation.
+struct Unless {
+    /// The input local of s's slot.
+    local: usize,
+    copy: Copy,
+    /// The negations: the input local of their slot, their probes over the started fact.
+    stops: Vec<(usize, Vec<Probe>)>,
+}
+
+impl Unless {
+    /// `rule` as an [`Unless`], where its atoms are all in slots (`slot_of`).
+    fn new(
+        program: &Program,
+        rule: usize,
+        slot_of: &dyn Fn(&Atom) -> Option<usize>,
+    ) -> Option<Unless> {
+        let rule = &program.rules[rule];
+        let (first, rest) = rule.body.split_first()?;
+        let Literal::Positive(atom) = first else {
+            return None;
+        };
+        let copy_rule = stgflow_lang::ir::Rule {
+            body: vec![first.clone()],
+            ..rule.clone()
+        };
+        let copy = Copy::from_rule(&copy_rule)?;
+        let head = &rule.head.args;
+        let stops = rest
+            .iter()
+            .map(|literal| {
+                let Literal::Negative(negated) = literal else {
+                    return None;
+                };
+                let probes = (negated.args.iter())
+                    .map(|t| match t {
+                        Term::Var(_) => match head.iter().position(|h| h == t) {
+                            Some(i) => Some(Probe::At(i)),
+                            // A variable of s the head drops: not a probe of the started fact.
+                            None if atom.args.contains(t) => None,
+                            None => Some(Probe::Any),
+                        },
+                        Term::Const(c) => Some(Probe::Is(*c)),
+                        Term::Wildcard => Some(Probe::Any),
+                    })
+                    .collect::<Option<Vec<Probe>>>()?;
+                Some((1 + slot_of(negated)?, probes))
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(Unless {
+            local: 1 + slot_of(atom)?,
+            copy,
+            stops,
+        })
     }
 }
 
@@ -556,6 +618,8 @@ struct State {
     /// with their needs.
     derived_preds: Vec<Derived>,
     derived_starts: Vec<(RulePlan, Vec<Need>)>,
+    /// Those of `plan.derived_starts` that are applied as [`Unless`] instead.
+    unless: Vec<Unless>,
     /// Per slot, whether the derived predicates' rules or their start rules read it.
     derive_reads: Vec<bool>,
     /// Buffers: what the derived predicates hold at the time point being evaluated, and
@@ -602,10 +666,18 @@ impl State {
             .collect::<Option<Vec<Vec<Inverse>>>>()
             .map(|all| all.into_iter().flatten().collect());
         let slot_of = |atom: &Atom| slot_index(&(atom.pred, atom.offset));
+        let (mut unless, mut planned) = (Vec::new(), Vec::new());
+        for &r in &plan.derived_starts {
+            let in_slot = |a: &Atom| plan.slots.iter().position(|&s| s == (a.pred, a.offset));
+            match Unless::new(program, r, &in_slot) {
+                Some(u) => unless.push(u),
+                None => planned.push(r),
+            }
+        }
         let derive_reads = (plan.slots.iter())
             .map(|slot| {
                 (plan.derived.iter().flat_map(|(_, rules)| rules))
-                    .chain(&plan.derived_starts)
+                    .chain(&planned)
                     .any(|&r| {
                         (program.rules[r].body.iter().filter_map(Literal::atom))
                             .any(|a| (a.pred, a.offset) == *slot)
@@ -624,7 +696,7 @@ impl State {
                 emit: emitted.contains(pred),
             })
             .collect();
-        let derived_starts = (plan.derived_starts.iter())
+        let derived_starts = (planned.iter())
             .map(|&r| {
                 let rule = &program.rules[r];
                 (
@@ -742,6 +814,7 @@ impl State {
             next_derived: vec![SmallRelation::default(); derived_preds.len()],
             derived_preds,
             derived_starts,
+            unless,
             derive_reads,
             started: SmallRelation::default(),
             slots: plan.slots.clone(),
@@ -925,7 +998,10 @@ impl State {
     /// The state is updated in place: of what the key held, only the facts that stop are
     /// touched, and only the facts that start are copied in.
     fn evaluate(&mut self, index: usize, t: u64, out: &mut Vec<Update>) -> bool {
-        if !self.derived_preds.is_empty() || !self.derived_starts.is_empty() {
+        if !(self.derived_preds.is_empty()
+            && self.derived_starts.is_empty()
+            && self.unless.is_empty())
+        {
             self.derive(index, t);
         }
         let Some(state) = self.table.states.get_mut(index) else {
@@ -1172,6 +1248,25 @@ impl State {
         }
         for row in self.derived.drain(..) {
             self.started.insert(row);
+        }
+        for (local, row, count) in state.inputs.iter() {
+            for unless in self.unless.iter().filter(|u| u.local == local && count > 0) {
+                let Some(fact) = unless.copy.apply(row) else {
+                    continue;
+                };
+                let stopped =
+                    unless
+                        .stops
+                        .iter()
+                        .any(|(tag, probes)| match probe_row(probes, &fact) {
+                            Some(negated) => state.inputs.holds(*tag, &negated),
+                            None => (state.inputs.iter())
+                                .any(|(t, r, c)| t == *tag && c > 0 && probed(probes, &fact, r)),
+                        });
+                if !stopped {
+                    self.started.insert(fact);
+                }
+            }
         }
     }
 }
