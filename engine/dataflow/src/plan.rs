@@ -157,6 +157,11 @@ pub struct PersistPlan {
     /// Its rules that read a predicate of `derived` (at offset 0, with `derived`'s and
     /// outside atoms): their facts start it at T.
     pub derived_starts: Vec<usize>,
+    /// Rules `q(…, T) :- p(…, T).` that copy one predicate into another that only this
+    /// operator reads (RTEC's `voted_t(V, M, aye, T) :- voted_i(V, M, nay, T).`), both in
+    /// `slots` at the offsets q is read at: the operator copies p's facts into q's slots
+    /// itself, and q's component is gone (see `fuse_slot_copies`).
+    pub slot_copies: Vec<usize>,
     /// The terminating predicate of the multi-valued form, and its rules.
     pub term: Option<(PredId, Vec<usize>)>,
     /// The predicates from outside the SCC that the keep rules' negations, `term`'s rules
@@ -289,6 +294,9 @@ impl Plan {
                     });
                     for (d, rs) in &p.derived {
                         term.push_str(&format!("; derives {} {}", name(d), rules(rs)));
+                    }
+                    if !p.slot_copies.is_empty() {
+                        term.push_str(&format!("; fills its slots by {}", rules(&p.slot_copies)));
                     }
                     if !p.derived_starts.is_empty() {
                         term.push_str(&format!("; starts from them {}", rules(&p.derived_starts)));
@@ -428,6 +436,7 @@ pub fn plan(program: &Program, analysis: &Analysis, lower: bool) -> Plan {
     }
     if lower {
         fuse_gates(program, &mut components);
+        fuse_slot_copies(program, &mut components);
     }
     Plan { components }
 }
@@ -989,10 +998,92 @@ fn persist_as(
         keeps,
         derived,
         derived_starts,
+        slot_copies: Vec::new(),
         term: term.map(|t| (t, term_rules)),
         slots,
         key,
     })
+}
+
+/// Moves into each persistence operator the predicates that it alone reads and that copy
+/// another predicate ([`PersistPlan::slot_copies`]): a dataflow component whose rules all
+/// copy one atom of another predicate at offset 0, not printed, read by no rule the
+/// operator does not evaluate itself nor by a window or a stamp, keyed as the rest.
+fn fuse_slot_copies(program: &Program, components: &mut Vec<Component>) {
+    let outputs = program.output_predicates();
+    let mut c = 0;
+    while c < components.len() {
+        let Component::Persist(persist) = &components[c] else {
+            c += 1;
+            continue;
+        };
+        let fusable = persist.inputs().into_iter().find_map(|q| {
+            let at = components[..c].iter().position(|component| {
+                matches!(component, Component::Dataflow { preds, recursive: false, .. } if preds[..] == [q])
+            })?;
+            let Component::Dataflow { rules, .. } = &components[at] else {
+                return None;
+            };
+            let slot_copy = |r: usize| {
+                let (atom, _) = copy_of(&program.rules[r])?;
+                (atom.offset == 0 && atom.pred != q).then_some(atom.pred)
+            };
+            let sources = rules.iter().map(|&r| slot_copy(r)).collect::<Option<Vec<_>>>()?;
+            let inside: Vec<usize> = (persist.keeps.iter())
+                .chain(persist.term.iter().flat_map(|(_, rules)| rules))
+                .chain(persist.derived.iter().flat_map(|(_, rules)| rules))
+                .chain(&persist.derived_starts)
+                .chain(&persist.copies)
+                .copied()
+                .collect();
+            let read_outside = (0..program.rules.len()).any(|r| {
+                !inside.contains(&r)
+                    && (program.rules[r].body.iter().filter_map(Literal::atom)).any(|a| a.pred == q)
+            }) || components.iter().any(|component| match component {
+                Component::Window { source, .. }
+                | Component::GatedWindow { source, .. }
+                | Component::Stamp { source, .. } => *source == q,
+                _ => false,
+            });
+            if read_outside || outputs.contains(&q) || sources.contains(&persist.pred) {
+                return None;
+            }
+            // Each source fact's key where its copy has the operator's key.
+            let mut key = persist.key.clone();
+            let key_q = *key.get(&q)?;
+            for &r in rules {
+                let (atom, positions) = copy_of(&program.rules[r])?;
+                let key_p = (*positions.get(key_q)?)?;
+                if *key.entry(atom.pred).or_insert(key_p) != key_p {
+                    return None;
+                }
+            }
+            Some((at, q, rules.clone(), sources, key))
+        });
+        let Some((at, q, rules, sources, key)) = fusable else {
+            c += 1;
+            continue;
+        };
+        let Component::Persist(persist) = &mut components[c] else {
+            c += 1;
+            continue;
+        };
+        let offsets: Vec<u32> = (persist.slots.iter())
+            .filter(|&&(p, _)| p == q)
+            .map(|&(_, k)| k)
+            .collect();
+        for p in sources {
+            for &k in &offsets {
+                if !persist.slots.contains(&(p, k)) {
+                    persist.slots.push((p, k));
+                }
+            }
+        }
+        persist.slot_copies.extend(rules);
+        persist.key = key;
+        components.remove(at);
+        c = 0;
+    }
 }
 
 /// A rule `h(…, T) :- p(…, T-k).` whose body atom has distinct variables and constants and

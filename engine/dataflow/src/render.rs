@@ -328,7 +328,15 @@ impl<'p, 's> Builder<'p, 's> {
         let inputs = persist_plan.inputs();
         for (i, &q) in inputs.iter().enumerate() {
             let tag = 1 + i as u32;
-            sources.push(records::map(self.holding(q), move |row| (tag, row)));
+            // A predicate the operator copies into its slots itself comes with its own input
+            // facts only.
+            let filled =
+                (persist_plan.slot_copies.iter()).any(|&r| program.rules[r].head.pred == q);
+            let facts = match filled {
+                true => self.inputs[q].clone().unwrap_or_else(|| empty(self.scope)),
+                false => self.holding(q),
+            };
+            sources.push(records::map(facts, move |row| (tag, row)));
         }
         if let Some((term, _)) = &persist_plan.term {
             if let Some(own) = self.inputs[*term].clone() {

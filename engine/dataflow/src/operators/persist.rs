@@ -287,6 +287,7 @@ fn probed(probes: &[Probe], fact: &[Value], row: &[Value]) -> bool {
 
 /// A start rule that copies one atom (`plan::copy_of`): the facts of its slot that match
 /// the atom's constants start the fact it projects.
+#[derive(Clone)]
 struct Copy {
     /// (position, constant) of the atom's constants.
     filter: Vec<(usize, Value)>,
@@ -459,6 +460,8 @@ struct SlotUse {
     copies: Vec<Copy>,
     /// Whether its facts are kept (a keep rule's negation or `term` reads them).
     stored: bool,
+    /// The copies of its facts into other slots (`plan.slot_copies`), with their slot.
+    feeds: Vec<(Copy, usize)>,
 }
 
 /// `term`'s rules, planned, with what they read.
@@ -770,6 +773,7 @@ impl State {
                 let derived_rules = plan.derived.iter().flat_map(|(_, rules)| rules);
                 SlotUse {
                     copies: Vec::new(),
+                    feeds: Vec::new(),
                     stored: (plan.keeps.iter().chain(term_rules))
                         .chain(derived_rules)
                         .chain(&plan.derived_starts)
@@ -785,6 +789,22 @@ impl State {
             });
             if let (Some(slot), Some(copy)) = (slot, Copy::new(program, r)) {
                 uses[slot_index(&slot)].copies.push(copy);
+            }
+        }
+        for &r in &plan.slot_copies {
+            let (Some((atom, _)), Some(copy)) = (
+                crate::plan::copy_of(&program.rules[r]),
+                Copy::new(program, r),
+            ) else {
+                continue;
+            };
+            // Into each slot of the copy's head, from the source's slot at that offset.
+            let head = program.rules[r].head.pred;
+            for (to, &(q, k)) in plan.slots.iter().enumerate() {
+                let from = plan.slots.iter().position(|&s| s == (atom.pred, k));
+                if let (true, Some(from)) = (q == head, from) {
+                    uses[from].feeds.push((copy.clone(), to));
+                }
             }
         }
         let mut offsets: Vec<u64> = plan
@@ -847,6 +867,11 @@ fn apply(uses: &[SlotUse], state: &mut KeyState, slot: usize, row: Row, diff: is
     let Some(slot_use) = uses.get(slot) else {
         return;
     };
+    for (copy, to) in &slot_use.feeds {
+        if let Some(copied) = copy.apply(&row) {
+            apply(uses, state, *to, copied, diff);
+        }
+    }
     let inputs = &mut state.inputs;
     if let ([copy], false) = (&slot_use.copies[..], slot_use.stored) {
         // The one use of the fact: moved, not copied, where it is itself the start fact.
