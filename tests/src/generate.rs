@@ -576,24 +576,14 @@ pub fn rtec_fluent_case(seed: u64) -> Case {
     for k in 0..2 {
         program.push_str(&format!("w(V, M, T) :- h(V, M, b, {}).\n", time_term(k)));
     }
-    let mut stream = String::new();
-    let start = rng.below(3);
-    for t in start..start + 6 + rng.below(14) {
-        for _ in 0..rng.below(6) {
-            let v = rng.below(3);
-            let m = rng.below(2);
-            let fact = match rng.below(14) {
-                0..=6 => format!("ev({v}, {m}, {}, {t}).", rng.pick(&values)),
-                7..=8 => format!("reset({m}, {t})."),
-                9 => format!("hold({m}, {t})."),
-                10 => format!("poke({v}, {m}, {t})."),
-                11 => format!("h_ie({v}, {m}, {}, {t}).", rng.pick(&values)),
-                _ => format!("h({v}, {m}, {}, {t}).", rng.pick(&values)),
-            };
-            stream.push_str(&fact);
-            stream.push('\n');
-        }
-    }
+    let stream = pair_stream(&mut rng, 6, |rng, v, m, t| match rng.below(14) {
+        0..=6 => format!("ev({v}, {m}, {}, {t}).", rng.pick(&values)),
+        7..=8 => format!("reset({m}, {t})."),
+        9 => format!("hold({m}, {t})."),
+        10 => format!("poke({v}, {m}, {t})."),
+        11 => format!("h_ie({v}, {m}, {}, {t}).", rng.pick(&values)),
+        _ => format!("h({v}, {m}, {}, {t}).", rng.pick(&values)),
+    });
     Case {
         seed,
         program,
@@ -645,28 +635,38 @@ pub fn fluent_case(seed: u64) -> Case {
     for k in 0..2 {
         program.push_str(&format!("w(V, M, T) :- f(V, M, b, {}).\n", time_term(k)));
     }
-    let mut stream = String::new();
     let values = ["a", "b", "c"];
-    let start = rng.below(3);
-    for t in start..start + 6 + rng.below(14) {
-        for _ in 0..rng.below(5) {
-            let v = rng.below(3);
-            let m = rng.below(2);
-            let fact = match rng.below(12) {
-                0..=5 => format!("ev({v}, {m}, {}, {t}).", rng.pick(&values)),
-                6..=7 => format!("reset({m}, {t})."),
-                8 => format!("hold({m}, {t})."),
-                9 => format!("gate({m}, {t})."),
-                10 => format!("stop({m}, {t})."),
-                _ => format!("f({v}, {m}, {}, {t}).", rng.pick(&values)),
-            };
-            stream.push_str(&fact);
-            stream.push('\n');
-        }
-    }
+    let stream = pair_stream(&mut rng, 5, |rng, v, m, t| match rng.below(12) {
+        0..=5 => format!("ev({v}, {m}, {}, {t}).", rng.pick(&values)),
+        6..=7 => format!("reset({m}, {t})."),
+        8 => format!("hold({m}, {t})."),
+        9 => format!("gate({m}, {t})."),
+        10 => format!("stop({m}, {t})."),
+        _ => format!("f({v}, {m}, {}, {t}).", rng.pick(&values)),
+    });
     Case {
         seed,
         program,
         stream,
     }
+}
+
+/// A stream over pairs (v, m) of 0–2 and 0–1: from a random start, 6 to 19 time points,
+/// fewer than `most` facts at each, each written by `fact(rng, v, m, t)`.
+fn pair_stream(
+    rng: &mut Rng,
+    most: usize,
+    mut fact: impl FnMut(&mut Rng, usize, usize, usize) -> String,
+) -> String {
+    let mut stream = String::new();
+    let start = rng.below(3);
+    for t in start..start + 6 + rng.below(14) {
+        for _ in 0..rng.below(most) {
+            let v = rng.below(3);
+            let m = rng.below(2);
+            stream.push_str(&fact(rng, v, m, t));
+            stream.push('\n');
+        }
+    }
+    stream
 }

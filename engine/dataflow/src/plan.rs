@@ -1298,19 +1298,24 @@ mod tests {
         assert!(persist.starts.is_empty() && persist.term.is_none());
         assert_eq!(persist.keeps, vec![3, 5]);
         assert_eq!(persist.key.get(&id(&program, "reset")), Some(&0));
-        for other in [
+        on_the_stepper(&[
             // A derived predicate read a point back.
             "d(X, T) :- h(X, T-1), e(X, T).\nh(X, T) :- d(X, T-1).\nh(X, T) :- h(X, T-1), not d(X, T).\n",
             // Derived predicates that read each other at once, in a cycle.
             "d(X, T) :- h(X, T-1), c(X, T).\nc(X, T) :- d(X, T), e(X, T).\n\
              h(X, T) :- h(X, T-1), not d(X, T).\n",
-        ] {
-            let (_, plan) = plan_of(other);
+        ]);
+    }
+
+    /// Asserts that each of `programs` plans a component on the stepper.
+    fn on_the_stepper(programs: &[&str]) {
+        for program in programs {
+            let (_, plan) = plan_of(program);
             assert!(
                 plan.components
                     .iter()
                     .any(|c| matches!(c, Component::Stepper(_))),
-                "{other}: {plan:?}"
+                "{program}: {plan:?}"
             );
         }
     }
@@ -1357,7 +1362,7 @@ mod tests {
                 vec![(id(&program, "stop"), 1), (id(&program, "on"), 1)]
             )
         );
-        for other in [
+        on_the_stepper(&[
             // The negation reads a variable the head does not have.
             "p(X, T) :- p(X, T-1), q(X, Y, T), not stop(Y, T-1).\n",
             // Two points back.
@@ -1366,15 +1371,7 @@ mod tests {
             "p(X, T) :- p(X, T-1), not alarm(T-1).\np(X, T) :- on(X, T).\n",
             // The time as a value.
             "p(X, T) :- p(X, T-1), not stop(X, T-1).\np(X, T) :- on(X, T), T > 3.\n",
-        ] {
-            let (_, plan) = plan_of(other);
-            assert!(
-                plan.components
-                    .iter()
-                    .any(|c| matches!(c, Component::Stepper(_))),
-                "{other}: {plan:?}"
-            );
-        }
+        ]);
     }
 
     #[test]

@@ -578,6 +578,30 @@ struct Derived {
     emit: bool,
 }
 
+impl Derived {
+    /// `pred` with its `rules` planned, not output; `own` the persisting predicate,
+    /// `derived` the derived ones.
+    fn new(
+        program: &Program,
+        pred: PredId,
+        rules: &[usize],
+        own: PredId,
+        derived: &[PredId],
+        slot_of: &dyn Fn(&Atom) -> usize,
+    ) -> Derived {
+        Derived {
+            pred,
+            plans: (rules.iter())
+                .map(|&r| RulePlan::new(&program.rules[r], |_| false))
+                .collect(),
+            needs: (rules.iter())
+                .map(|&r| needs_of(&program.rules[r], own, derived, slot_of))
+                .collect(),
+            emit: false,
+        }
+    }
+}
+
 /// What a positive atom of a derived predicate's rule reads: without a fact there, the
 /// rule derives nothing.
 #[derive(Clone, Copy)]
@@ -618,9 +642,9 @@ struct State {
     /// Buffer: the held facts that may stop.
     candidates: Vec<Row>,
     /// The predicates of `plan.derived`, in order, and the rules of `plan.derived_starts`
-    /// with their needs.
+    /// (but those applied as [`Unless`]) as one more, whose facts start the persisting one.
     derived_preds: Vec<Derived>,
-    derived_starts: Vec<(RulePlan, Vec<Need>)>,
+    derived_starts: Derived,
     /// Those of `plan.derived_starts` that are applied as [`Unless`] instead.
     unless: Vec<Unless>,
     /// Per slot, whether the derived predicates' rules or their start rules read it.
@@ -688,26 +712,14 @@ impl State {
             })
             .collect();
         let derived_preds: Vec<Derived> = (plan.derived.iter())
-            .map(|(pred, rules)| Derived {
-                pred: *pred,
-                plans: (rules.iter())
-                    .map(|&r| RulePlan::new(&program.rules[r], |_| false))
-                    .collect(),
-                needs: (rules.iter())
-                    .map(|&r| needs_of(&program.rules[r], plan.pred, &derived, &slot_of))
-                    .collect(),
-                emit: emitted.contains(pred),
+            .map(|(pred, rules)| {
+                let mut d = Derived::new(program, *pred, rules, plan.pred, &derived, &slot_of);
+                d.emit = emitted.contains(pred);
+                d
             })
             .collect();
-        let derived_starts = (planned.iter())
-            .map(|&r| {
-                let rule = &program.rules[r];
-                (
-                    RulePlan::new(rule, |_| false),
-                    needs_of(rule, plan.pred, &derived, &slot_of),
-                )
-            })
-            .collect();
+        let derived_starts =
+            Derived::new(program, plan.pred, &planned, plan.pred, &derived, &slot_of);
         let term = plan.term.as_ref().map(|(term, rules)| {
             let (mut differs, mut plans, mut needs) = (Vec::new(), Vec::new(), Vec::new());
             for &r in rules {
@@ -1024,7 +1036,7 @@ impl State {
     /// touched, and only the facts that start are copied in.
     fn evaluate(&mut self, index: usize, t: u64, out: &mut Vec<Update>) -> bool {
         if !(self.derived_preds.is_empty()
-            && self.derived_starts.is_empty()
+            && self.derived_starts.plans.is_empty()
             && self.unless.is_empty())
         {
             self.derive(index, t);
@@ -1147,11 +1159,14 @@ impl State {
                 }
             }
             if !term.plans.is_empty() {
-                let view = TermView {
+                let view = KeyView {
                     pred: self.pred,
                     held: &state.held,
+                    own_offset: 0,
                     slots: &self.slots,
                     relations: &self.relations,
+                    derived: &[],
+                    now: &[],
                     t,
                 };
                 for (plan, needs) in term.plans.iter().zip(&term.needs) {
@@ -1238,10 +1253,15 @@ impl State {
                 Need::Derived(i) => now[i].is_empty(),
             })
         };
-        for (i, d) in self.derived_preds.iter().enumerate() {
-            let view = DerivedView {
+        // Each derived predicate's rules in order, then their start rules.
+        for (i, d) in (self.derived_preds.iter())
+            .chain([&self.derived_starts])
+            .enumerate()
+        {
+            let view = KeyView {
                 pred: self.pred,
-                before: &state.held,
+                held: &state.held,
+                own_offset: 1,
                 slots: &self.slots,
                 relations,
                 derived: &self.derived_preds,
@@ -1253,26 +1273,13 @@ impl State {
                     plan.fire(t, None, &view, &mut self.derived);
                 }
             }
+            let into = match self.next_derived.get_mut(i) {
+                Some(relation) => relation,
+                None => &mut self.started,
+            };
             for row in self.derived.drain(..) {
-                self.next_derived[i].insert(row);
+                into.insert(row);
             }
-        }
-        let view = DerivedView {
-            pred: self.pred,
-            before: &state.held,
-            slots: &self.slots,
-            relations,
-            derived: &self.derived_preds,
-            now: &self.next_derived,
-            t,
-        };
-        for (plan, needs) in &self.derived_starts {
-            if !idle(needs, &self.next_derived) {
-                plan.fire(t, None, &view, &mut self.derived);
-            }
-        }
-        for row in self.derived.drain(..) {
-            self.started.insert(row);
         }
         for (local, row, count) in state.inputs.iter() {
             for unless in self.unless.iter().filter(|u| u.local == local && count > 0) {
@@ -1296,11 +1303,14 @@ impl State {
     }
 }
 
-/// A key's facts as the derived predicates' rules read them: what the persisting predicate
-/// held at T-1, each slot's facts at T, and the derived predicates' at T.
-struct DerivedView<'a> {
+/// A key's facts as `term`'s rules and the derived predicates' read them: what the
+/// persisting predicate holds `own_offset` points back (`term`'s: its new state; the
+/// derived predicates': what it held at T-1), each slot's facts at T, and the derived
+/// predicates' at T.
+struct KeyView<'a> {
     pred: PredId,
-    before: &'a SmallRelation,
+    held: &'a SmallRelation,
+    own_offset: u32,
     slots: &'a [(PredId, u32)],
     relations: &'a [SmallRelation],
     derived: &'a [Derived],
@@ -1308,13 +1318,13 @@ struct DerivedView<'a> {
     t: u64,
 }
 
-impl FactStore for DerivedView<'_> {
+impl FactStore for KeyView<'_> {
     type Relation = SmallRelation;
 
     fn relation(&self, pred: PredId, time: u64) -> Option<&SmallRelation> {
         let offset = u32::try_from(self.t.checked_sub(time)?).ok()?;
         if pred == self.pred {
-            return (offset == 1).then_some(self.before);
+            return (offset == self.own_offset).then_some(self.held);
         }
         if let Some(i) = self.derived.iter().position(|d| d.pred == pred) {
             return (offset == 0).then(|| &self.now[i]);
@@ -1358,31 +1368,4 @@ fn kept(keeps: &[Keep], state: &KeyState, derived: &[SmallRelation], fact: &[Val
                         .any(|(t, row, count)| t == *tag && count > 0 && probed(probes, fact, row)),
                 })
     })
-}
-
-/// A key's facts at T as `term`'s rules read them: the predicate's new state, and each
-/// slot's facts.
-struct TermView<'a> {
-    pred: PredId,
-    held: &'a SmallRelation,
-    slots: &'a [(PredId, u32)],
-    relations: &'a [SmallRelation],
-    t: u64,
-}
-
-impl FactStore for TermView<'_> {
-    type Relation = SmallRelation;
-
-    fn relation(&self, pred: PredId, time: u64) -> Option<&SmallRelation> {
-        let offset = u32::try_from(self.t.checked_sub(time)?).ok()?;
-        if pred == self.pred && offset == 0 {
-            return Some(self.held);
-        }
-        let i = self.slots.iter().position(|&s| s == (pred, offset))?;
-        self.relations.get(i)
-    }
-
-    fn insert(&mut self, _: PredId, _: Row) -> bool {
-        false
-    }
 }
