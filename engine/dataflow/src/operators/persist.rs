@@ -399,6 +399,68 @@ impl Unless {
     }
 }
 
+/// A copy into a slot (`plan.slot_copies`) that is not made (see [`State::virtuals`]): a
+/// fact of the slot is looked for as the source fact it is copied from.
+struct Virtual {
+    /// The source slot's input local.
+    from: usize,
+    copy: Copy,
+    /// The head's constants, (position, value): a fact without them is no copy's.
+    constants: Vec<(usize, Value)>,
+    /// Per argument of the source fact: where it is in the copied fact, or its constant.
+    back: Vec<Probe>,
+}
+
+impl Virtual {
+    /// `rule` (a copy, `plan::copy_of`) read backwards from slot local `from`, where
+    /// every argument of its source atom is a constant or reaches the head.
+    fn new(rule: &stgflow_lang::ir::Rule, from: usize) -> Option<Virtual> {
+        let (atom, positions) = crate::plan::copy_of(rule)?;
+        let constants = (positions.iter().zip(&rule.head.args).enumerate())
+            .filter_map(|(i, (position, arg))| match (position, arg) {
+                (None, Term::Const(c)) => Some((i, *c)),
+                _ => None,
+            })
+            .collect();
+        let back = (atom.args.iter().enumerate())
+            .map(|(j, arg)| match arg {
+                Term::Const(c) => Some(Probe::Is(*c)),
+                _ => positions.iter().position(|&p| p == Some(j)).map(Probe::At),
+            })
+            .collect::<Option<Vec<Probe>>>()?;
+        Some(Virtual {
+            from,
+            copy: Copy::from_rule(rule)?,
+            constants,
+            back,
+        })
+    }
+
+    /// The source fact that `row` would be copied from.
+    fn source_of(&self, row: &[Value]) -> Option<SmallVec<[Value; 4]>> {
+        if !stgflow_lang::ir::has_constants(row, &self.constants) {
+            return None;
+        }
+        (self.back.iter())
+            .map(|p| match p {
+                Probe::At(i) => row.get(*i).copied(),
+                Probe::Is(c) => Some(*c),
+                Probe::Any => None,
+            })
+            .collect()
+    }
+}
+
+/// Whether the key's input `local` holds `row`: as its own fact, or as the copy of a
+/// source fact it holds (`virtuals`).
+fn holds_in(state: &KeyState, virtuals: &[Vec<Virtual>], local: usize, row: &[Value]) -> bool {
+    state.inputs.holds(local, row)
+        || (virtuals.get(local).into_iter().flatten()).any(|v| {
+            v.source_of(row)
+                .is_some_and(|source| state.inputs.holds(v.from, &source))
+        })
+}
+
 impl Keyed<Value> for KeyState {
     fn key(&self) -> &Value {
         &self.key
@@ -641,6 +703,9 @@ struct State {
     inverses: Option<Vec<Inverse>>,
     /// Buffer: the held facts that may stop.
     candidates: Vec<Row>,
+    /// Per input local of a slot that `plan.slot_copies` fill and that is not made: the
+    /// copies into it, read backwards.
+    virtuals: Vec<Vec<Virtual>>,
     /// The predicates of `plan.derived`, in order, and the rules of `plan.derived_starts`
     /// (but those applied as [`Unless`]) as one more, whose facts start the persisting one.
     derived_preds: Vec<Derived>,
@@ -701,7 +766,7 @@ impl State {
                 None => planned.push(r),
             }
         }
-        let derive_reads = (plan.slots.iter())
+        let derive_reads: Vec<bool> = (plan.slots.iter())
             .map(|slot| {
                 (plan.derived.iter().flat_map(|(_, rules)| rules))
                     .chain(&planned)
@@ -803,19 +868,49 @@ impl State {
                 uses[slot_index(&slot)].copies.push(copy);
             }
         }
-        for &r in &plan.slot_copies {
-            let (Some((atom, _)), Some(copy)) = (
-                crate::plan::copy_of(&program.rules[r]),
-                Copy::new(program, r),
-            ) else {
-                continue;
-            };
-            // Into each slot of the copy's head, from the source's slot at that offset.
-            let head = program.rules[r].head.pred;
-            for (to, &(q, k)) in plan.slots.iter().enumerate() {
-                let from = plan.slots.iter().position(|&s| s == (atom.pred, k));
-                if let (true, Some(from)) = (q == head, from) {
-                    uses[from].feeds.push((copy.clone(), to));
+        // A slot that copies fill and only negations naming every argument read (keep rules'
+        // and start rules' [`Unless`]) is not made: its facts are looked for as their
+        // sources (`virtuals`). Others are filled as the sources' facts come in (`feeds`).
+        let named_only = |local: usize| {
+            let named = |probes: &[Probe]| probes.iter().all(|p| !matches!(p, Probe::Any));
+            let keeps_name = (keeps.iter().flat_map(|k| &k.stops)).all(|(source, probes)| {
+                !matches!(source, Source::Tag(t) if *t == local) || named(probes)
+            });
+            let starts_name = (unless.iter().flat_map(|u| &u.stops))
+                .all(|(t, probes)| *t != local || named(probes));
+            let read_as_start = unless.iter().any(|u| u.local == local);
+            plan.term.is_none()
+                && keeps_name
+                && starts_name
+                && !read_as_start
+                && derive_reads.get(local - 1) == Some(&false)
+        };
+        let mut virtuals: Vec<Vec<Virtual>> = (0..=plan.slots.len()).map(|_| Vec::new()).collect();
+        for (to, &(q, k)) in plan.slots.iter().enumerate() {
+            let copies: Vec<(usize, usize)> = (plan.slot_copies.iter())
+                .filter(|&&r| program.rules[r].head.pred == q)
+                .filter_map(|&r| {
+                    let (atom, _) = crate::plan::copy_of(&program.rules[r])?;
+                    let from = plan.slots.iter().position(|&s| s == (atom.pred, k))?;
+                    Some((r, from))
+                })
+                .collect();
+            let read_back: Option<Vec<Virtual>> = (copies.iter())
+                .map(|&(r, from)| Virtual::new(&program.rules[r], 1 + from))
+                .collect();
+            match read_back {
+                Some(read_back) if !copies.is_empty() && named_only(1 + to) => {
+                    for &(_, from) in &copies {
+                        uses[from].stored = true;
+                    }
+                    virtuals[1 + to] = read_back;
+                }
+                _ => {
+                    for (r, from) in copies {
+                        if let Some(copy) = Copy::new(program, r) {
+                            uses[from].feeds.push((copy, to));
+                        }
+                    }
                 }
             }
         }
@@ -840,6 +935,7 @@ impl State {
                 })
                 .collect(),
             keeps,
+            virtuals,
             inverses,
             candidates: Vec::new(),
             term,
@@ -1053,7 +1149,7 @@ impl State {
         let stops = |fact: &[Value]| {
             !started(&state.inputs, fact)
                 && !self.started.contains_row(fact)
-                && !kept(&self.keeps, state, derived, fact)
+                && !kept(&self.keeps, state, &self.virtuals, derived, fact)
         };
         match &self.inverses {
             Some(inverses) if state.unkept == 0 => {
@@ -1075,11 +1171,24 @@ impl State {
                         Source::Tag(_) => {}
                     }
                 }
-                // The inputs once, for every negation that reads them.
-                for (local, row, count) in state.inputs.iter() {
+                // The inputs once, for every negation that reads them, and for every one that
+                // reads the slots they are copied into but that are not made.
+                for (local, row, _) in state.inputs.iter().filter(|&(_, _, c)| c > 0) {
                     for inverse in inverses {
-                        if matches!(inverse.source, Source::Tag(tag) if tag == local) && count > 0 {
+                        if matches!(inverse.source, Source::Tag(tag) if tag == local) {
                             named(inverse, row);
+                        }
+                    }
+                    for (into, virtuals) in self.virtuals.iter().enumerate() {
+                        for copy in virtuals.iter().filter(|v| v.from == local) {
+                            let Some(copied) = copy.copy.apply(row) else {
+                                continue;
+                            };
+                            for inverse in inverses {
+                                if matches!(inverse.source, Source::Tag(tag) if tag == into) {
+                                    named(inverse, &copied);
+                                }
+                            }
                         }
                     }
                 }
@@ -1291,7 +1400,7 @@ impl State {
                         .stops
                         .iter()
                         .any(|(tag, probes)| match probe_row(probes, &fact) {
-                            Some(negated) => state.inputs.holds(*tag, &negated),
+                            Some(negated) => holds_in(state, &self.virtuals, *tag, &negated),
                             None => (state.inputs.iter())
                                 .any(|(t, r, c)| t == *tag && c > 0 && probed(probes, &fact, r)),
                         });
@@ -1345,7 +1454,13 @@ fn started(inputs: &Inputs, fact: &[Value]) -> bool {
 
 /// Whether a keep rule lets `fact`, held at T-1, hold at T (`derived`: what the derived
 /// predicates hold at T).
-fn kept(keeps: &[Keep], state: &KeyState, derived: &[SmallRelation], fact: &[Value]) -> bool {
+fn kept(
+    keeps: &[Keep],
+    state: &KeyState,
+    virtuals: &[Vec<Virtual>],
+    derived: &[SmallRelation],
+    fact: &[Value],
+) -> bool {
     keeps.iter().any(|keep| {
         keep.matches(fact)
             && !keep
@@ -1355,7 +1470,7 @@ fn kept(keeps: &[Keep], state: &KeyState, derived: &[SmallRelation], fact: &[Val
                     // Probes that name every argument find one fact: looked up, not scanned for.
                     (Source::Terminated, Some(row)) => state.terminated.contains_row(&row),
                     (Source::Derived(i), Some(row)) => derived[*i].contains_row(&row),
-                    (Source::Tag(tag), Some(row)) => state.inputs.holds(*tag, &row),
+                    (Source::Tag(tag), Some(row)) => holds_in(state, virtuals, *tag, &row),
                     (Source::Terminated, None) => {
                         state.terminated.rows().any(|row| probed(probes, fact, row))
                     }
