@@ -527,15 +527,31 @@ pub fn persistence_case(seed: u64) -> Case {
 /// `h_ie` and `h_te` are derived from h a point back, in h's SCC, which the persistence
 /// operator runs as derived predicates. Sometimes a second derived initiation, a negated
 /// outside atom in it, per-value rules or one rule with the value a variable, input facts
-/// of h and h_ie, a reader of h_ie outside; `#output` sometimes leaves h_ie and h_te out.
+/// of h and h_ie, a reader of h_ie outside, a start that copies h_i; `#output` sometimes
+/// leaves h_ie, h_te and h_t out (h_t, and h_i where only h reads it, are then filled in
+/// the operator: `PersistPlan::slot_copies`).
 pub fn rtec_fluent_case(seed: u64) -> Case {
     let mut rng = Rng::new(seed);
     let mut program = String::new();
     let values = ["a", "b", "c"];
-    if rng.chance(30) {
+    if rng.chance(50) {
         program.push_str("#output h, g, w.\n");
     }
-    program.push_str("h_i(V, M, X, T) :- ev(V, M, X, T).\n");
+    let per_value = rng.chance(60);
+    if per_value {
+        // A copy per value (one rule for all would be a window of width 0).
+        for x in values {
+            program.push_str(&format!("h_i(V, M, {x}, T) :- ev(V, M, {x}, T).\n"));
+        }
+    } else {
+        program.push_str("h_i(V, M, X, T) :- ev(V, M, X, T).\n");
+    }
+    // A start that copies h_i, without RTEC's `not h_t`: h_i's facts are read as they are.
+    let start_unless = if rng.chance(30) {
+        ""
+    } else {
+        ", not h_t(V, M, {x}, T-1)"
+    };
     let negated = if rng.chance(40) {
         ", not hold(M, T)"
     } else {
@@ -547,15 +563,22 @@ pub fn rtec_fluent_case(seed: u64) -> Case {
     if rng.chance(40) {
         program.push_str("h_ie(V, M, a, T) :- poke(V, M, T), h(V, M, b, T-1).\n");
     }
-    let per_value = rng.chance(60);
+    // Terminations from an event of their own: h_i is then read by h's rules alone.
+    let own_stops = rng.chance(30);
     if per_value {
         for x in values {
+            if own_stops {
+                program.push_str(&format!("h_t(V, M, {x}, T) :- off(V, M, {x}, T).\n"));
+            }
             for y in values.iter().filter(|&&y| y != x) {
-                program.push_str(&format!("h_t(V, M, {x}, T) :- h_i(V, M, {y}, T).\n"));
+                if !own_stops {
+                    program.push_str(&format!("h_t(V, M, {x}, T) :- h_i(V, M, {y}, T).\n"));
+                }
                 program.push_str(&format!("h_te(V, M, {x}, T) :- h_ie(V, M, {y}, T).\n"));
             }
+            let unless = start_unless.replace("{x}", x);
             program.push_str(&format!(
-                "h(V, M, {x}, T) :- h_i(V, M, {x}, T-1), not h_t(V, M, {x}, T-1).\n\
+                "h(V, M, {x}, T) :- h_i(V, M, {x}, T-1){unless}.\n\
                  h(V, M, {x}, T) :- h_ie(V, M, {x}, T), not h_te(V, M, {x}, T).\n\
                  h(V, M, {x}, T) :- h(V, M, {x}, T-1), not h_t(V, M, {x}, T-1), not h_te(V, M, {x}, T).\n"
             ));
@@ -576,12 +599,13 @@ pub fn rtec_fluent_case(seed: u64) -> Case {
     for k in 0..2 {
         program.push_str(&format!("w(V, M, T) :- h(V, M, b, {}).\n", time_term(k)));
     }
-    let stream = pair_stream(&mut rng, 6, |rng, v, m, t| match rng.below(14) {
+    let stream = pair_stream(&mut rng, 6, |rng, v, m, t| match rng.below(15) {
         0..=6 => format!("ev({v}, {m}, {}, {t}).", rng.pick(&values)),
         7..=8 => format!("reset({m}, {t})."),
         9 => format!("hold({m}, {t})."),
         10 => format!("poke({v}, {m}, {t})."),
         11 => format!("h_ie({v}, {m}, {}, {t}).", rng.pick(&values)),
+        12 => format!("off({v}, {m}, {}, {t}).", rng.pick(&values)),
         _ => format!("h({v}, {m}, {}, {t}).", rng.pick(&values)),
     });
     Case {

@@ -1034,6 +1034,7 @@ fn fuse_slot_copies(program: &Program, components: &mut Vec<Component>) {
                 .chain(persist.derived.iter().flat_map(|(_, rules)| rules))
                 .chain(&persist.derived_starts)
                 .chain(&persist.copies)
+                .chain(&persist.slot_copies)
                 .copied()
                 .collect();
             let read_outside = (0..program.rules.len()).any(|r| {

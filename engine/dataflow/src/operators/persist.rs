@@ -871,6 +871,7 @@ impl State {
         // A slot that copies fill and only negations naming every argument read (keep rules'
         // and start rules' [`Unless`]) is not made: its facts are looked for as their
         // sources (`virtuals`). Others are filled as the sources' facts come in (`feeds`).
+        let started_from: Vec<bool> = uses.iter().map(|u| !u.copies.is_empty()).collect();
         let named_only = |local: usize| {
             let named = |probes: &[Probe]| probes.iter().all(|p| !matches!(p, Probe::Any));
             let keeps_name = (keeps.iter().flat_map(|k| &k.stops)).all(|(source, probes)| {
@@ -878,7 +879,14 @@ impl State {
             });
             let starts_name = (unless.iter().flat_map(|u| &u.stops))
                 .all(|(t, probes)| *t != local || named(probes));
-            let read_as_start = unless.iter().any(|u| u.local == local);
+            // Read by a start rule (copied, or as an `Unless`), or copied into another slot:
+            // its facts are needed as they are.
+            let (pred, _) = plan.slots[local - 1];
+            let read_as_start = unless.iter().any(|u| u.local == local)
+                || started_from[local - 1]
+                || (plan.slot_copies.iter()).any(|&r| {
+                    (program.rules[r].body.iter().filter_map(Literal::atom)).any(|a| a.pred == pred)
+                });
             plan.term.is_none()
                 && keeps_name
                 && starts_name
