@@ -42,7 +42,7 @@
 //! A key whose facts changed at T is evaluated at T + 1 (D reads them there). The start
 //! rules keyed as the rest are among `derived_starts`, evaluated on their slots' facts in
 //! the operator rather than as dataflow rules in front. Where every keep rule's negations
-//! name every argument of the facts it keeps ([`Inverse`]), the facts that may stop are
+//! name every argument of the facts it keeps (`Inverse`), the facts that may stop are
 //! found from the negated facts, so that a key of many facts (voting's motion, with every
 //! voter's `voted`) is not read whole at each of its time points.
 //!
@@ -50,11 +50,15 @@
 //! are rendered as dataflow rules in front of this operator, and of the predicate's own
 //! input), tag 1 + i the facts of `plan.inputs()[i]` as given, once however many slots
 //! (offsets) read the predicate, with a terminating predicate the next tag its own
-//! input facts, and the tags after that the derived predicates' own. All are exchanged by the key's hash, so a key's facts meet on one
-//! worker. A fact is applied to its offset-0 slot as it is taken and put on a queue per
-//! offset k ≥ 1 with its key's index, to be applied at t + k without a second lookup (no
-//! delay operator in front). A start rule that copies one atom (`plan.copies`) is
-//! applied to its slot's facts there: what it derives is a start fact.
+//! input facts, and the tags after that the derived predicates' own. All are exchanged by
+//! the key's hash, so a key's facts meet on one worker. A fact is applied to its offset-0
+//! slot as it is taken and put on a queue per offset k ≥ 1 with its key's index, to be
+//! applied at t + k without a second lookup (no delay operator in front). A start rule
+//! that copies one atom (`plan.copies`) is applied to its slot's facts there: what it
+//! derives is a start fact. A slot that `plan.slot_copies` fill (a predicate only this
+//! operator reads, copied from another) takes its own input facts on its tag, and the
+//! copies of its sources' facts as they are applied — or, where only negations naming
+//! every argument read it, none: its facts are looked for as their sources (`Virtual`).
 //!
 //! **Memory.** At 10⁵ keys in random order the states (216 bytes each; the exclusive
 //! form's 192, three cache lines) and the key table fall out of the caches. A time
@@ -63,7 +67,8 @@
 //! time point's cache misses together rather than one after the other (BENCHMARKS.md,
 //! twelfth and twenty-third passes; `stepper::KeyTable`).
 //!
-//! **Output.** The changes of the predicate and of `term`, tagged with their ids.
+//! **Output.** The changes of the predicate, of `term` and of the derived predicates that
+//! another component reads or that are printed (`emitted`), tagged with their ids.
 
 use differential_dataflow::Hashable;
 use smallvec::SmallVec;
