@@ -10,9 +10,10 @@
 //! time point: RTEC's window (Ts, Te] is open on the left, and the timeline's first time
 //! point plays its Ts (background knowledge holds there already).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::io::BufReader;
 
+use hashbrown::HashMap;
 use stgflow_io::stream::{FactReader, Schema, Tolerance};
 use stgflow_lang::Compiled;
 use stgflow_lang::diag::Span;
