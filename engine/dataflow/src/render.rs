@@ -332,9 +332,10 @@ impl<'p, 's> Builder<'p, 's> {
             // facts only.
             let filled =
                 (persist_plan.slot_copies.iter()).any(|&r| program.rules[r].head.pred == q);
-            let facts = match filled {
-                true => self.inputs[q].clone().unwrap_or_else(|| empty(self.scope)),
-                false => self.holding(q),
+            let facts = if filled {
+                self.inputs[q].clone().unwrap_or_else(|| empty(self.scope))
+            } else {
+                self.holding(q)
             };
             sources.push(records::map(facts, move |row| (tag, row)));
         }
