@@ -191,13 +191,7 @@ impl Inverse {
         if !stgflow_lang::ir::has_constants(row, &self.constants) {
             return None;
         }
-        (self.fact.iter())
-            .map(|p| match p {
-                Probe::At(j) => row.get(*j).copied(),
-                Probe::Is(c) => Some(*c),
-                Probe::Any => None,
-            })
-            .collect()
+        probe_row(&self.fact, row)
     }
 }
 
@@ -268,8 +262,12 @@ impl Keep {
     }
 }
 
-/// The one row `probes` ask for, read off `fact`, where they name every argument.
-fn probe_row(probes: &[Probe], fact: &[Value]) -> Option<SmallVec<[Value; 4]>> {
+/// A row looked for, on the stack.
+type Probed = SmallVec<[Value; 4]>;
+
+/// The one row `probes` ask for, read off `fact`, where they name every argument (what
+/// copies, negations read backwards and virtual slots all build).
+fn probe_row<C: FromIterator<Value>>(probes: &[Probe], fact: &[Value]) -> Option<C> {
     probes
         .iter()
         .map(|probe| match probe {
@@ -334,14 +332,7 @@ impl Copy {
         if !stgflow_lang::ir::has_constants(row, &self.filter) {
             return None;
         }
-        self.project
-            .iter()
-            .map(|p| match p {
-                Probe::At(i) => row.get(*i).copied(),
-                Probe::Is(c) => Some(*c),
-                Probe::Any => None,
-            })
-            .collect()
+        probe_row(&self.project, row)
     }
 }
 
@@ -442,17 +433,11 @@ impl Virtual {
     }
 
     /// The source fact that `row` would be copied from.
-    fn source_of(&self, row: &[Value]) -> Option<SmallVec<[Value; 4]>> {
+    fn source_of(&self, row: &[Value]) -> Option<Probed> {
         if !stgflow_lang::ir::has_constants(row, &self.constants) {
             return None;
         }
-        (self.back.iter())
-            .map(|p| match p {
-                Probe::At(i) => row.get(*i).copied(),
-                Probe::Is(c) => Some(*c),
-                Probe::Any => None,
-            })
-            .collect()
+        probe_row(&self.back, row)
     }
 }
 
@@ -1408,15 +1393,13 @@ impl State {
                 let Some(fact) = unless.copy.apply(row) else {
                     continue;
                 };
-                let stopped =
-                    unless
-                        .stops
-                        .iter()
-                        .any(|(tag, probes)| match probe_row(probes, &fact) {
-                            Some(negated) => holds_in(state, &self.virtuals, *tag, &negated),
-                            None => (state.inputs.iter())
-                                .any(|(t, r, c)| t == *tag && c > 0 && probed(probes, &fact, r)),
-                        });
+                let stopped = unless.stops.iter().any(|(tag, probes)| {
+                    match probe_row::<Probed>(probes, &fact) {
+                        Some(negated) => holds_in(state, &self.virtuals, *tag, &negated),
+                        None => (state.inputs.iter())
+                            .any(|(t, r, c)| t == *tag && c > 0 && probed(probes, &fact, r)),
+                    }
+                });
                 if !stopped {
                     self.started.insert(fact);
                 }
@@ -1476,10 +1459,8 @@ fn kept(
 ) -> bool {
     keeps.iter().any(|keep| {
         keep.matches(fact)
-            && !keep
-                .stops
-                .iter()
-                .any(|(source, probes)| match (source, probe_row(probes, fact)) {
+            && !keep.stops.iter().any(|(source, probes)| {
+                match (source, probe_row::<Probed>(probes, fact)) {
                     // Probes that name every argument find one fact: looked up, not scanned for.
                     (Source::Terminated, Some(row)) => state.terminated.contains_row(&row),
                     (Source::Derived(i), Some(row)) => derived[*i].contains_row(&row),
@@ -1494,6 +1475,7 @@ fn kept(
                         .inputs
                         .iter()
                         .any(|(t, row, count)| t == *tag && count > 0 && probed(probes, fact, row)),
-                })
+                }
+            })
     })
 }
