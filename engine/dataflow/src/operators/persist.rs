@@ -267,15 +267,26 @@ type Probed = SmallVec<[Value; 4]>;
 
 /// The one row `probes` ask for, read off `fact`, where they name every argument (what
 /// copies, negations read backwards and virtual slots all build).
+///
+/// Checked first, then built from an iterator of known length: collecting `Option`s
+/// directly grows the row a value at a time (a fifth of voting's persistence operator).
 fn probe_row<C: FromIterator<Value>>(probes: &[Probe], fact: &[Value]) -> Option<C> {
-    probes
-        .iter()
-        .map(|probe| match probe {
-            Probe::At(i) => fact.get(*i).copied(),
-            Probe::Is(c) => Some(*c),
-            Probe::Any => None,
-        })
-        .collect()
+    let names = |probe: &Probe| match probe {
+        Probe::At(i) => *i < fact.len(),
+        Probe::Is(_) => true,
+        Probe::Any => false,
+    };
+    probes.iter().all(names).then(|| {
+        probes
+            .iter()
+            .map(|probe| match probe {
+                Probe::At(i) => fact[*i],
+                Probe::Is(c) => *c,
+                // Ruled out above.
+                Probe::Any => Value::Int(0),
+            })
+            .collect()
+    })
 }
 
 /// Whether `row` is what `probes` ask for, read off `fact`.
