@@ -365,6 +365,14 @@ impl ReaderState {
         self.latest.is_some()
     }
 
+    /// The first and the latest time point of the lines read so far (lines skipped as
+    /// too late aside); `None` before the first. A reader of a later part of a stream,
+    /// started on its own, reads it as the whole stream's reader would where its first
+    /// time is not behind the latest before it (see [`blocks`]).
+    pub fn times_read(&self) -> Option<(u64, u64)> {
+        Some((self.first?, self.latest?.0))
+    }
+
     /// The timeline the stream declares (first and last time point, both included), once
     /// the line declaring it has been read; the driver runs every time point of it.
     pub fn declared_timeline(&self) -> Option<(u64, u64)> {

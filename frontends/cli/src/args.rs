@@ -164,7 +164,9 @@ pub(crate) struct RunArgs {
     /// Batch replay: threads that parse each input file, a block of lines at a time, ahead
     /// of the evaluation. By default, the cores left over by the workers and the thread
     /// that feeds them (none on 2 cores with `-w 1`). 0 reads files line by line on the
-    /// calling thread, as stdin is; so are RTEC records and `--lateness`.
+    /// calling thread, as stdin is; so are RTEC records and `--lateness`. Also the threads
+    /// that read the files ahead for an RTEC event description's dynamic domains, a large
+    /// file in as many parts (by default every core; 0 as 1).
     #[arg(long, value_name = "N")]
     pub(crate) parse_threads: Option<usize>,
     /// With `--mode intervals`: draw the intervals printed as a timeline picture, SVG or

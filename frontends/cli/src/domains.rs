@@ -11,7 +11,7 @@
 //! point plays its Ts (background knowledge holds there already).
 
 use std::collections::HashSet;
-use std::io::BufReader;
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 
 use hashbrown::HashMap;
 use stgflow_io::stream::{FactReader, Schema, Tolerance};
@@ -24,13 +24,15 @@ use crate::args::EcDomains;
 use crate::{Context, Failure};
 
 /// How the stream files are read ahead: their format, RTEC's clock tick, the run's
-/// tolerance and its last time point (in time points).
+/// tolerance, its last time point (in time points) and the threads that read.
 pub(crate) struct Ahead<'a> {
     pub(crate) streams: &'a [String],
     pub(crate) format: Option<&'a str>,
     pub(crate) tick: u64,
     pub(crate) tolerance: Tolerance,
     pub(crate) until: Option<u64>,
+    /// Threads that read ahead (`--parse-threads`; by default every core).
+    pub(crate) threads: Option<usize>,
 }
 
 impl Context<'_> {
@@ -174,16 +176,30 @@ impl Context<'_> {
             .iter()
             .map(|stream| self.stream_format(ahead.format, stream))
             .collect();
-        // One file at a time per thread, every core (nothing else runs yet); each file's
-        // entities then taken in the files' order, as one thread reading them in turn
-        // would find them.
-        let read_one = |index: usize| -> Result<Found, Failure> {
-            let stream = &ahead.streams[index];
-            let (file, _) = crate::run::open_input(stream, None)?;
+        // The files in parts (a large plain file in one part per core, so that one file
+        // is read on every core too), a part at a time per thread, every core (nothing
+        // else runs yet); the parts' entities then taken in order, as one thread reading
+        // the files in turn would find them.
+        let threads = (ahead.threads)
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+            .max(1);
+        let parts = parts(ahead.streams, threads);
+        let read_one = |part: &Part| -> Result<PartRead, Failure> {
+            let stream = &ahead.streams[part.file];
+            let input: Box<dyn std::io::Read + Send> = match &part.bytes {
+                None => crate::run::open_input(stream, None)?.0,
+                Some(bytes) => {
+                    let mut file = std::fs::File::open(stream)
+                        .map_err(|e| Failure::Message(format!("cannot open {stream}: {e}")))?;
+                    file.seek(SeekFrom::Start(bytes.start))
+                        .map_err(|e| Failure::Message(format!("cannot read {stream}: {e}")))?;
+                    Box::new(file.take(bytes.end - bytes.start))
+                }
+            };
             let mut reader = FactReader::new(
-                BufReader::new(file),
+                BufReader::new(input),
                 stream.clone(),
-                formats[index].clone(),
+                formats[part.file].clone(),
                 schema.clone(),
             )
             .with_tick(ahead.tick)
@@ -192,46 +208,182 @@ impl Context<'_> {
             let mut entity = Vec::new();
             // A fact that cannot be read ends this file's reading ahead; the run reports
             // it where it is, after printing what comes before it.
-            while let Ok(Some(fact)) = reader.next_fact() {
-                collector.collect(&mut found, &mut entity, (fact.pred, &fact.args, fact.time));
-            }
-            Ok(found)
+            let ended = loop {
+                match reader.next_fact() {
+                    Ok(Some(fact)) => collector.collect(
+                        &mut found,
+                        &mut entity,
+                        (fact.pred, &fact.args, fact.time),
+                    ),
+                    Ok(None) => break true,
+                    Err(_) => break false,
+                }
+            };
+            Ok(PartRead {
+                found,
+                times: reader.times_read(),
+                ended,
+                declares: reader.declared_timeline().is_some(),
+            })
         };
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(ahead.streams.len());
         let next = std::sync::atomic::AtomicUsize::new(0);
-        let mut per_file: Vec<(usize, Result<Found, Failure>)> = std::thread::scope(|scope| {
+        let mut per_part: Vec<(usize, Result<PartRead, Failure>)> = std::thread::scope(|scope| {
             let take = || {
                 let mut mine = Vec::new();
                 loop {
                     let index = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    if index >= ahead.streams.len() {
+                    let Some(part) = parts.get(index) else {
                         return mine;
-                    }
-                    mine.push((index, read_one(index)));
+                    };
+                    mine.push((index, read_one(part)));
                 }
             };
-            let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(take)).collect();
+            let helpers: Vec<_> = (1..threads.min(parts.len()))
+                .map(|_| scope.spawn(take))
+                .collect();
             let mut all = take();
             for helper in helpers {
                 all.extend(helper.join().unwrap_or_default());
             }
             all
         });
-        if per_file.len() < ahead.streams.len() {
+        if per_part.len() < parts.len() {
             return Err(Failure::Message(
                 "a thread reading the stream files ahead failed".to_owned(),
             ));
         }
-        per_file.sort_unstable_by_key(|(index, _)| *index);
-        for (_, file) in per_file {
-            for ((domain, values), (time, span)) in file?.entities {
-                found.add(domain, &values, time, span);
+        per_part.sort_unstable_by_key(|(index, _)| *index);
+        let mut read = per_part.into_iter().map(|(_, read)| read);
+        for (file, count) in parts_per_file(&parts) {
+            let reads = read.by_ref().take(count).collect::<Result<Vec<_>, _>>()?;
+            let reads = match as_one_reader(&reads) {
+                Some(taken) => reads.into_iter().take(taken).collect(),
+                // Read again as a whole: a later part is not what it would be after the
+                // parts before it.
+                None => vec![read_one(&Part { file, bytes: None })?],
+            };
+            for part in reads {
+                for ((domain, values), (time, span)) in part.found.entities {
+                    found.add(domain, &values, time, span);
+                }
             }
         }
         Ok(Some(found.entities))
     }
+}
+
+/// A plain stream file at least this large is read ahead in parts, one per core.
+const PART_BYTES: u64 = 1 << 18;
+
+/// A part of a stream file read ahead on its own: the file's index and, for a part of a
+/// plain file, the byte range of its whole lines (`None`: the whole file).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Part {
+    file: usize,
+    bytes: Option<std::ops::Range<u64>>,
+}
+
+/// What reading one part ahead found.
+struct PartRead {
+    found: Found,
+    /// The first and the latest time point of its lines (`ReaderState::times_read`).
+    times: Option<(u64, u64)>,
+    /// Whether it was read to its end (not stopped by a fact that cannot be read).
+    ended: bool,
+    /// Whether it declares a timeline.
+    declares: bool,
+}
+
+/// The parts `streams` are read ahead in with `threads` threads: each file whole, or,
+/// where there are fewer files than threads, each plain file of [`PART_BYTES`] or more in
+/// as many parts as there are threads per file, cut at line ends. In file order, each
+/// file's parts in order.
+fn parts(streams: &[String], threads: usize) -> Vec<Part> {
+    let per_file = threads.div_ceil(streams.len().max(1));
+    let mut parts = Vec::new();
+    for (file, stream) in streams.iter().enumerate() {
+        let plain = crate::run::Compression::of(stream).0 == crate::run::Compression::None;
+        let size = std::fs::metadata(stream)
+            .ok()
+            .filter(|m| m.is_file() && plain)
+            .map(|m| m.len());
+        let cuts = match size {
+            Some(size) if per_file > 1 && size >= PART_BYTES => line_ends(stream, size, per_file),
+            _ => None,
+        };
+        let Some(cuts) = cuts else {
+            parts.push(Part { file, bytes: None });
+            continue;
+        };
+        let mut from = 0;
+        for to in cuts {
+            if to > from {
+                parts.push(Part {
+                    file,
+                    bytes: Some(from..to),
+                });
+                from = to;
+            }
+        }
+    }
+    parts
+}
+
+/// The ends of `count` parts of about equal size of the file `stream` of `size` bytes,
+/// each just after a line end (the last at `size`); `None` if it cannot be read.
+fn line_ends(stream: &str, size: u64, count: usize) -> Option<Vec<u64>> {
+    let mut file = BufReader::new(std::fs::File::open(stream).ok()?);
+    let mut ends = Vec::with_capacity(count);
+    let mut line = Vec::new();
+    for k in 1..count as u64 {
+        let at = size * k / count as u64;
+        if ends.last().is_some_and(|&end| end >= at) {
+            continue;
+        }
+        file.seek(SeekFrom::Start(at)).ok()?;
+        line.clear();
+        let rest = file.read_until(b'\n', &mut line).ok()? as u64;
+        ends.push((at + rest).min(size));
+    }
+    ends.push(size);
+    Some(ends)
+}
+
+/// Each file's index and how many of `parts` are its, in order.
+fn parts_per_file(parts: &[Part]) -> Vec<(usize, usize)> {
+    let mut counts: Vec<(usize, usize)> = Vec::new();
+    for part in parts {
+        match counts.last_mut() {
+            Some((file, count)) if *file == part.file => *count += 1,
+            _ => counts.push((part.file, 1)),
+        }
+    }
+    counts
+}
+
+/// How many of one file's parts, read each on its own, one reader of the whole file reads
+/// alike (up to and with the first that does not end, where that reader stops too); `None`
+/// where a later part may read differently after the ones before it: its first time is
+/// behind the latest before it (its lines may be late), it declares a timeline, or it does
+/// not end (its error may depend on what comes before it).
+fn as_one_reader(reads: &[PartRead]) -> Option<usize> {
+    let mut latest: Option<u64> = None;
+    for (index, read) in reads.iter().enumerate() {
+        if index > 0 {
+            let behind = read
+                .times
+                .zip(latest)
+                .is_some_and(|((first, _), latest)| first < latest);
+            if behind || read.declares || !read.ended {
+                return None;
+            }
+        }
+        if !read.ended {
+            return Some(index + 1);
+        }
+        latest = latest.max(read.times.map(|(_, last)| last));
+    }
+    Some(reads.len())
 }
 
 /// What reading ahead collects: the domains' rules by input predicate, and the window.

@@ -27,6 +27,7 @@ impl Context<'_> {
             tick: args.tick,
             tolerance: stgflow_io::stream::Tolerance::default(),
             until: args.until.map(|t| t / args.tick),
+            threads: None,
         };
         self.read_domains_ahead(&mut compiled, &ahead)?;
         let program = &compiled.program;

@@ -63,6 +63,7 @@ impl Context<'_> {
             tick: args.tick,
             tolerance: args.tolerance.tolerance(),
             until: args.until.map(|t| t / args.tick),
+            threads: args.parse_threads,
         };
         self.read_domains_ahead(&mut compiled, &ahead)?;
         let program = &compiled.program;
@@ -234,7 +235,7 @@ impl Context<'_> {
 
 /// How a stream file is compressed, by its name's ending.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Compression {
+pub(crate) enum Compression {
     None,
     Gzip,
     Zstd,
@@ -242,7 +243,7 @@ enum Compression {
 
 impl Compression {
     /// The compression of `stream`, and its name without the compression's ending.
-    fn of(stream: &str) -> (Compression, &str) {
+    pub(crate) fn of(stream: &str) -> (Compression, &str) {
         let lower = stream.to_ascii_lowercase();
         for (ending, compression) in [(".gz", Compression::Gzip), (".zst", Compression::Zstd)] {
             if lower.ends_with(ending) {

@@ -461,6 +461,81 @@ fn dynamic_domains_hold_from_the_windows_start_when_read_ahead() {
     );
 }
 
+/// A large file is read ahead for the dynamic domains in parts, one per thread
+/// (`--parse-threads`), each on its own: the domains are those of the file read whole, as
+/// a gzip file is read, on a file in time order, on one whose later parts may start with
+/// a line too late to be read (`--skip-late`: its node is in no domain), and on one with a
+/// line that cannot be read (the domains hold what comes before it; the run ends there).
+#[test]
+fn dynamic_domains_read_ahead_in_parts_are_those_of_the_file_read_whole() {
+    let dir = tempdir();
+    std::fs::write(dir.join("quiet.prolog"), QUIET).unwrap_or_else(|e| panic!("{e}"));
+    let in_order: String = (0..20_000)
+        .map(|i| format!("ping|{t}|{t}|node{n}\n", t = 10 + i / 8, n = i % 700))
+        .collect();
+    // Three lines too late after each line in order, each naming a node of its own.
+    let late: String = (0..12_000)
+        .map(|i| {
+            let t = 10 + i / 8;
+            let late: String = (0..3)
+                .map(|k| format!("ping|{k}|{k}|late{i}_{k}\n"))
+                .collect();
+            format!("ping|{t}|{t}|node{n}\n{late}", n = i % 700)
+        })
+        .collect();
+    let with_error = format!(
+        "{}ping|x|3|bad\n{}",
+        &in_order[..in_order.len() / 3],
+        &in_order[in_order.len() / 3..]
+    );
+    for (name, text, ends_well) in [
+        ("in_order", &in_order, true),
+        ("late", &late, true),
+        ("error", &with_error, false),
+    ] {
+        assert!(text.len() > 300_000, "{name}: large enough to be cut");
+        let plain = dir.join(format!("{name}.csv"));
+        let gz = dir.join(format!("{name}.csv.gz"));
+        std::fs::write(&plain, text).unwrap_or_else(|e| panic!("{e}"));
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut encoder, text.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&gz, encoder.finish().unwrap_or_else(|e| panic!("{e}")))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let run = |stream: &std::path::Path, threads: &str| {
+            stgflow()
+                .arg("run")
+                .arg(dir.join("quiet.prolog"))
+                .arg(stream)
+                .args(["--mode", "intervals", "--output", "quiet", "--skip-late"])
+                .args(["--parse-threads", threads])
+                .output()
+                .unwrap_or_else(|e| panic!("{e}"))
+        };
+        let whole = run(&gz, "1");
+        assert_eq!(whole.status.success(), ends_well, "{name}");
+        let printed = String::from_utf8_lossy(&whole.stdout).into_owned();
+        // Every node in order is in the domain, pinged or not yet; no late one is.
+        assert!(
+            printed.contains("quiet(node699,true) [1,"),
+            "{name}: {printed}"
+        );
+        assert!(!printed.contains("late"), "{name}: {printed}");
+        for threads in ["1", "2", "3", "5", "7"] {
+            let parts = run(&plain, threads);
+            assert_eq!(
+                parts.status.code(),
+                whole.status.code(),
+                "{name}, {threads}"
+            );
+            assert_eq!(
+                String::from_utf8_lossy(&parts.stdout),
+                printed,
+                "{name}, --parse-threads {threads}"
+            );
+        }
+    }
+}
+
 /// Writes `files` (name, text) into a new directory and runs `stgflow run` on them (the
 /// first the description, the rest its streams) with `more`; stdout, after checking the
 /// run succeeded.
