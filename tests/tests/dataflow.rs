@@ -256,6 +256,80 @@ proptest! {
     }
 }
 
+/// Counts over one atom (constants, a variable written twice, `_`, two counted
+/// variables, none grouped, offsets 0–2, a count that is 0 where nothing matches) run on
+/// the counting operator; with facts of the counts' predicates in the input (the rule
+/// heads' and the hidden counting ones', `n__count1`), and a rule that reads two counts,
+/// lowered on 1–3 workers and literal, they equal the reference.
+const COUNTS: &str = "\
+n(X, N, T) :- N = #count { C : p(X, C, _, T) }.
+m(a, X, N, T) :- N = #count { C, D : p(X, C, D, T-2) }.
+k(N, T) :- N = #count { C : p(C, C, b, T-1) }.
+z(X, N, N, T) :- N = #count { C : q(X, C, T) }.
+w(X, N, T) :- r(X, T), N = #count { C : q(X, C, T-1) }.
+fewer(X, T) :- n(X, N, T), m(a, X, M, T), N < M.
+";
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 60, ..ProptestConfig::default() })]
+
+    #[test]
+    fn counts_over_one_atom_on_the_counting_operator_equal_the_reference(seed in any::<u64>()) {
+        let compiled = stgflow_lang::compile_str("counts.tdl", COUNTS);
+        let analysis = compiled.analysis.as_ref();
+        prop_assert!(analysis.is_some(), "{}", compiled.render_diagnostics(false));
+        let plan = stgflow_dataflow::plan::plan(&compiled.program, analysis.unwrap_or_else(|| unreachable!()), true);
+        let counted = plan.components.iter()
+            .filter(|c| matches!(c, stgflow_dataflow::plan::Component::Count { .. }))
+            .count();
+        prop_assert_eq!(counted, 5, "{}", plan.dump(&compiled.program));
+        let mut rng = stgflow_tests::generate::Rng::new(seed);
+        let mut stream = String::new();
+        let values = ["a", "b", "c", "1", "2"];
+        for t in 0..20 {
+            for x in ["a", "b", "c"] {
+                for c in values {
+                    for d in ["a", "b"] {
+                        if rng.chance(25) {
+                            stream.push_str(&format!("p({x}, {c}, {d}, {t}).\n"));
+                        }
+                    }
+                    if rng.chance(20) {
+                        stream.push_str(&format!("q({x}, {c}, {t}).\n"));
+                    }
+                }
+                if rng.chance(50) {
+                    stream.push_str(&format!("r({x}, {t}).\n"));
+                }
+                // The counting predicates' own facts, some of them counts that are derived too.
+                let n = rng.below(4);
+                if rng.chance(10) {
+                    stream.push_str(&format!("n({x}, {n}, {t}).\n"));
+                }
+                if rng.chance(15) {
+                    stream.push_str(&format!("n__count1({x}, {}, {t}).\n", rng.below(4)));
+                }
+                if rng.chance(6) {
+                    stream.push_str(&format!("z({x}, {n}, {}, {t}).\n", n + rng.below(2)));
+                }
+            }
+            if rng.chance(15) {
+                stream.push_str(&format!("k({}, {t}).\n", rng.below(3)));
+            }
+        }
+        let expected = run(COUNTS, &stream, Timeline::default(), &Engine::Reference)
+            .map_err(TestCaseError::fail)?;
+        for (workers, lower) in [(1, true), (2, true), (3, true), (1, false)] {
+            let actual = run(COUNTS, &stream, Timeline::default(), &Engine::dataflow(workers, lower))
+                .map_err(TestCaseError::fail)?;
+            prop_assert_eq!(
+                &actual, &expected,
+                "{} workers, lowered {}\n--- stream\n{}", workers, lower, stream
+            );
+        }
+    }
+}
+
 #[test]
 fn inertia_1000_fluents_3_workers() {
     let program = "\

@@ -11,6 +11,7 @@
 //!   window with `… , not g(T-k)`.
 //! * [`records`] — per-record maps and delays, a message at a time (no staging by stamp).
 //! * [`persist`] — a predicate that holds until stopped (EC inertia), one state per key.
+//! * [`count`] — a count over one atom, kept per group.
 //! * [`stamp`] — a predicate's facts stamped with the time point they hold at (LARS's `@`).
 //! * [`stepper`] — the time-stepping operator for recursion through time and rules that
 //!   read the time as a value.
@@ -21,6 +22,7 @@
 //! changes (+1 when a record starts to hold, −1 when it stops): a −1 before its +1, or a
 //! count above 1, is read as it comes.
 
+pub mod count;
 pub mod hash_join;
 pub mod persist;
 pub mod points;

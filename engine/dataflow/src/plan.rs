@@ -33,6 +33,12 @@
 //!   rules may then start it from them at offset 0 and negate them at offset 0 in the
 //!   keep rules. The operator derives them per key, and evaluates the start rules keyed
 //!   as the rest itself.
+//! * **Count** — a counting rule over one atom and nothing else, `h(G…, N, T) :- N =
+//!   #count { C… : p(X…, T-k) }` (what the lowering of `#count` writes for a count over one
+//!   atom: voting's `#count { V : voted(V, M, aye, T-1) }`): the counting operator keeps
+//!   each group's distinct counted values (see `operators::count`) and changes the
+//!   group's fact where the count changes, where the time-stepping operator counted the
+//!   group's facts again at every time point at which one of them changed.
 //! * **Stepper** — a temporal SCC (a cycle through an offset > 0, such as EC inertia), or
 //!   rules that use the time as a value: evaluated per time point, in time order, by a
 //!   dedicated operator (see `operators::stepper`). When every rule of the component shares a
@@ -121,6 +127,12 @@ pub enum Component {
         source: PredId,
         head: Vec<Stamped>,
     },
+    /// `pred(G…, N, T) :- N = #count { C… : p(X…, T-k) }` (rule `rule`): counted per group
+    /// by the counting operator (see the module docs).
+    Count {
+        pred: PredId,
+        rule: usize,
+    },
     Stepper(StepperPlan),
 }
 
@@ -196,6 +208,7 @@ impl Component {
             Component::Dataflow { .. } => "dataflow",
             Component::Persist(_) => "persist",
             Component::Stamp { .. } => "stamp",
+            Component::Count { .. } => "count",
             Component::Stepper(_) => "stepper",
         }
     }
@@ -249,7 +262,7 @@ impl Plan {
             parts.join(" ")
         };
         let mut text = String::from(
-            "% dataflow plan: components in evaluation order (window, gated window, dataflow, persist, stamp, stepper)\n",
+            "% dataflow plan: components in evaluation order (window, gated window, dataflow, persist, stamp, count, stepper)\n",
         );
         for component in &self.components {
             let line = match component {
@@ -334,6 +347,13 @@ impl Plan {
                         source_args.join(", ")
                     )
                 }
+                Component::Count { pred, rule } => {
+                    let source = program.rules[*rule].body.iter().find_map(Literal::atom);
+                    let source = source.map_or(String::new(), |atom| {
+                        format!(" over {}(T-{})", name(&atom.pred), atom.offset)
+                    });
+                    format!("count {} r{rule}{source}", name(pred))
+                }
                 Component::Stepper(s) => format!(
                     "stepper {{{}}} {}{}; horizon {}; key {}{}{}",
                     names(&s.preds),
@@ -371,6 +391,23 @@ impl Plan {
     }
 }
 
+/// Whether `rule` counts over one atom and nothing else, its head's variables but the
+/// count (which it has once) bound by that atom, as the lowering of `#count` writes it (a
+/// count component, see the module docs).
+fn counts_over_one_atom(rule: &Rule) -> bool {
+    let (Some(count), [Literal::Positive(atom)]) = (&rule.count, &rule.body[..]) else {
+        return false;
+    };
+    let in_atom = |v: &VarId| atom.args.contains(&Term::Var(*v));
+    let result = Term::Var(count.result);
+    (rule.head.args.iter()).all(|term| match term {
+        Term::Var(v) => *term == result || in_atom(v),
+        Term::Const(_) | Term::Wildcard => false,
+    }) && rule.head.args.iter().filter(|t| **t == result).count() == 1
+        && count.counted.iter().all(in_atom)
+        && !in_atom(&count.result)
+}
+
 /// Plans `program`; `lower` turns the detection of windows and persistence on (without it
 /// every rule runs as written: `--no-lowering`).
 pub fn plan(program: &Program, analysis: &Analysis, lower: bool) -> Plan {
@@ -406,6 +443,12 @@ pub fn plan(program: &Program, analysis: &Analysis, lower: bool) -> Plan {
                     source,
                     head,
                 });
+                continue;
+            }
+        }
+        if let (&[rule], true) = (&rules[..], lower && counts && !temporal && !uses_time) {
+            if scc.len() == 1 && counts_over_one_atom(&program.rules[rule]) {
+                components.push(Component::Count { pred: scc[0], rule });
                 continue;
             }
         }

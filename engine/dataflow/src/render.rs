@@ -16,7 +16,8 @@
 //! * **Windows** use the delay operators of [`crate::operators::window`]; **temporal
 //!   SCCs** of inertia's shape the persistence operator of [`crate::operators::persist`],
 //!   the others the time-stepping operator of [`crate::operators::stepper`]; a predicate
-//!   stamped with the time (LARS's `@`) the stamp operator of [`crate::operators::stamp`].
+//!   stamped with the time (LARS's `@`) the stamp operator of [`crate::operators::stamp`];
+//!   a count over one atom the counting operator of [`crate::operators::count`].
 
 mod rule;
 mod time;
@@ -33,7 +34,7 @@ use timely::dataflow::operators::Inspect;
 use timely::order::Product;
 use timely::progress::Timestamp;
 
-use crate::operators::{Coll, Facts, UNIT_TAG, persist, records, stamp, stepper, window};
+use crate::operators::{Coll, Facts, UNIT_TAG, count, persist, records, stamp, stepper, window};
 use crate::plan::{Component, PersistPlan, Plan, Stamped, StepperPlan, Window};
 use rule::{Reader, render_rule};
 use stgflow_lang::ir::{Atom, PredId, Program};
@@ -101,6 +102,7 @@ pub fn render<'s>(
             } => builder.dataflow(preds, rules, *recursive),
             Component::Persist(persist_plan) => builder.persist(persist_plan),
             Component::Stamp { pred, source, head } => builder.stamp(*pred, *source, head),
+            Component::Count { pred, rule } => builder.count(*pred, *rule),
             Component::Stepper(stepper_plan) => builder.stepper(stepper_plan),
         }
         operators.push(from..builder.scope.worker().peek_identifier());
@@ -413,6 +415,17 @@ impl<'p, 's> Builder<'p, 's> {
         self.tagged.push(out);
     }
 
+    /// A count over one atom on the counting operator, over the atom's predicate and
+    /// `pred`'s own input facts.
+    fn count(&mut self, pred: PredId, rule: usize) {
+        let Some(atom) = self.program.rules[rule].body.iter().find_map(|l| l.atom()) else {
+            return;
+        };
+        let counted = self.holding(atom.pred);
+        let out = count::render(self.program, pred, rule, counted, self.inputs[pred].clone());
+        self.tagged_output(&[pred], out);
+    }
+
     /// A temporal SCC (or rules reading the time) on the time-stepping operator, its
     /// input tagged by predicate.
     fn stepper(&mut self, stepper_plan: &StepperPlan) {
@@ -504,6 +517,7 @@ fn read_by_components(program: &Program, plan: &Plan) -> Vec<bool> {
                 }
             }
             Component::Stamp { source, .. } => read[*source] = true,
+            Component::Count { rule, .. } => bodies(&[*rule], &mut read),
             Component::Stepper(stepper_plan) => {
                 bodies(&stepper_plan.starts, &mut read);
                 for &q in &stepper_plan.reads {
