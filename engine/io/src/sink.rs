@@ -712,7 +712,7 @@ impl<W: Write> Sink<W> {
                     self.write_interval(*pred, args, (*start, t), t)?;
                 }
             }
-            Mode::Snapshot(_) => self.write_snapshot(t),
+            Mode::Snapshot(_) => self.write_snapshot(t)?,
             Mode::Changes => {}
         }
         self.last_time = Some(t);
@@ -780,14 +780,24 @@ impl<W: Write> Sink<W> {
         Ok(())
     }
 
-    /// The time point's line for [`Mode::Snapshot`].
-    fn write_snapshot(&mut self, t: u64) {
+    /// The time point's line for [`Mode::Snapshot`]: its start and its texts written out,
+    /// straight from where they are kept (not copied into the line buffer first), its end
+    /// left in the line buffer; all of it there for a worker's keyed lines.
+    fn write_snapshot(&mut self, t: u64) -> io::Result<()> {
         let Mode::Snapshot(snapshot) = &self.mode else {
-            return;
+            return Ok(());
         };
         snapshot.start(t.saturating_mul(self.time_scale), &mut self.line);
-        self.snapshot.write(&mut self.line);
+        let texts = self.snapshot.line();
+        if self.keyed.is_some() {
+            self.line.extend_from_slice(texts);
+        } else {
+            self.out.write_all(&self.line)?;
+            self.out.write_all(texts)?;
+            self.line.clear();
+        }
         self.line.extend_from_slice(snapshot.end());
+        Ok(())
     }
 
     /// The line of `pred(args)` over [start, end), written at time point `written` (the

@@ -1,14 +1,21 @@
 //! The texts of the facts that hold, kept in byte order from one time point to the next,
 //! for a [`super::Snapshot`] line (Laser's output: at ♢10 over 100 new atoms per time
-//! point, a line of 1,100 atoms of which 200 change).
+//! point, a line of 1,100 atoms of which 200 change; at ♢100, 10,100 of which 200).
 //!
 //! Each distinct text has an id: its bytes (a buffer reused once the text stops holding)
 //! and how many facts hold with it, found by the text's hash. The ids in byte order are a
-//! vector. A time point's changes only count and collect: a text that starts is put into
-//! the order when the line is written — the time point's new texts sorted, each placed by
-//! a binary search of the old order after the one before it, and the texts that stopped
-//! left out as the order is copied. A search tree of the texts instead (`BTreeMap`)
-//! compared texts twenty-odd times per change and walked its nodes for every line.
+//! vector, and the last line's bytes are kept with where each id's part of them ends. A
+//! time point's changes only count and collect; the line is then made from the last one:
+//! its bytes between the changes copied in runs, the time point's new texts (sorted, each
+//! placed by a binary search of the old order after the one before it) and the texts whose
+//! count changed written in, the texts that stopped left out (their places found by
+//! binary search, comparing texts by their first 8 bytes first). Writing every text anew
+//! from its own buffer read ten thousand buffers for a line at ♢100, where two hundred
+//! texts change (the line 35 % of ♢100's samples; ♢100 and @100 12–14 % faster now). Where
+//! the changes are many for the line's length (♢10: 200 of 1,100), a search per change
+//! costs more than that, and the line is written anew, text by text, without the ends. A
+//! search tree of the texts (`BTreeMap`) compared texts twenty-odd times per change and
+//! walked its nodes for every line.
 
 use std::hash::BuildHasher;
 
@@ -23,6 +30,9 @@ pub(super) struct SortedTexts {
     /// with a `memcpy` call per text of a dozen bytes. `lens` has how much of it counts.
     texts: Vec<Vec<u8>>,
     lens: Vec<usize>,
+    /// Each id's text's first 8 bytes, big-endian (zeros after a shorter text): texts
+    /// compare by them first, and by their bytes only where they are equal.
+    prefixes: Vec<u64>,
     /// Each id's count of facts holding with its text; 0 for a free id or one whose text
     /// stopped holding in this time point.
     counts: Vec<usize>,
@@ -31,12 +41,25 @@ pub(super) struct SortedTexts {
     hasher: DefaultHashBuilder,
     /// The held ids in their texts' byte order, as of the last line.
     order: Vec<u32>,
-    /// Ids of this time point's new texts, and of texts that stopped holding.
+    /// The last line's bytes (each id's separator and text, as often as facts hold with
+    /// it, in `order`), and where each id's part ends in them.
+    body: Vec<u8>,
+    ends: Vec<usize>,
+    /// Whether `ends` are kept: only where the last line was made with few changes for
+    /// its length (a line made with many writes its texts and nothing else).
+    with_ends: bool,
+    /// Ids of this time point's new texts, of texts that stopped holding, and of texts in
+    /// `order` whose count changed but not to 0 (`recounted` marks them, by id).
     added: Vec<u32>,
     stopped: Vec<u32>,
-    /// Ids free for new texts (their buffers kept), and scratch for the next order.
+    changed: Vec<u32>,
+    recounted: Vec<bool>,
+    /// Ids free for new texts (their buffers kept), and scratch for the next order, body
+    /// and ends.
     free: Vec<u32>,
     next: Vec<u32>,
+    next_body: Vec<u8>,
+    next_ends: Vec<usize>,
 }
 
 /// The bytes a line copies of a text at a time.
@@ -63,6 +86,7 @@ impl SortedTexts {
         let same = |&id: &u32| text_of(texts, lens, skip, id) == text;
         if let Some(&id) = self.by_text.find(hash, same) {
             self.counts[id as usize] += 1;
+            self.recount(id);
             return id;
         }
         let id = match self.free.pop() {
@@ -70,7 +94,9 @@ impl SortedTexts {
             None => {
                 self.texts.push(Vec::new());
                 self.lens.push(0);
+                self.prefixes.push(0);
                 self.counts.push(0);
+                self.recounted.push(false);
                 u32::try_from(self.texts.len() - 1).unwrap_or(u32::MAX)
             }
         };
@@ -79,6 +105,10 @@ impl SortedTexts {
         buffer.extend_from_slice(self.separator);
         buffer.extend_from_slice(text);
         self.lens[id as usize] = buffer.len();
+        let mut prefix = [0; 8];
+        let first = text.len().min(8);
+        prefix[..first].copy_from_slice(&text[..first]);
+        self.prefixes[id as usize] = u64::from_be_bytes(prefix);
         buffer.resize(buffer.len().next_multiple_of(CHUNK), 0);
         self.counts[id as usize] = 1;
         let (texts, lens, hasher) = (&self.texts, &self.lens, &self.hasher);
@@ -97,6 +127,7 @@ impl SortedTexts {
         };
         *count -= 1;
         if *count > 0 {
+            self.recount(id);
             return;
         }
         let hash = self.hasher.hash_one(self.text(id));
@@ -106,53 +137,189 @@ impl SortedTexts {
         self.stopped.push(id);
     }
 
-    /// Appends, for every fact that holds, the separator and its text, in byte order.
-    pub(super) fn write(&mut self, line: &mut Vec<u8>) {
-        if !self.added.is_empty() || !self.stopped.is_empty() {
-            self.reorder();
-        }
-        for &id in &self.order {
-            let (padded, len) = (&self.texts[id as usize], self.lens[id as usize]);
-            for _ in 0..self.counts[id as usize] {
-                let end = line.len() + len;
-                for chunk in padded.chunks_exact(CHUNK) {
-                    if let Ok(chunk) = <&[u8; CHUNK]>::try_from(chunk) {
-                        line.extend_from_slice(chunk);
-                    }
-                }
-                line.truncate(end);
+    /// Marks `id`, whose count changed but not to 0, for the next line (a text new at
+    /// this time point is written whole anyway).
+    fn recount(&mut self, id: u32) {
+        if let Some(marked) = self.recounted.get_mut(id as usize) {
+            if !*marked {
+                *marked = true;
+                self.changed.push(id);
             }
         }
     }
 
-    /// Takes this time point's changes into the order.
-    fn reorder(&mut self) {
+    /// For every fact that holds, the separator and its text, in byte order.
+    pub(super) fn line(&mut self) -> &[u8] {
+        if !self.added.is_empty() || !self.stopped.is_empty() || !self.changed.is_empty() {
+            self.rebuild();
+        }
+        &self.body
+    }
+
+    /// Takes this time point's changes into the order, the line's bytes and their ends
+    /// (see the module docs): the old order's positions that change (a text stopped, or
+    /// its count changed) found by binary search, like the new texts' places, and
+    /// everything between them copied in bulk.
+    fn rebuild(&mut self) {
         let (texts, lens, skip) = (&self.texts, &self.lens, self.separator.len());
-        let text = |id: &u32| text_of(texts, lens, skip, *id);
+        let prefixes = &self.prefixes;
+        let cmp = |a: &u32, b: &u32| {
+            (prefixes[*a as usize].cmp(&prefixes[*b as usize]))
+                .then_with(|| text_of(texts, lens, skip, *a).cmp(text_of(texts, lens, skip, *b)))
+        };
         // A text that started and stopped within the time point is in neither.
         let counts = &self.counts;
         self.added.retain(|&id| counts[id as usize] > 0);
-        self.added.sort_unstable_by(|a, b| text(a).cmp(text(b)));
-        self.next.clear();
-        self.next.reserve(self.order.len() + self.added.len());
-        let mut from = 0;
+        self.added.sort_unstable_by(cmp);
+        let order = &self.order;
+        // Few changes for the line's length: the changed positions found by binary
+        // search and the rest copied in bulk; else every text written anew, which costs
+        // less than a search per change (♢10's lines: 1,100 texts, 200 changes).
+        let changes = self.stopped.len() + self.changed.len() + self.added.len();
+        let searches = changes * (usize::BITS - order.len().leading_zeros()) as usize;
+        let few = 2 * searches < order.len();
+        let in_bulk = few && self.with_ends;
+        let position = |id: &u32| {
+            let at = order.partition_point(|old| cmp(old, id).is_lt());
+            (order.get(at) == Some(id)).then_some(at)
+        };
+        let mut marked: Vec<usize> = (self.stopped.iter().chain(&self.changed))
+            .filter(|_| in_bulk)
+            .filter_map(position)
+            .collect();
+        marked.sort_unstable();
+        marked.dedup();
+        let mut line = Line {
+            texts,
+            lens,
+            counts,
+            order,
+            body: &self.body,
+            ends: &self.ends,
+            next_order: &mut self.next,
+            next_body: &mut self.next_body,
+            next_ends: &mut self.next_ends,
+            with_ends: few,
+            copied: 0,
+        };
+        line.next_order.clear();
+        line.next_body.clear();
+        line.next_ends.clear();
+        let (mut marks, mut from) = (marked.into_iter().peekable(), 0);
         for &id in &self.added {
-            let at = from + self.order[from..].partition_point(|old| text(old) < text(&id));
-            let kept = self.order[from..at]
-                .iter()
-                .filter(|&&old| counts[old as usize] > 0);
-            self.next.extend(kept);
-            self.next.push(id);
+            let at = from + order[from..].partition_point(|old| cmp(old, &id).is_lt());
+            if in_bulk {
+                while let Some(mark) = marks.next_if(|&mark| mark < at) {
+                    line.change(mark);
+                }
+                line.copy_to(at);
+            } else {
+                line.rewrite(from..at);
+            }
+            line.write(id);
             from = at;
         }
-        let kept = self.order[from..]
-            .iter()
-            .filter(|&&old| counts[old as usize] > 0);
-        self.next.extend(kept);
+        if in_bulk {
+            for mark in marks {
+                line.change(mark);
+            }
+            line.copy_to(order.len());
+        } else {
+            line.rewrite(from..order.len());
+        }
         std::mem::swap(&mut self.order, &mut self.next);
+        std::mem::swap(&mut self.body, &mut self.next_body);
+        std::mem::swap(&mut self.ends, &mut self.next_ends);
+        self.with_ends = few;
         self.added.clear();
+        for id in self.changed.drain(..) {
+            self.recounted[id as usize] = false;
+        }
         // A text that stops leaves the table, so starting again it takes a new id.
         self.free.append(&mut self.stopped);
+    }
+}
+
+/// The next line as [`SortedTexts::rebuild`] makes it from the last: the old order's
+/// positions before `copied` are taken.
+struct Line<'a> {
+    texts: &'a [Vec<u8>],
+    lens: &'a [usize],
+    counts: &'a [usize],
+    order: &'a [u32],
+    body: &'a [u8],
+    ends: &'a [usize],
+    next_order: &'a mut Vec<u32>,
+    next_body: &'a mut Vec<u8>,
+    next_ends: &'a mut Vec<usize>,
+    /// Whether the new line's ends are kept.
+    with_ends: bool,
+    copied: usize,
+}
+
+impl Line<'_> {
+    /// Where the old line's part for `position` starts.
+    fn start(&self, position: usize) -> usize {
+        position.checked_sub(1).map_or(0, |p| self.ends[p])
+    }
+
+    /// Copies the old order's positions from `copied` up to `to`, unchanged: their ids,
+    /// their bytes and their ends (shifted by what the new line gained or lost before
+    /// them), each in one go.
+    fn copy_to(&mut self, to: usize) {
+        if to <= self.copied {
+            return;
+        }
+        let (from, until) = (self.start(self.copied), self.start(to));
+        let shift = self.next_body.len().wrapping_sub(from);
+        self.next_order
+            .extend_from_slice(&self.order[self.copied..to]);
+        self.next_body.extend_from_slice(&self.body[from..until]);
+        (self.next_ends).extend(
+            self.ends[self.copied..to]
+                .iter()
+                .map(|&end| end.wrapping_add(shift)),
+        );
+        self.copied = to;
+    }
+
+    /// Writes the texts of the old order's positions `positions` anew, those still held.
+    fn rewrite(&mut self, positions: std::ops::Range<usize>) {
+        for &id in &self.order[positions.clone()] {
+            if self.counts[id as usize] > 0 {
+                self.write(id);
+            }
+        }
+        self.copied = positions.end;
+    }
+
+    /// The old order's position `position`, which changed: left out where its text
+    /// stopped, written anew where its count changed.
+    fn change(&mut self, position: usize) {
+        self.copy_to(position);
+        let id = self.order[position];
+        if self.counts[id as usize] > 0 {
+            self.write(id);
+        }
+        self.copied = position + 1;
+    }
+
+    /// Writes `id`'s separator and text as often as facts hold with it.
+    fn write(&mut self, id: u32) {
+        let (padded, len) = (&self.texts[id as usize], self.lens[id as usize]);
+        for _ in 0..self.counts[id as usize] {
+            let end = self.next_body.len() + len;
+            for chunk in padded.chunks_exact(CHUNK) {
+                if let Ok(chunk) = <&[u8; CHUNK]>::try_from(chunk) {
+                    self.next_body.extend_from_slice(chunk);
+                }
+            }
+            self.next_body.truncate(end);
+        }
+        self.next_order.push(id);
+        if self.with_ends {
+            self.next_ends.push(self.next_body.len());
+        }
     }
 }
 
@@ -169,49 +336,84 @@ mod tests {
     use proptest::prelude::*;
     use std::collections::BTreeMap;
 
+    /// Runs `points` of changes (a text's number, and whether a fact starts or stops
+    /// holding with it) through [`SortedTexts`], the texts made by `text`: each line is
+    /// what a sorted map of the texts' counts gives.
+    fn check(
+        points: Vec<Vec<(u16, bool)>>,
+        text: impl Fn(u16) -> Vec<u8>,
+    ) -> Result<(), TestCaseError> {
+        let mut texts = SortedTexts::new(b" ");
+        let mut reference: BTreeMap<Vec<u8>, usize> = BTreeMap::new();
+        // The ids given to the facts holding with each text.
+        let mut ids: BTreeMap<Vec<u8>, Vec<u32>> = BTreeMap::new();
+        for changes in points {
+            for (n, add) in changes {
+                let text = text(n);
+                let held = reference.get(&text).copied().unwrap_or(0);
+                if add {
+                    ids.entry(text.clone()).or_default().push(texts.add(&text));
+                    *reference.entry(text).or_default() += 1;
+                } else if held > 0 {
+                    let id = ids.get_mut(&text).and_then(Vec::pop).unwrap_or(u32::MAX);
+                    texts.remove(id);
+                    reference.insert(text.clone(), held - 1);
+                    if held == 1 {
+                        reference.remove(&text);
+                    }
+                }
+            }
+            let line = texts.line().to_vec();
+            let mut want = Vec::new();
+            for (text, count) in &reference {
+                for _ in 0..*count {
+                    want.push(b' ');
+                    want.extend_from_slice(text);
+                }
+            }
+            prop_assert_eq!(
+                String::from_utf8_lossy(&line),
+                String::from_utf8_lossy(&want)
+            );
+        }
+        Ok(())
+    }
+
     proptest! {
         /// Time points of changes to texts from a small set (so texts repeat, stop and
-        /// start again within a time point): each line is what a sorted map of the texts'
-        /// counts gives.
+        /// start again within a time point), each line written anew.
         #[test]
         fn lines_are_the_held_texts_in_byte_order(
             points in prop::collection::vec(
-                prop::collection::vec((0u8..12, any::<bool>()), 0..20),
+                prop::collection::vec((0u16..12, any::<bool>()), 0..20),
                 1..30,
             ),
         ) {
-            let mut texts = SortedTexts::new(b" ");
-            let mut reference: BTreeMap<Vec<u8>, usize> = BTreeMap::new();
-            // The ids given to the facts holding with each text.
-            let mut ids: BTreeMap<Vec<u8>, Vec<u32>> = BTreeMap::new();
-            for changes in points {
-                for (n, add) in changes {
-                    // Up to three chunks long, some a multiple of one.
-                    let text = format!("p(a{n},{})", "b".repeat(3 * n as usize)).into_bytes();
-                    let held = reference.get(&text).copied().unwrap_or(0);
-                    if add {
-                        ids.entry(text.clone()).or_default().push(texts.add(&text));
-                        *reference.entry(text).or_default() += 1;
-                    } else if held > 0 {
-                        let id = ids.get_mut(&text).and_then(Vec::pop).unwrap_or(u32::MAX);
-                        texts.remove(id);
-                        reference.insert(text.clone(), held - 1);
-                        if held == 1 {
-                            reference.remove(&text);
-                        }
-                    }
-                }
-                let mut line = Vec::new();
-                texts.write(&mut line);
-                let mut want = Vec::new();
-                for (text, count) in &reference {
-                    for _ in 0..*count {
-                        want.push(b' ');
-                        want.extend_from_slice(text);
-                    }
-                }
-                prop_assert_eq!(String::from_utf8_lossy(&line), String::from_utf8_lossy(&want));
-            }
+            // Up to three chunks long, some a multiple of one.
+            check(points, |n| format!("p(a{n},{})", "b".repeat(3 * n as usize)).into_bytes())?;
+        }
+
+        /// Long lines filled at the first time point, then few changes per time point, so
+        /// that lines are made from the last one's bytes, with lines written anew between
+        /// them (a burst of changes), texts equal in their first 8 bytes and shorter ones.
+        #[test]
+        fn lines_made_from_the_last_are_the_held_texts_in_byte_order(
+            fill in prop::collection::vec(0u16..400, 100..300),
+            points in prop::collection::vec(
+                prop::collection::vec((0u16..400, any::<bool>()), 0..6),
+                1..40,
+            ),
+            burst in prop::collection::vec((0u16..400, any::<bool>()), 0..150),
+        ) {
+            let mut points = points;
+            let middle = points.len() / 2;
+            points.insert(middle, burst);
+            points.insert(0, fill.into_iter().map(|n| (n, true)).collect());
+            check(points, |n| match n % 3 {
+                0 => format!("q(id{n})").into_bytes(),
+                1 => format!("p{n}").into_bytes(),
+                _ => format!("q(id{},b{n})", n / 7).into_bytes(),
+            })?;
         }
     }
 }
