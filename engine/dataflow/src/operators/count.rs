@@ -188,12 +188,29 @@ impl Shape {
 /// A group's distinct counted values, each with the number of facts of p that give it.
 type Counted = HashMap<Row, isize>;
 
+/// Adds `diff` to `row`'s count in `counts`, where no count is 0.
+fn count(counts: &mut HashMap<Row, isize>, row: Row, diff: isize) {
+    match counts.entry(row) {
+        Entry::Occupied(mut count) => {
+            *count.get_mut() += diff;
+            if *count.get() == 0 {
+                count.remove();
+            }
+        }
+        Entry::Vacant(count) => {
+            if diff != 0 {
+                count.insert(diff);
+            }
+        }
+    }
+}
+
 struct State {
     /// h's id: the output's tag.
     tag: u32,
     shape: Shape,
     groups: HashMap<Row, Counted>,
-    /// h's own input facts, with their counts.
+    /// h's own input facts, with their counts (none 0).
     own: HashMap<Row, isize>,
     stash: super::zero_one::Stash<(u32, Row)>,
     /// At the time point being taken: the count of each group it changed before it.
@@ -243,26 +260,13 @@ impl TimeStepped for State {
             if tag == OWN {
                 let held = self.own.get(&fact).is_some_and(|&c| c > 0);
                 self.own_before.entry(fact.clone()).or_insert(held);
-                let count = self.own.entry(fact).or_insert(0);
-                *count += diff;
+                count(&mut self.own, fact, diff);
                 continue;
             }
             let group = self.shape.group_of(SOURCE, &fact);
             let counted = self.groups.entry(group.clone()).or_default();
             let n = counted.len();
-            match counted.entry(self.shape.counted_of(&fact)) {
-                Entry::Occupied(mut multiplicity) => {
-                    *multiplicity.get_mut() += diff;
-                    if *multiplicity.get() == 0 {
-                        multiplicity.remove();
-                    }
-                }
-                Entry::Vacant(value) => {
-                    if diff != 0 {
-                        value.insert(diff);
-                    }
-                }
-            }
+            count(counted, self.shape.counted_of(&fact), diff);
             let now = counted.len();
             if now == 0 {
                 self.groups.remove(&group);
@@ -294,7 +298,6 @@ impl TimeStepped for State {
         self.changed = changed;
         self.before.clear();
         self.own_before.clear();
-        self.own.retain(|_, count| *count != 0);
         self.last_processed = Some(t);
     }
 }
