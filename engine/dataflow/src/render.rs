@@ -36,6 +36,7 @@ use timely::progress::Timestamp;
 
 use crate::operators::{Coll, Facts, UNIT_TAG, count, persist, records, stamp, stepper, window};
 use crate::plan::{Component, PersistPlan, Plan, Stamped, StepperPlan, Window};
+pub(crate) use rule::AtomMatcher;
 use rule::{Reader, render_rule};
 use stgflow_lang::ir::{Atom, PredId, Program};
 use stgflow_lang::value::Row;

@@ -27,6 +27,7 @@ use hashbrown::hash_map::Entry;
 
 use super::stepper::{TimeStepped, Update, next_time, operate};
 use super::{Coll, Facts, records};
+use crate::render::AtomMatcher;
 use stgflow_lang::ir::{PredId, Program, Rule, Term};
 use stgflow_lang::value::{Row, Value};
 
@@ -80,19 +81,11 @@ pub fn render<'s>(
     )
 }
 
-/// What a position of the atom asks of a fact.
-#[derive(Clone, Debug)]
-enum Check {
-    /// The fact's value at this (earlier) position: a variable written twice.
-    Same(usize),
-    Is(Value),
-}
-
 /// The counting rule, read for the operator.
 #[derive(Clone, Debug)]
 struct Shape {
-    /// What the atom asks of a fact, position by position.
-    checks: Vec<(usize, Check)>,
+    /// What the atom asks of a fact: its constants, its variables written twice alike.
+    atom: AtomMatcher,
     /// Per head variable but the count, in order: where its value is in a fact of p.
     group: Vec<usize>,
     /// Where the counted variables' values are in a fact of p.
@@ -109,16 +102,6 @@ impl Shape {
         let atom = rule.body.iter().find_map(|l| l.atom());
         let args = atom.map_or(&[][..], |a| &a.args[..]);
         let at = |term: &Term| args.iter().position(|t| t == term).unwrap_or(0);
-        let checks = (args.iter().enumerate())
-            .filter_map(|(i, term)| match term {
-                Term::Const(c) => Some((i, Check::Is(*c))),
-                Term::Var(_) => {
-                    let first = at(term);
-                    (first < i).then_some((i, Check::Same(first)))
-                }
-                Term::Wildcard => None,
-            })
-            .collect();
         let is_count = |term: &Term| count.is_some_and(|c| *term == Term::Var(c.result));
         let group = (rule.head.args.iter())
             .filter(|term| !is_count(term))
@@ -127,8 +110,9 @@ impl Shape {
         let counted = (count.map_or(&[][..], |c| &c.counted[..]).iter())
             .map(|&v| at(&Term::Var(v)))
             .collect();
+        let unbound = vec![false; rule.vars.len()];
         Shape {
-            checks,
+            atom: atom.map_or_else(AtomMatcher::nothing, |a| AtomMatcher::new(a, &unbound)),
             group,
             counted,
             count_at: rule.head.args.iter().position(is_count).unwrap_or(0),
@@ -137,13 +121,7 @@ impl Shape {
 
     /// Whether a fact of p matches the atom.
     fn matches(&self, fact: &[Value]) -> bool {
-        self.checks.iter().all(|(i, check)| {
-            let wanted = match check {
-                Check::Same(j) => fact.get(*j),
-                Check::Is(c) => Some(c),
-            };
-            fact.get(*i) == wanted
-        })
+        self.atom.matches(fact)
     }
 
     /// The group of a fact with tag `tag`: from a fact of p, the values of the head's

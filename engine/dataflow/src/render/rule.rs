@@ -300,7 +300,7 @@ fn var_of(term: &Term) -> Option<VarId> {
 /// How an atom's rows meet the bindings so far: which positions are keys (variables bound
 /// before the atom), which must equal a constant or an earlier position, which bind.
 #[derive(Clone, Debug)]
-struct AtomMatcher {
+pub(crate) struct AtomMatcher {
     /// (position, variable) of variables bound before this atom: the join key.
     key: Vec<(usize, VarId)>,
     /// (position, constant).
@@ -312,13 +312,8 @@ struct AtomMatcher {
 }
 
 impl AtomMatcher {
-    fn new(atom: &Atom, bound: &[bool]) -> AtomMatcher {
-        let mut matcher = AtomMatcher {
-            key: Vec::new(),
-            constants: Vec::new(),
-            repeats: Vec::new(),
-            binds: Vec::new(),
-        };
+    pub(crate) fn new(atom: &Atom, bound: &[bool]) -> AtomMatcher {
+        let mut matcher = AtomMatcher::nothing();
         for (position, term) in atom.args.iter().enumerate() {
             match term {
                 Term::Const(c) => matcher.constants.push((position, *c)),
@@ -333,7 +328,18 @@ impl AtomMatcher {
         matcher
     }
 
-    fn matches(&self, row: &[Value]) -> bool {
+    /// A matcher of no atom: every row matches.
+    pub(crate) fn nothing() -> AtomMatcher {
+        AtomMatcher {
+            key: Vec::new(),
+            constants: Vec::new(),
+            repeats: Vec::new(),
+            binds: Vec::new(),
+        }
+    }
+
+    /// Whether `row` has the atom's constants and its repeated variables alike.
+    pub(crate) fn matches(&self, row: &[Value]) -> bool {
         self.constants.iter().all(|&(i, c)| row.get(i) == Some(&c))
             && self.repeats.iter().all(|&(i, j)| row.get(i) == row.get(j))
     }
