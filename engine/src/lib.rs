@@ -92,6 +92,14 @@ impl Engine {
         })
     }
 
+    /// [`Engine::dataflow`], lowered, in batches of at most `batch_points` time points.
+    pub fn dataflow_batches(workers: usize, batch_points: u64) -> Engine {
+        Engine::Dataflow(DataflowOptions {
+            batch_points,
+            ..local(workers, true)
+        })
+    }
+
     /// [`Engine::dataflow`] with each worker's output put in order on the calling thread
     /// (as where the worker is the slower one, [`OutputSort`]), in
     /// batches of at most `batch_points` time points.

@@ -99,6 +99,48 @@ proptest! {
     }
 }
 
+/// Laser's output ([`stgflow_io::sink::Snapshot`]) from 1–4 workers, in batches of 1–8
+/// time points, sorted on the workers or on the calling thread: the workers' output then
+/// goes to the sink in time order only, not consolidated, and its lines count texts
+/// (`Sink::in_any_order`) — the bytes the reference evaluator's sink writes from each
+/// time point's facts.
+fn check_snapshot(seed: u64) -> Result<(), String> {
+    use stgflow_io::sink::Mode;
+    let case = case(seed);
+    let mode = || Mode::Snapshot(std::sync::Arc::new(stgflow_lars::output::LaserOutput));
+    let expected =
+        stgflow_tests::output_bytes(&case.program, &case.stream, &Engine::Reference, mode())?;
+    for workers in 1..=4 {
+        let batch = 1 + seed.wrapping_add(workers as u64) % 8;
+        let engines = [
+            ("on the workers", Engine::dataflow_batches(workers, batch)),
+            (
+                "on the calling thread",
+                Engine::dataflow_sorting_on_calling_thread(workers, batch),
+            ),
+        ];
+        for (how, engine) in engines {
+            let actual = stgflow_tests::output_bytes(&case.program, &case.stream, &engine, mode())?;
+            if actual != expected {
+                return Err(format!(
+                    "seed {seed}, {workers} worker(s), time-ordered {how}, batches of {batch}\n--- program\n{}--- stream\n{}--- expected\n{expected}--- actual\n{actual}",
+                    case.program, case.stream
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 100, ..ProptestConfig::default() })]
+
+    #[test]
+    fn laser_lines_from_1_2_3_4_workers_are_the_references_bytes_on_100_random_programs(seed in any::<u64>()) {
+        check_snapshot(seed).map_err(TestCaseError::fail)?;
+    }
+}
+
 #[test]
 #[ignore = "slow: 5,000 random programs × 3 worker counts; run with --ignored in release mode"]
 fn dataflow_with_1_2_3_workers_equals_reference_on_5000_random_programs() {

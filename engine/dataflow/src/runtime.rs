@@ -156,6 +156,10 @@ pub fn run<W: Write>(
     let processes = options.cluster.processes.max(1);
     let local_workers = options.cluster.workers.max(1);
     let remote_reading = processes > 1 && raws.is_some();
+    let formatter = (options.format_on_workers && options.files.is_none())
+        .then(|| sink.template(options.cluster.workers.max(1) > 1))
+        .flatten();
+    let any_order = options.files.is_none() && formatter.is_none() && sink.in_any_order();
     let setup = Arc::new(Setup {
         program: program.clone(),
         plan: plan(program, analysis, options.lower),
@@ -164,9 +168,8 @@ pub fn run<W: Write>(
         files: options.files.clone(),
         stats: options.stats,
         output_sort: options.output_sort,
-        formatter: (options.format_on_workers && options.files.is_none())
-            .then(|| sink.template(options.cluster.workers.max(1) > 1))
-            .flatten(),
+        formatter,
+        any_order,
         remote_reading,
     });
     let labels: Vec<String> = setup
@@ -209,6 +212,7 @@ pub fn run<W: Write>(
         stgflow_io::sink::name_ranks(program),
         diff_here,
     )
+    .in_any_order(any_order)
     .waking(wakers.clone())
     .remote(remote_reading.then_some(processes * local_workers));
     let result = match raws {

@@ -34,9 +34,6 @@ use stgflow_lang::value::Value;
 mod texts;
 use texts::SortedTexts;
 
-/// The text id of a fact held where the sink keeps no texts.
-const NO_TEXT: u32 = u32::MAX;
-
 #[derive(Clone, Debug, Default)]
 pub enum Mode {
     #[default]
@@ -170,9 +167,9 @@ pub struct Sink<W: Write> {
     names: Vec<String>,
     /// Rank of each predicate by name, for sorting.
     rank: Vec<usize>,
-    /// Every fact holding at the last time point, with the start of its interval and, for
-    /// a [`Snapshot`], its text's id in `snapshot` (else [`NO_TEXT`]).
-    holding: HashMap<(PredId, Row), (u64, u32)>,
+    /// Every fact holding at the last time point, with the start of its interval. Not
+    /// kept for a [`Snapshot`], whose texts are (`snapshot`), except by [`Sink::emit`].
+    holding: HashMap<(PredId, Row), u64>,
     last_time: Option<u64>,
     /// Flush after every time point (live streams).
     pub flush_each: bool,
@@ -181,8 +178,9 @@ pub struct Sink<W: Write> {
     pub time_scale: u64,
     /// The time point's output, as bytes.
     line: Vec<u8>,
-    /// For a [`Snapshot`]: the texts of the facts that hold, in byte order, and a buffer
-    /// to write one in.
+    /// For a [`Snapshot`]: the texts of the facts that hold, in byte order, each counted
+    /// by the facts that hold with it (nothing is kept per fact), and a buffer to write
+    /// one in.
     snapshot: SortedTexts,
     snapshot_atom: Vec<u8>,
     encoding: Encoding,
@@ -640,6 +638,16 @@ impl<W: Write> Sink<W> {
             }
         }
         changes.extend(now.into_keys().map(|fact| (fact, 1)));
+        if matches!(self.mode, Mode::Snapshot(_)) {
+            // Its changes keep nothing per fact: what holds is kept here.
+            for (fact, diff) in &changes {
+                if *diff > 0 {
+                    self.holding.insert(fact.clone(), t);
+                } else {
+                    self.holding.remove(fact);
+                }
+            }
+        }
         self.emit_changes(t, changes)
     }
 
@@ -657,6 +665,12 @@ impl<W: Write> Sink<W> {
 
     /// [`Sink::emit_changes`] for changes already in output order.
     fn write_changes(&mut self, t: u64, changes: Vec<((PredId, Row), isize)>) -> io::Result<()> {
+        if matches!(self.mode, Mode::Snapshot(_)) {
+            let changes = changes
+                .iter()
+                .map(|((pred, row), diff)| (*pred, &row[..], *diff));
+            return self.write_snapshot_changes(t, changes);
+        }
         self.line.clear();
         self.keyed_start(0);
         let printed = self.printed(t);
@@ -670,26 +684,15 @@ impl<W: Write> Sink<W> {
                 else {
                     continue;
                 };
-                let text = match &self.mode {
-                    Mode::Snapshot(snapshot) => {
-                        self.snapshot_atom.clear();
-                        snapshot.atom(&self.names[fact.0], &fact.1, &mut self.snapshot_atom);
-                        self.snapshot.add(&self.snapshot_atom)
-                    }
-                    _ => NO_TEXT,
-                };
-                entry.insert((t, text));
+                entry.insert(t);
                 if !matches!(self.mode, Mode::Changes) || !lines {
                     continue;
                 }
                 self.fact_line(fact.0, &fact.1, t, 1)?;
             } else {
-                let Some((start, text)) = self.holding.remove(&fact) else {
+                let Some(start) = self.holding.remove(&fact) else {
                     continue;
                 };
-                if text != NO_TEXT {
-                    self.snapshot.remove(text);
-                }
                 match self.mode {
                     Mode::Changes if lines => self.fact_line(fact.0, &fact.1, t, -1)?,
                     Mode::Intervals if printed => closed.push((fact, start)),
@@ -712,8 +715,7 @@ impl<W: Write> Sink<W> {
                     self.write_interval(*pred, args, (*start, t), t)?;
                 }
             }
-            Mode::Snapshot(_) => self.write_snapshot(t)?,
-            Mode::Changes => {}
+            Mode::Snapshot(_) | Mode::Changes => {}
         }
         self.last_time = Some(t);
         self.keyed_time_point(0);
@@ -742,13 +744,17 @@ impl<W: Write> Sink<W> {
     /// at most once, sorted by [`name_ranks`] of its predicate, then its arguments, with a
     /// difference of +1 when it starts to hold and −1 when it stops — as the dataflow
     /// runtime's workers deliver it. In `changes` mode the lines are written straight from
-    /// the slice (nothing is kept per fact); the other modes go through
+    /// the slice (nothing is kept per fact); a [`Snapshot`] takes them in any order and
+    /// not consolidated ([`Sink::in_any_order`]); the other modes go through
     /// [`Sink::emit_changes`], without its sort.
     pub fn emit_sorted<'a>(
         &mut self,
         t: u64,
         changes: impl Iterator<Item = (PredId, &'a [Value], isize)>,
     ) -> io::Result<()> {
+        if matches!(self.mode, Mode::Snapshot(_)) {
+            return self.write_snapshot_changes(t, changes);
+        }
         // Until `print_from` has been reached the facts are kept, to start from what holds.
         let keep = self.print_from.is_some() && !self.printing();
         if !matches!(self.mode, Mode::Changes) || !self.files.is_empty() || keep {
@@ -776,6 +782,43 @@ impl<W: Write> Sink<W> {
         self.out.write_all(&self.line[end..])?;
         if self.flush_each {
             self.out.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Whether the changes of a time point may come to [`Sink::emit_sorted`] in any order
+    /// and not consolidated (a fact's changes within it adding up to its net change): a
+    /// [`Snapshot`] counts texts, nothing per fact, and orders them itself.
+    pub fn in_any_order(&self) -> bool {
+        matches!(self.mode, Mode::Snapshot(_))
+    }
+
+    /// The changes at `t` for [`Mode::Snapshot`], in any order: each fact's text counted
+    /// in (+) or out (−), then the time point's line where it is printed.
+    fn write_snapshot_changes<'a>(
+        &mut self,
+        t: u64,
+        changes: impl Iterator<Item = (PredId, &'a [Value], isize)>,
+    ) -> io::Result<()> {
+        let Mode::Snapshot(snapshot) = &self.mode else {
+            return Ok(());
+        };
+        for (pred, args, diff) in changes {
+            self.snapshot_atom.clear();
+            snapshot.atom(&self.names[pred], args, &mut self.snapshot_atom);
+            self.snapshot.change(&self.snapshot_atom, diff);
+        }
+        self.last_time = Some(t);
+        if !self.printed(t) {
+            return Ok(());
+        }
+        self.line.clear();
+        self.keyed_start(0);
+        self.write_snapshot(t)?;
+        self.keyed_time_point(0);
+        self.out.write_all(&self.line)?;
+        if self.flush_each {
+            self.flush()?;
         }
         Ok(())
     }
@@ -856,10 +899,8 @@ impl<W: Write> Sink<W> {
             if let Some(last) = self.last_time {
                 self.line.clear();
                 self.keyed_start(0);
-                let mut open: Vec<((PredId, Row), u64)> = std::mem::take(&mut self.holding)
-                    .into_iter()
-                    .map(|(fact, (start, _))| (fact, start))
-                    .collect();
+                let mut open: Vec<((PredId, Row), u64)> =
+                    std::mem::take(&mut self.holding).into_iter().collect();
                 open.sort_unstable_by(|a, b| a.1.cmp(&b.1).then_with(|| self.order(&a.0, &b.0)));
                 for ((pred, args), start) in &open {
                     self.write_interval(*pred, args, (*start, last + 1), u64::MAX)?;

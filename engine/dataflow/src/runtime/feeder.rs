@@ -15,7 +15,7 @@ use stgflow_lang::ir::PredId;
 use stgflow_lang::value::Row;
 
 use super::messages::{Change, Control, FromWorker, SPARE_BUFFERS, ToWorker, Update};
-use super::order::{OrderKey, in_output_order, merge_runs};
+use super::order::{OrderKey, in_output_order, in_time_order, merge_by_time, merge_runs};
 use crate::operators::points::PointDiff;
 
 /// How often the calling thread, waiting for a worker, looks for a stop request.
@@ -93,8 +93,12 @@ pub(super) struct Feeder<'a, W: Write> {
     /// Per worker, its output of each batch not merged yet (with the batch's end): a batch
     /// is merged once every worker has sent its share.
     runs: Vec<VecDeque<(u64, Vec<Update>)>>,
-    /// Output merged but not written yet, in output order.
+    /// Output merged but not written yet, in output order (in time order only where the
+    /// sink takes it in any order, `any_order`).
     pending: Vec<Update>,
+    /// The sink takes a time point's changes in any order, not consolidated
+    /// ([`Sink::in_any_order`]): the workers' output is only put in time order.
+    any_order: bool,
     /// With the output formatted on the workers: per worker, its lines of each batch not
     /// merged yet (with the batch's end).
     line_runs: Vec<VecDeque<(u64, stgflow_io::sink::KeyedLines)>>,
@@ -166,6 +170,7 @@ impl<'a, W: Write> Feeder<'a, W> {
             unit_fed: false,
             runs: (0..workers).map(|_| VecDeque::new()).collect(),
             pending: Vec::new(),
+            any_order: false,
             line_runs: (0..workers).map(|_| VecDeque::new()).collect(),
             rank,
             order: Vec::new(),
@@ -310,13 +315,17 @@ impl<'a, W: Write> Feeder<'a, W> {
             } => {
                 let mut sorted = self.spare_outputs.pop().unwrap_or_default();
                 let first = self.first.unwrap_or(0);
-                in_output_order(
-                    &mut updates,
-                    &self.rank,
-                    first,
-                    &mut self.order,
-                    &mut sorted,
-                );
+                if self.any_order {
+                    in_time_order(&mut updates, first, &mut sorted);
+                } else {
+                    in_output_order(
+                        &mut updates,
+                        &self.rank,
+                        first,
+                        &mut self.order,
+                        &mut sorted,
+                    );
+                }
                 self.keep_output_buffer(updates);
                 (worker, upto, sorted)
             }
@@ -378,6 +387,8 @@ impl<'a, W: Write> Feeder<'a, W> {
             }
             if shares.len() == 1 && self.pending.is_empty() {
                 std::mem::swap(&mut self.pending, &mut shares[0]);
+            } else if self.any_order {
+                merge_by_time(&mut shares, &mut self.pending);
             } else {
                 merge_runs(&mut shares, &self.rank, &mut self.pending);
             }
@@ -464,6 +475,13 @@ impl<'a, W: Write> Feeder<'a, W> {
         self.pending.drain(..at);
         self.next_emit = Some(next);
         Ok(())
+    }
+
+    /// The feeder with the workers' output put in time order only, where `any_order`
+    /// (see [`Feeder::any_order`]).
+    pub(super) fn in_any_order(mut self, any_order: bool) -> Self {
+        self.any_order = any_order;
+        self
     }
 
     /// The feeder waking the workers with `wakers` after a block to parse or commit.

@@ -22,7 +22,7 @@ use stgflow_io::stream::{FactReader, InputFact};
 
 use super::OutputSort;
 use super::messages::{Control, FromWorker, IN_FLIGHT, ToWorker, Update};
-use super::order::in_output_order;
+use super::order::{in_output_order, in_time_order};
 use super::profile::Profile;
 use crate::operators::points::changes;
 use crate::plan::Plan;
@@ -64,6 +64,9 @@ pub(super) struct Setup {
     /// Format the output on the workers of process 0, each its share of the facts (by
     /// hash), as this sink does ([`Sink::keyed`]); else the calling thread formats it.
     pub(super) formatter: Option<Template>,
+    /// The calling thread's sink takes a time point's changes in any order, not
+    /// consolidated ([`Sink::in_any_order`]): the output is only put in time order.
+    pub(super) any_order: bool,
     /// Every process reads its own blocks of the input ([`super::reading`]): the workers
     /// of the other processes parse and introduce the blocks process 0 gives them, told
     /// through a control dataflow ([`Control`]).
@@ -231,7 +234,7 @@ pub(super) fn work(
             inputs,
             (&probe, &captured),
             &channels,
-            (files, keyed, control, setup.output_sort),
+            (files, keyed, control, setup.output_sort, setup.any_order),
         );
         let (operators, records) = &components;
         let times = profile.map_or_else(Vec::new, |p| p.per_component(worker, operators));
@@ -366,11 +369,12 @@ fn serve(
     mut inputs: Inputs,
     (probe, captured): (&ProbeHandle<u64>, &Rc<RefCell<Vec<Update>>>),
     channels: &Channels<'_>,
-    (files, keyed, control, output_sort): (
+    (files, keyed, control, output_sort, any_order): (
         Option<WorkerSink>,
         bool,
         Option<ControlPlane>,
         OutputSort,
+        bool,
     ),
 ) -> Fed {
     // A file that cannot be created or written stops the run (the calling thread reports
@@ -483,7 +487,9 @@ fn serve(
                 *all = later;
                 due
             };
-            if sorted {
+            if sorted && any_order {
+                in_time_order(&mut due, first, &mut ready);
+            } else if sorted {
                 ready.reserve(due.len());
                 in_output_order(&mut due, &rank, first, &mut order, &mut ready);
             } else {

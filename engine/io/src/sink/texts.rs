@@ -34,8 +34,8 @@ pub(super) struct SortedTexts {
     /// compare by them first, and by their bytes only where they are equal.
     prefixes: Vec<u64>,
     /// Each id's count of facts holding with its text; 0 for a free id or one whose text
-    /// stopped holding in this time point.
-    counts: Vec<usize>,
+    /// stopped holding in this time point; below 0 only for a new id within a time point.
+    counts: Vec<isize>,
     /// Ids of held texts by the hash of their text.
     by_text: HashTable<u32>,
     hasher: DefaultHashBuilder,
@@ -74,20 +74,30 @@ impl SortedTexts {
         }
     }
 
-    /// The text of `id`, without its separator and padding.
-    fn text(&self, id: u32) -> &[u8] {
-        text_of(&self.texts, &self.lens, self.separator.len(), id)
-    }
-
-    /// One more fact holds with `text`; returns the text's id, for [`SortedTexts::remove`].
-    pub(super) fn add(&mut self, text: &[u8]) -> u32 {
+    /// `diff` more facts hold with `text` (fewer where it is negative). The changes of a
+    /// time point may come in any order: a text's count may dip below zero within it, and
+    /// a text that stops and starts again takes a new id. A text whose count is still
+    /// below zero when the line is made does not hold and is forgotten, as if 0.
+    pub(super) fn change(&mut self, text: &[u8], diff: isize) {
+        if diff == 0 {
+            return;
+        }
         let hash = self.hasher.hash_one(text);
         let (texts, lens, skip) = (&self.texts, &self.lens, self.separator.len());
         let same = |&id: &u32| text_of(texts, lens, skip, id) == text;
-        if let Some(&id) = self.by_text.find(hash, same) {
-            self.counts[id as usize] += 1;
-            self.recount(id);
-            return id;
+        if let Ok(entry) = self.by_text.find_entry(hash, same) {
+            let id = *entry.get();
+            let count = &mut self.counts[id as usize];
+            *count += diff;
+            if *count == 0 {
+                // It stops holding: it leaves the table, so starting again it takes a
+                // new id.
+                entry.remove();
+                self.stopped.push(id);
+            } else {
+                self.recount(id);
+            }
+            return;
         }
         let id = match self.free.pop() {
             Some(id) => id,
@@ -110,31 +120,12 @@ impl SortedTexts {
         prefix[..first].copy_from_slice(&text[..first]);
         self.prefixes[id as usize] = u64::from_be_bytes(prefix);
         buffer.resize(buffer.len().next_multiple_of(CHUNK), 0);
-        self.counts[id as usize] = 1;
+        self.counts[id as usize] = diff;
         let (texts, lens, hasher) = (&self.texts, &self.lens, &self.hasher);
         self.by_text.insert_unique(hash, id, |&id| {
             hasher.hash_one(text_of(texts, lens, skip, id))
         });
         self.added.push(id);
-        id
-    }
-
-    /// One fact less holds with the text `id` (which [`SortedTexts::add`] gave it): the
-    /// text is neither formatted nor compared again.
-    pub(super) fn remove(&mut self, id: u32) {
-        let Some(count) = self.counts.get_mut(id as usize).filter(|c| **c > 0) else {
-            return;
-        };
-        *count -= 1;
-        if *count > 0 {
-            self.recount(id);
-            return;
-        }
-        let hash = self.hasher.hash_one(self.text(id));
-        if let Ok(entry) = self.by_text.find_entry(hash, |&other| other == id) {
-            entry.remove();
-        }
-        self.stopped.push(id);
     }
 
     /// Marks `id`, whose count changed but not to 0, for the next line (a text new at
@@ -167,9 +158,23 @@ impl SortedTexts {
             (prefixes[*a as usize].cmp(&prefixes[*b as usize]))
                 .then_with(|| text_of(texts, lens, skip, *a).cmp(text_of(texts, lens, skip, *b)))
         };
-        // A text that started and stopped within the time point is in neither.
+        // A text that started and stopped within the time point is in neither; one whose
+        // count is below 0 is forgotten.
+        let (counts, by_text, hasher) = (&mut self.counts, &mut self.by_text, &self.hasher);
+        let free = &mut self.free;
+        self.added.retain(|&id| {
+            let count = &mut counts[id as usize];
+            if *count < 0 {
+                let hash = hasher.hash_one(text_of(texts, lens, skip, id));
+                if let Ok(entry) = by_text.find_entry(hash, |&other| other == id) {
+                    entry.remove();
+                }
+                *count = 0;
+                free.push(id);
+            }
+            *count > 0
+        });
         let counts = &self.counts;
-        self.added.retain(|&id| counts[id as usize] > 0);
         self.added.sort_unstable_by(cmp);
         let order = &self.order;
         // Few changes for the line's length: the changed positions found by binary
@@ -245,7 +250,7 @@ impl SortedTexts {
 struct Line<'a> {
     texts: &'a [Vec<u8>],
     lens: &'a [usize],
-    counts: &'a [usize],
+    counts: &'a [isize],
     order: &'a [u32],
     body: &'a [u8],
     ends: &'a [usize],
@@ -336,33 +341,23 @@ mod tests {
     use proptest::prelude::*;
     use std::collections::BTreeMap;
 
-    /// Runs `points` of changes (a text's number, and whether a fact starts or stops
-    /// holding with it) through [`SortedTexts`], the texts made by `text`: each line is
-    /// what a sorted map of the texts' counts gives.
+    /// Runs `points` of changes (a text's number, and whether one more or one fewer fact
+    /// holds with it, in any order: a text's count may dip below 0 within a time point)
+    /// through [`SortedTexts`], the texts made by `text`: each line is what a sorted map
+    /// of the texts' counts gives, a count below 0 at the end of a time point forgotten.
     fn check(
         points: Vec<Vec<(u16, bool)>>,
         text: impl Fn(u16) -> Vec<u8>,
     ) -> Result<(), TestCaseError> {
         let mut texts = SortedTexts::new(b" ");
-        let mut reference: BTreeMap<Vec<u8>, usize> = BTreeMap::new();
-        // The ids given to the facts holding with each text.
-        let mut ids: BTreeMap<Vec<u8>, Vec<u32>> = BTreeMap::new();
+        let mut reference: BTreeMap<Vec<u8>, isize> = BTreeMap::new();
         for changes in points {
             for (n, add) in changes {
-                let text = text(n);
-                let held = reference.get(&text).copied().unwrap_or(0);
-                if add {
-                    ids.entry(text.clone()).or_default().push(texts.add(&text));
-                    *reference.entry(text).or_default() += 1;
-                } else if held > 0 {
-                    let id = ids.get_mut(&text).and_then(Vec::pop).unwrap_or(u32::MAX);
-                    texts.remove(id);
-                    reference.insert(text.clone(), held - 1);
-                    if held == 1 {
-                        reference.remove(&text);
-                    }
-                }
+                let (text, diff) = (text(n), if add { 1 } else { -1 });
+                texts.change(&text, diff);
+                *reference.entry(text).or_default() += diff;
             }
+            reference.retain(|_, count| *count > 0);
             let line = texts.line().to_vec();
             let mut want = Vec::new();
             for (text, count) in &reference {
