@@ -985,21 +985,14 @@ impl Translator {
             span: Some(span),
         };
         let vars = object_vars(arity, span);
+        let at = |offset| time_term("T", offset, span);
+        // p at T, which both rules read where p is derived, the start rule else.
+        let held = td::Literal::Positive(plain_atom(pred, vars.clone(), at(0), span));
         let base = td::Rule {
-            head: plain_atom(name, vars.clone(), time_term("T", 0, span), span),
+            head: plain_atom(name, vars.clone(), at(0), span),
             body: vec![
-                td::Literal::Positive(plain_atom(
-                    pred,
-                    vars.clone(),
-                    time_term("T", 0, span),
-                    span,
-                )),
-                td::Literal::Positive(plain_atom(
-                    &start,
-                    Vec::new(),
-                    time_term("T", 0, span),
-                    span,
-                )),
+                held.clone(),
+                td::Literal::Positive(plain_atom(&start, Vec::new(), at(0), span)),
             ],
             span,
         };
@@ -1011,15 +1004,10 @@ impl Translator {
         // point, negating p would be a cycle through negation: p is read positively.
         if self.generated.contains(pred) || self.read_names.contains_key(pred) {
             let step = td::Rule {
-                head: plain_atom(name, vars.clone(), time_term("T", 0, span), span),
+                head: plain_atom(name, vars.clone(), at(0), span),
                 body: vec![
-                    td::Literal::Positive(plain_atom(
-                        pred,
-                        vars.clone(),
-                        time_term("T", 0, span),
-                        span,
-                    )),
-                    td::Literal::Positive(plain_atom(name, vars, time_term("T", 1, span), span)),
+                    held,
+                    td::Literal::Positive(plain_atom(name, vars, at(1), span)),
                 ],
                 span,
             };
@@ -1028,7 +1016,6 @@ impl Translator {
             return;
         }
         let stop = self.fresh(format!("{name}_stop"));
-        let at = |offset| time_term("T", offset, span);
         let keep = td::Rule {
             head: plain_atom(name, vars.clone(), at(0), span),
             body: vec![
