@@ -986,8 +986,10 @@ impl Translator {
         };
         let vars = object_vars(arity, span);
         let at = |offset| time_term("T", offset, span);
-        // p at T, which both rules read where p is derived, the start rule else.
+        // p at T, which both rules read where p is derived, the start rule else; and this
+        // a point back, which every rule but the start reads.
         let held = td::Literal::Positive(plain_atom(pred, vars.clone(), at(0), span));
+        let before = td::Literal::Positive(plain_atom(name, vars.clone(), at(1), span));
         let base = td::Rule {
             head: plain_atom(name, vars.clone(), at(0), span),
             body: vec![
@@ -1005,10 +1007,7 @@ impl Translator {
         if self.generated.contains(pred) || self.read_names.contains_key(pred) {
             let step = td::Rule {
                 head: plain_atom(name, vars.clone(), at(0), span),
-                body: vec![
-                    held,
-                    td::Literal::Positive(plain_atom(name, vars, at(1), span)),
-                ],
+                body: vec![held, before],
                 span,
             };
             self.define(base, origin.clone());
@@ -1019,7 +1018,7 @@ impl Translator {
         let keep = td::Rule {
             head: plain_atom(name, vars.clone(), at(0), span),
             body: vec![
-                td::Literal::Positive(plain_atom(name, vars.clone(), at(1), span)),
+                before.clone(),
                 td::Literal::Negative(plain_atom(&stop, vars.clone(), at(0), span), span),
             ],
             span,
@@ -1027,7 +1026,7 @@ impl Translator {
         let ends = td::Rule {
             head: plain_atom(&stop, vars.clone(), at(0), span),
             body: vec![
-                td::Literal::Positive(plain_atom(name, vars.clone(), at(1), span)),
+                before,
                 td::Literal::Negative(plain_atom(pred, vars, at(0), span), span),
             ],
             span,
