@@ -12,6 +12,7 @@
 //! * [`sink`] — output modes (`points`, `changes`, `intervals`, and snapshots a front end
 //!   adds), deterministic within a time point.
 //! * [`interrupt`] — stopping early and cleanly, on a signal or a lost cluster peer.
+//! * [`merge`] — the k-way merge of workers' sorted runs (a tournament tree).
 //! * `draw` (feature `draw`) — the font and colours stgflow's pictures share.
 //!
 //! Nothing here evaluates rules or knows a front end's language.
@@ -20,5 +21,6 @@
 pub mod draw;
 pub mod drive;
 pub mod interrupt;
+pub mod merge;
 pub mod sink;
 pub mod stream;

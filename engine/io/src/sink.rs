@@ -242,6 +242,9 @@ pub fn merge_keyed(runs: &[KeyedLines], out: &mut Vec<u8>, points: &mut Vec<(u64
         _ => points.push((time, out.len())),
     };
     let busy: Vec<&KeyedLines> = runs.iter().filter(|r| !r.is_empty()).collect();
+    if busy.is_empty() {
+        return;
+    }
     if let [only] = busy.as_slice() {
         // One worker's lines are in order already: whole time points at a time.
         let mut from = 0;
@@ -256,23 +259,30 @@ pub fn merge_keyed(runs: &[KeyedLines], out: &mut Vec<u8>, points: &mut Vec<(u64
         return;
     }
     let mut at = vec![0usize; busy.len()];
-    loop {
-        let mut best: Option<(usize, (u64, &[u8]))> = None;
-        for (run, lines) in busy.iter().enumerate() {
-            if at[run] == lines.len() {
-                continue;
-            }
-            let (time, key, _) = lines.line(at[run]);
-            if best.is_none_or(|(_, least)| (time, key) < least) {
-                best = Some((run, (time, key)));
-            }
-        }
-        let Some((run, (time, _))) = best else {
-            return;
+    let before = |at: &[usize], a: usize, b: usize| {
+        let head = |run: usize| {
+            let lines: &KeyedLines = busy[run];
+            (at[run] < lines.len()).then(|| {
+                let (time, key, _) = lines.line(at[run]);
+                (time, key)
+            })
         };
-        out.extend_from_slice(busy[run].line(at[run]).2);
+        match (head(a), head(b)) {
+            (Some(x), Some(y)) => x < y,
+            (x, _) => x.is_some(),
+        }
+    };
+    let mut tree = crate::merge::Tournament::new(busy.len(), |a, b| before(&at, a, b));
+    loop {
+        let run = tree.winner();
+        if at[run] == busy[run].len() {
+            return;
+        }
+        let (time, _, text) = busy[run].line(at[run]);
+        out.extend_from_slice(text);
         note(time, out);
         at[run] += 1;
+        tree.replay(|a, b| before(&at, a, b));
     }
 }
 
@@ -1165,13 +1175,13 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// Every fact's changes given to one of 1–3 workers' sinks ([`Sink::keyed`]) by
+        /// Every fact's changes given to one of 1–19 workers' sinks ([`Sink::keyed`]) by
         /// the fact's hash, the workers' lines merged on their keys are what one sink
         /// writes for all the facts, in points, changes and intervals.
         #[test]
         fn workers_lines_merged_on_their_keys_are_one_sinks_bytes(
             flips in proptest::collection::vec((0usize..3, 0i64..4, 0usize..12), 0..60),
-            workers in 1usize..4,
+            workers in 1usize..20,
             scale in 1u64..3,
         ) {
             let program = compile_str(

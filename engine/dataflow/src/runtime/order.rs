@@ -3,6 +3,7 @@
 //! thread ([`merge_runs`]).
 
 use super::messages::Update;
+use stgflow_io::merge::Tournament;
 
 /// What [`in_output_order`] sorts per update: its packed key, the order prefix of its
 /// second argument, and its index.
@@ -163,22 +164,26 @@ pub(super) fn merge_runs(runs: &mut [Vec<Update>], rank: &[usize], into: &mut Ve
     into.reserve(busy.iter().map(|&i| runs[i].len()).sum());
     let start = into.len();
     let mut at = vec![0usize; runs.len()];
-    // The head of each run with its key; the least is found by a scan (few workers).
-    let mut heads: Vec<(usize, (u64, u128))> =
-        busy.iter().map(|&i| (i, key(&runs[i][0]))).collect();
-    while !heads.is_empty() {
-        let mut best = 0;
-        for h in 1..heads.len() {
-            let (i, k) = heads[h];
-            let (j, l) = heads[best];
-            let less = k
-                .cmp(&l)
-                .then_with(|| runs[i][at[i]].0.1.cmp(&runs[j][at[j]].0.1));
-            if less == std::cmp::Ordering::Less {
-                best = h;
+    // Each run's head's key; a run that ran out has none. The head that comes first is
+    // found by a tournament (a scan of every head cost 15 comparisons per update at 16
+    // workers).
+    let mut heads: Vec<Option<(u64, u128)>> = runs.iter().map(|run| run.first().map(key)).collect();
+    let before =
+        |runs: &[Vec<Update>], heads: &[Option<(u64, u128)>], at: &[usize], a: usize, b: usize| {
+            match (heads[a], heads[b]) {
+                (Some(k), Some(l)) => k
+                    .cmp(&l)
+                    .then_with(|| runs[a][at[a]].0.1.cmp(&runs[b][at[b]].0.1))
+                    .is_lt(),
+                (k, _) => k.is_some(),
             }
+        };
+    let mut tree = Tournament::new(runs.len(), |a, b| before(runs, &heads, &at, a, b));
+    loop {
+        let i = tree.winner();
+        if heads[i].is_none() {
+            break;
         }
-        let i = heads[best].0;
         let ((pred, row), time, diff) = &mut runs[i][at[i]];
         match into[start..].last_mut() {
             Some(last) if last.1 == *time && last.0.0 == *pred && last.0.1 == *row => {
@@ -190,12 +195,8 @@ pub(super) fn merge_runs(runs: &mut [Vec<Update>], rank: &[usize], into: &mut Ve
             _ => into.push(((*pred, std::mem::take(row)), *time, *diff)),
         }
         at[i] += 1;
-        match runs[i].get(at[i]) {
-            Some(next) => heads[best].1 = key(next),
-            None => {
-                heads.swap_remove(best);
-            }
-        }
+        heads[i] = runs[i].get(at[i]).map(key);
+        tree.replay(|a, b| before(runs, &heads, &at, a, b));
     }
     for run in runs.iter_mut() {
         run.clear();
@@ -313,7 +314,7 @@ mod tests {
         let rank = [2, 1, 0];
         let batch = updates(&[7, 3, 5, 3, 9, 0, 70_000]);
         let want = expected(&batch, &rank);
-        for workers in 1..=4 {
+        for workers in (1..=5).chain([16, 17]) {
             // Each worker's share, in output order, as each worker sends it.
             let mut runs: Vec<Vec<Update>> = (0..workers)
                 .map(|w| {
