@@ -145,6 +145,8 @@ struct Builder<'p, 's> {
     read: Vec<bool>,
     /// Which predicates are printed (`render`'s `outputs`).
     printed: Vec<bool>,
+    /// Which input predicates come as points ([`fed_as_points`]).
+    points: Vec<bool>,
     /// Per predicate, the index in `tagged` of the temporal SCC stream it is output in.
     tagged_in: Vec<Option<usize>>,
     tagged: Vec<Facts<'s, u64>>,
@@ -181,8 +183,9 @@ impl<'p, 's> Builder<'p, 's> {
             inputs,
             unit: empty(scope),
             holds,
-            read: read_by_components(program, plan),
+            read: read_by_components(program, &plan.components),
             printed: (0..n).map(|p| outputs.contains(&p)).collect(),
+            points: fed_as_points(program, plan, outputs),
             tagged_in: vec![None; n],
             tagged: Vec::new(),
             counter: None,
@@ -219,12 +222,13 @@ impl<'p, 's> Builder<'p, 's> {
     }
 
     fn window(&mut self, pred: PredId, source: PredId, shape: Window) {
+        let points = self.points[source];
         let source = self.holding(source);
         let own = self.inputs[pred].clone();
         let scope = self.scope;
         let held = scope.region_named("Window", |region| {
             let own = own.map(|own| own.enter_region(region));
-            window::lower(source.enter_region(region), own, shape).leave_region(scope)
+            window::lower(source.enter_region(region), own, shape, points).leave_region(scope)
         });
         self.holds[pred] = Some(self.counted(held));
     }
@@ -489,9 +493,42 @@ fn delayed(c: Coll<'_, u64>, offset: u32) -> Coll<'_, u64> {
     records::delay(c, u64::from(offset))
 }
 
-/// Which predicates some component of `plan` reads (the others need no collection of
-/// their own unless printed).
-fn read_by_components(program: &Program, plan: &Plan) -> Vec<bool> {
+/// The input predicates that the runtime feeds as *points* — each fact +1 at each time
+/// point it is given at, nothing when it stops — instead of as changes: those that no
+/// rule derives and nothing prints, read by ♢ windows and nothing else. A ♢ window over
+/// points takes each fact's retraction d + 1 points after it itself, so the input is
+/// neither diffed against the previous time point nor sent twice (issue 23: ♢ and @ over
+/// a stream's atoms, Laser's programs).
+pub fn fed_as_points(program: &Program, plan: &Plan, outputs: &[PredId]) -> Vec<bool> {
+    let derived = program.derived();
+    let is_diamond = |c: &&Component| {
+        matches!(
+            c,
+            Component::Window {
+                window: Window::Diamond(_),
+                ..
+            }
+        )
+    };
+    let mut windowed = vec![false; program.predicates.len()];
+    for component in plan.components.iter().filter(is_diamond) {
+        if let Component::Window { source, .. } = component {
+            windowed[*source] = true;
+        }
+    }
+    let read_otherwise =
+        read_by_components(program, plan.components.iter().filter(|c| !is_diamond(c)));
+    (0..windowed.len())
+        .map(|p| windowed[p] && !read_otherwise[p] && !derived[p] && !outputs.contains(&p))
+        .collect()
+}
+
+/// Which predicates some of `components` read (the others need no collection of their
+/// own unless printed).
+fn read_by_components<'a>(
+    program: &Program,
+    components: impl IntoIterator<Item = &'a Component>,
+) -> Vec<bool> {
     let mut read = vec![false; program.predicates.len()];
     // Every predicate the bodies of `rules` read.
     let bodies = |rules: &[usize], read: &mut Vec<bool>| {
@@ -503,7 +540,7 @@ fn read_by_components(program: &Program, plan: &Plan) -> Vec<bool> {
             read[atom.pred] = true;
         }
     };
-    for component in &plan.components {
+    for component in components {
         match component {
             Component::Window { source, .. } => read[*source] = true,
             Component::GatedWindow { source, gate, .. } => {

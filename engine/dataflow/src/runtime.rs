@@ -160,11 +160,15 @@ pub fn run<W: Write>(
         .then(|| sink.template(options.cluster.workers.max(1) > 1))
         .flatten();
     let any_order = options.files.is_none() && formatter.is_none() && sink.in_any_order();
+    let plan = plan(program, analysis, options.lower);
+    let outputs = program.output_predicates();
+    let point_preds = crate::render::fed_as_points(program, &plan, &outputs);
     let setup = Arc::new(Setup {
         program: program.clone(),
-        plan: plan(program, analysis, options.lower),
-        outputs: program.output_predicates(),
+        plan,
+        outputs,
         points: !diff_here,
+        point_preds: point_preds.clone(),
         files: options.files.clone(),
         stats: options.stats,
         output_sort: options.output_sort,
@@ -213,6 +217,7 @@ pub fn run<W: Write>(
         diff_here,
     )
     .in_any_order(any_order)
+    .with_points(point_preds)
     .waking(wakers.clone())
     .remote(remote_reading.then_some(processes * local_workers));
     let result = match raws {

@@ -48,13 +48,22 @@ fn retime(window: Window) -> impl Fn(u64, isize) -> u64 + Clone + 'static {
 
 /// Lowers a window over the 0/1 collection `source`, united with `own` (input facts of the
 /// window's own predicate), if any: [`super::zero_one::zero_one_by`] delays each change of
-/// `source` as it buffers it, in the same operator as the closure.
+/// `source` as it buffers it, in the same operator as the closure. With `points`, `source`
+/// is a ♢ window's input fed as points (`render::fed_as_points`): each fact holds at the
+/// time point it is given at, and [`super::zero_one::zero_one_points`] retracts it d + 1
+/// points later.
 pub fn lower<'s>(
     source: Coll<'s, u64>,
     own: Option<Coll<'s, u64>>,
     window: Window,
+    points: bool,
 ) -> Coll<'s, u64> {
-    super::zero_one::zero_one_by(source, own, own_weight(window), retime(window))
+    match window {
+        Window::Diamond(d) if points => {
+            super::zero_one::zero_one_points(source, own, u64::from(d) + 1)
+        }
+        _ => super::zero_one::zero_one_by(source, own, own_weight(window), retime(window)),
+    }
 }
 
 /// How many times a fact of the window's own predicate counts in the window's table: more
@@ -295,12 +304,39 @@ mod tests {
             .collect()
     }
 
-    fn check_lower(workers: usize, source: &Held, own: Option<&Held>, window: Window, batch: u64) {
-        let mut inputs = vec![changes(&universe(), source)];
+    /// `source` as points: each record +1 at every time point it holds at, as the runtime
+    /// feeds a predicate of `render::fed_as_points`.
+    fn points(source: &Held) -> Vec<(Row, u64, isize)> {
+        let universe = universe();
+        (0..END)
+            .flat_map(|t| {
+                (0..RECORDS)
+                    .filter(move |&r| source[r][t as usize])
+                    .map(move |r| (r, t))
+            })
+            .map(|(r, t)| (universe[r].clone(), t, 1))
+            .collect()
+    }
+
+    /// `lower` against the reference, its source fed as points where `points` and the
+    /// window is a ♢.
+    fn check_lower(
+        workers: usize,
+        source: &Held,
+        own: Option<&Held>,
+        (window, points): (Window, bool),
+        batch: u64,
+    ) {
+        let points = points && matches!(window, Window::Diamond(_));
+        let mut inputs = vec![if points {
+            self::points(source)
+        } else {
+            changes(&universe(), source)
+        }];
         inputs.extend(own.map(|own| changes(&universe(), own)));
         let output = run(workers, inputs, END, batch, move |mut inputs| {
             let own = if inputs.len() > 1 { inputs.pop() } else { None };
-            lower(inputs.pop().expect("a source"), own, window)
+            lower(inputs.pop().expect("a source"), own, window, points)
         });
         assert_same_at_every_time(
             &snapshots(&output, END),
@@ -396,9 +432,10 @@ mod tests {
             source in held(RECORDS, END, 6, 6),
             own in prop::option::of(held(RECORDS, END, 12, 3)),
             window in window(),
+            points in any::<bool>(),
             batch in 1..4u64,
         ) {
-            check_lower(1, &source, own.as_ref(), window, batch);
+            check_lower(1, &source, own.as_ref(), (window, points), batch);
         }
 
         #[test]
@@ -406,9 +443,10 @@ mod tests {
             source in held(RECORDS, END, 6, 6),
             own in prop::option::of(held(RECORDS, END, 12, 3)),
             window in window(),
+            points in any::<bool>(),
             batch in 1..4u64,
         ) {
-            check_lower(3, &source, own.as_ref(), window, batch);
+            check_lower(3, &source, own.as_ref(), (window, points), batch);
         }
 
         #[test]

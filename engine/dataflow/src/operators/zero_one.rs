@@ -50,6 +50,45 @@ pub fn zero_one_by<'s, D>(
 where
     D: ExchangeData + Hash + Eq,
 {
+    zero_one_with(collection, own, own_weight, move |stash, data| {
+        stash.add(data, &retime);
+    })
+}
+
+/// The 0/1 version of `collection` read as *points* — each record +n at its time, and
+/// −n `hold` time points later — united with `own` (changes) as it is: a ♢ window of
+/// `hold − 1` over facts fed as points (`render::fed_as_points`), its retractions made
+/// here rather than diffed and sent by the runtime.
+pub fn zero_one_points<'s, D>(
+    collection: VecCollection<'s, u64, D, isize>,
+    own: Option<VecCollection<'s, u64, D, isize>>,
+    hold: u64,
+) -> VecCollection<'s, u64, D, isize>
+where
+    D: ExchangeData + Hash + Eq,
+{
+    let mut retracted: Vec<(D, u64, isize)> = Vec::new();
+    zero_one_with(collection, own, 1, move |stash, data| {
+        retracted.extend(
+            data.iter()
+                .map(|(record, time, diff)| (record.clone(), time.saturating_add(hold), -diff)),
+        );
+        stash.add(data, &|time, _| time);
+        stash.add(&mut retracted, &|time, _| time);
+    })
+}
+
+/// [`zero_one_by`] and [`zero_one_points`]: `intake` takes each message of `collection`
+/// into the stash (leaving it empty).
+fn zero_one_with<'s, D>(
+    collection: VecCollection<'s, u64, D, isize>,
+    own: Option<VecCollection<'s, u64, D, isize>>,
+    own_weight: isize,
+    mut intake: impl FnMut(&mut Stash<D>, &mut Vec<(D, u64, isize)>) + 'static,
+) -> VecCollection<'s, u64, D, isize>
+where
+    D: ExchangeData + Hash + Eq,
+{
     let own = own.map_or_else(
         || Vec::<(D, u64, isize)>::new().to_stream(collection.inner.scope()),
         |own| own.inner,
@@ -69,7 +108,7 @@ where
             move |capability, _info| {
                 let mut capability = Some(capability);
                 move |(input, frontier), (own, own_frontier), output| {
-                    input.for_each(|_, data| stash.add(data, &retime));
+                    input.for_each(|_, data| intake(&mut stash, data));
                     own.for_each(|_, data| {
                         if own_weight != 1 {
                             data.iter_mut().for_each(|(_, _, diff)| *diff *= own_weight);

@@ -79,6 +79,10 @@ pub(super) struct Feeder<'a, W: Write> {
     /// The diff of each time point against the previous one, when the calling thread
     /// makes it; `None` when the workers do, each its share ([`crate::operators::points`]).
     diff: Option<PointDiff<(PredId, Row)>>,
+    /// The predicates whose facts are sent as points, never diffed
+    /// ([`crate::render::fed_as_points`]), and this time point's facts of them.
+    point_preds: Vec<bool>,
+    points: Vec<(PredId, Row)>,
     batch: Batch,
     batch_start: Option<u64>,
     /// Every time point below this has been fed.
@@ -162,6 +166,8 @@ impl<'a, W: Write> Feeder<'a, W> {
             },
             next_worker: 0,
             diff: diff_here.then(PointDiff::default),
+            point_preds: Vec::new(),
+            points: Vec::new(),
             batch: Batch::new(channels),
             batch_start: None,
             advance_to: 0,
@@ -484,6 +490,12 @@ impl<'a, W: Write> Feeder<'a, W> {
         self
     }
 
+    /// The feeder sending the facts of `point_preds` as points, never diffed.
+    pub(super) fn with_points(mut self, point_preds: Vec<bool>) -> Self {
+        self.point_preds = point_preds;
+        self
+    }
+
     /// The feeder waking the workers with `wakers` after a block to parse or commit.
     pub(super) fn waking(self, wakers: std::sync::Arc<super::worker::Wakers>) -> Self {
         Feeder { wakers, ..self }
@@ -670,12 +682,27 @@ impl<W: Write> TimePoints for Feeder<'_, W> {
         match &mut self.diff {
             // What held before and holds again costs nothing; what is new is +1; what is
             // left of the previous time point is −1.
+            // Facts read as points (by ♢ windows alone) go out as they are, +1 each.
             Some(diff) => {
-                let batch = &mut self.batch;
+                let (batch, point_preds, points) =
+                    (&mut self.batch, &self.point_preds, &mut self.points);
+                let mut input = input;
+                if point_preds.contains(&true) {
+                    input.retain_mut(|(pred, row)| {
+                        let point = point_preds.get(*pred).copied().unwrap_or(false);
+                        if point {
+                            points.push((*pred, std::mem::take(row)));
+                        }
+                        !point
+                    });
+                }
                 diff.next(input.into_iter(), |(pred, row)| {
                     batch.push(*pred as u32, Row::from_slice(row), t, 1);
                 });
                 diff.left(|(pred, row)| batch.push(pred as u32, row, t, -1));
+                for (pred, row) in points.drain(..) {
+                    batch.push(pred as u32, row, t, 1);
+                }
             }
             // The facts as they are: the workers diff them.
             None => {

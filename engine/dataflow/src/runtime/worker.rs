@@ -54,6 +54,9 @@ pub(super) struct Setup {
     pub(super) outputs: Vec<PredId>,
     /// Whether the input comes as points, which the workers diff (else as changes).
     pub(super) points: bool,
+    /// The predicates whose input comes as points and stays so, diffed nowhere: read by ♢
+    /// windows alone ([`crate::render::fed_as_points`]).
+    pub(super) point_preds: Vec<bool>,
     /// One file per printed predicate, written by the workers of process 0 (each its
     /// share of the predicates); else the output goes to the calling thread.
     pub(super) files: Option<Files>,
@@ -194,6 +197,7 @@ pub(super) fn work(
         &captured,
         // Every process builds the same dataflow, with --stats its counting operators too.
         (route, setup.points, setup.stats),
+        &setup.point_preds,
         (setup.formatter.is_some(), from_main.len()),
     );
     let mut control = setup.remote_reading.then(|| ControlPlane::build(worker));
@@ -275,6 +279,7 @@ fn build(
     probe: &ProbeHandle<u64>,
     captured: &Rc<RefCell<Vec<Update>>>,
     (route, points, counting): (Route, bool, bool),
+    point_preds: &[bool],
     formatted: (bool, usize),
 ) -> (Vec<usize>, Components) {
     let predicates = program.predicates.len();
@@ -287,8 +292,9 @@ fn build(
             .enumerate()
             .map(|(channel, handle)| {
                 let input = scope.input_from(handle).as_collection();
-                // The unit row (the last channel) comes in as a change.
-                if points && channel < predicates {
+                // The unit row (the last channel) comes in as a change, and so does
+                // what a ♢ window alone reads (it takes points as they are).
+                if points && channel < predicates && !point_preds[channel] {
                     changes(input)
                 } else {
                     input
