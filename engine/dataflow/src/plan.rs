@@ -1487,6 +1487,56 @@ mod tests {
         assert_eq!(redundant, HashSet::from([1, 2]));
     }
 
+    /// The predicates whose facts flow as points: read by ♢ windows alone (or stamped,
+    /// the stamp read by ♢ windows alone), no rule's head, printed nowhere.
+    #[test]
+    fn what_diamond_windows_alone_read_flows_as_points() {
+        let points = |text: &str, printed: &[&str], want: &[&str]| {
+            let (program, plan) = plan_of(text);
+            let id = |name: &&str| program.pred_id(name).expect("a predicate of the program");
+            let outputs: Vec<PredId> = printed.iter().map(id).collect();
+            let flows = crate::render::fed_as_points(&program, &plan, &outputs);
+            let got: Vec<&str> = (0..program.predicates.len())
+                .filter(|&p| flows[p])
+                .map(|p| program.predicates[p].name.as_str())
+                .collect();
+            assert_eq!(got, want, "{text} printing {printed:?}");
+        };
+        let diamond = "q(A, T) :- p(A, T).\nq(A, T) :- p(A, T-1).\n";
+        points(diamond, &["q"], &["p"]);
+        points(diamond, &["q", "p"], &[]);
+        points(
+            &format!("{diamond}r(A, T) :- p(A, T), s(A, T).\n"),
+            &["q", "r"],
+            &[],
+        );
+        let boxed = "b(A, T) :- p(A, T), p(A, T-1).\n";
+        points(boxed, &["b"], &[]);
+        let stamped = "h(U, A, T) :- p(A, T), U = T.\nq(U, A, T) :- h(U, A, T).\nq(U, A, T) :- h(U, A, T-1).\n";
+        points(stamped, &["q"], &["h", "p"]);
+        points(stamped, &["q", "h"], &[]);
+        points(
+            &format!("{stamped}r(U, A, T) :- h(U, A, T), s(A, T).\n"),
+            &["q", "r"],
+            &[],
+        );
+        points(
+            &format!("{stamped}r(A, T) :- p(A, T), s(A, T).\n"),
+            &["q", "r"],
+            &[],
+        );
+        points(
+            &format!("{stamped}q2(A, T) :- p(A, T).\nq2(A, T) :- p(A, T-3).\n"),
+            &["q", "q2"],
+            &[],
+        );
+        points(
+            &format!("{stamped}q2(A, T) :- p(A, T).\nq2(A, T) :- p(A, T-1).\n"),
+            &["q", "q2"],
+            &["h", "p"],
+        );
+    }
+
     #[test]
     fn windows_are_recognised() {
         let (_, plan) = plan_of(

@@ -261,14 +261,19 @@ impl<'p, 's> Builder<'p, 's> {
     /// `pred`'s facts as `source`'s stamped with their time points (`operators::stamp`),
     /// with `pred`'s own input facts.
     fn stamp(&mut self, pred: PredId, source: PredId, head: &[Stamped]) {
+        let points = self.points[pred];
         let source = self.holding(source);
         let own = self.inputs[pred].clone();
         let scope = self.scope;
         let head = head.to_vec();
         let own = own.unwrap_or_else(|| empty(scope));
         let held = scope.region_named("Stamp", |region| {
-            stamp::render(source.enter_region(region), own.enter_region(region), head)
-                .leave_region(scope)
+            let (source, own) = (source.enter_region(region), own.enter_region(region));
+            match points {
+                true => stamp::points(source, own, head),
+                false => stamp::render(source, own, head),
+            }
+            .leave_region(scope)
         });
         self.holds[pred] = Some(self.counted(held));
     }
@@ -493,14 +498,20 @@ fn delayed(c: Coll<'_, u64>, offset: u32) -> Coll<'_, u64> {
     records::delay(c, u64::from(offset))
 }
 
-/// The input predicates that the runtime feeds as *points* — each fact +1 at each time
-/// point it is given at, nothing when it stops — instead of as changes: those that no
-/// rule derives and nothing prints, read by ♢ windows and nothing else. A ♢ window over
-/// points takes each fact's retraction d + 1 points after it itself, so the input is
-/// neither diffed against the previous time point nor sent twice (issue 23: ♢ and @ over
-/// a stream's atoms, Laser's programs).
+/// The predicates whose facts flow as *points* — each fact +1 at each time point it is
+/// given at or stamped at, nothing when it stops — instead of as changes: those read by
+/// ♢ windows alone, printed nowhere, and either no rule's head (the runtime feeds their
+/// input as it comes, diffed nowhere) or stamped from such a predicate
+/// ([`Component::Stamp`]: a stamped fact holds at one time point, so the stamp of a
+/// point is a point, and the stamped predicate's own input facts come as points too). A
+/// ♢ window over points takes each fact's retraction d + 1 points after it itself, and
+/// a stamp over points keeps no table of what holds: the input is neither diffed against
+/// the previous time point nor sent twice (issue 23: ♢ and @ over a stream's atoms,
+/// Laser's programs).
 pub fn fed_as_points(program: &Program, plan: &Plan, outputs: &[PredId]) -> Vec<bool> {
+    let n = program.predicates.len();
     let derived = program.derived();
+    let free = |p: PredId| !outputs.contains(&p);
     let is_diamond = |c: &&Component| {
         matches!(
             c,
@@ -510,17 +521,56 @@ pub fn fed_as_points(program: &Program, plan: &Plan, outputs: &[PredId]) -> Vec<
             }
         )
     };
-    let mut windowed = vec![false; program.predicates.len()];
-    for component in plan.components.iter().filter(is_diamond) {
-        if let Component::Window { source, .. } = component {
-            windowed[*source] = true;
+    let by_diamonds_alone = |except: &dyn Fn(&Component) -> bool| {
+        let mut windowed = vec![false; n];
+        for component in plan.components.iter().filter(is_diamond) {
+            if let Component::Window { source, .. } = component {
+                windowed[*source] = true;
+            }
         }
+        let others = plan
+            .components
+            .iter()
+            .filter(|c| !is_diamond(c) && !except(c));
+        let read_otherwise = read_by_components(program, others);
+        (0..n)
+            .map(|p| windowed[p] && !read_otherwise[p])
+            .collect::<Vec<bool>>()
+    };
+    // Stamps whose stamped predicate ♢ windows alone read, over a predicate no rule
+    // derives.
+    let windowed_alone = by_diamonds_alone(&|_| false);
+    let stamps: Vec<(PredId, PredId)> = (plan.components.iter())
+        .filter_map(|c| match c {
+            Component::Stamp { pred, source, .. }
+                if windowed_alone[*pred] && free(*pred) && !derived[*source] =>
+            {
+                Some((*pred, *source))
+            }
+            _ => None,
+        })
+        .collect();
+    let is_point_stamp = |c: &Component| matches!(c, Component::Stamp { pred, .. } if stamps.iter().any(|(h, _)| h == pred));
+    let mut read_as_stamped = vec![false; n];
+    for &(_, source) in &stamps {
+        read_as_stamped[source] = true;
     }
-    let read_otherwise =
-        read_by_components(program, plan.components.iter().filter(|c| !is_diamond(c)));
-    (0..windowed.len())
-        .map(|p| windowed[p] && !read_otherwise[p] && !derived[p] && !outputs.contains(&p))
-        .collect()
+    // Read by ♢ windows and those stamps alone (at least one of them).
+    let mut windowed = by_diamonds_alone(&is_point_stamp);
+    let read = read_by_components(
+        program,
+        plan.components.iter().filter(|c| !is_point_stamp(c)),
+    );
+    for p in 0..n {
+        windowed[p] |= read_as_stamped[p] && !read[p];
+    }
+    let mut points: Vec<bool> = (0..n)
+        .map(|p| windowed[p] && !derived[p] && free(p))
+        .collect();
+    for (h, source) in stamps {
+        points[h] = points[source];
+    }
+    points
 }
 
 /// Which predicates some of `components` read (the others need no collection of their

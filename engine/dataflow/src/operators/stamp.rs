@@ -26,6 +26,7 @@ use hashbrown::HashMap;
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::generic::Operator;
+use timely::dataflow::operators::vec::Map;
 
 use super::Coll;
 use super::zero_one::{Presence, Stash, earliest, mark, send_first};
@@ -162,6 +163,23 @@ pub fn render<'s>(source: Coll<'s, u64>, own: Coll<'s, u64>, head: Vec<Stamped>)
         .as_collection()
 }
 
+/// The stamped facts of `source` given as points (`render::fed_as_points`): the stamp of
+/// a fact given at t holds at t alone, a point itself, so each is made as its fact comes,
+/// with no table of what holds and nothing at t + 1; united with `own` (h's own input
+/// facts, points too). A count above 1 (a stamped fact that is also an own fact) is
+/// left to the ♢ windows that read these, which count.
+pub fn points<'s>(source: Coll<'s, u64>, own: Coll<'s, u64>, head: Vec<Stamped>) -> Coll<'s, u64> {
+    source
+        .inner
+        .flat_map(move |(fact, time, diff)| {
+            // A time point past i64 has no value: the rule derives nothing there.
+            let now = i64::try_from(time).ok().map(Value::Int)?;
+            Some((stamp(&head, &fact, now), time, diff))
+        })
+        .as_collection()
+        .concat(own)
+}
+
 /// The stamped fact of `fact` at the time point `time` (one allocation where it is
 /// longer than a row holds inline; `collect` grew it value by value).
 fn stamp(head: &[Stamped], fact: &Row, time: Value) -> Row {
@@ -260,6 +278,32 @@ mod tests {
         }
         expected.sort();
         assert_eq!(got, expected);
+    }
+
+    /// Over points (a fact +1 at each time point it is given at), each point's stamped
+    /// fact is a point of its own, and h's own points pass as they are: a fact given at 2
+    /// and 3 and twice at 5 (count 2) is stamped at 2, 3 and 5 (count 2 there), on 1 and 3
+    /// workers.
+    #[test]
+    fn over_points_each_point_is_stamped_as_a_point() {
+        let source = vec![(row(&[1]), 2, 1), (row(&[1]), 3, 1), (row(&[1]), 5, 2)];
+        let own = vec![(row(&[4, 1, 8]), 4, 1)];
+        for workers in [1, 3] {
+            let (source, own) = (source.clone(), own.clone());
+            let mut got = run(workers, vec![source, own], 8, 2, |mut c| {
+                let own = c.pop().expect("two inputs");
+                let source = c.pop().expect("two inputs");
+                points(source, own, head())
+            });
+            got.sort();
+            let expected = vec![
+                (row(&[2, 1, 9]), 2, 1),
+                (row(&[3, 1, 9]), 3, 1),
+                (row(&[4, 1, 8]), 4, 1),
+                (row(&[5, 1, 9]), 5, 2),
+            ];
+            assert_eq!(got, expected, "{workers} workers");
+        }
     }
 
     /// The stamped facts a source fact gives, and own facts among them: [3, 1, 9] is
