@@ -1510,6 +1510,10 @@ mod tests {
             &["q", "r"],
             &[],
         );
+        // A gated ♢ window takes changes (points measured no faster there: its gate's
+        // flips dominate).
+        let gated = "#output q.\nw(A, T) :- p(A, T).\nw(A, T) :- p(A, T-1).\nq(A, T) :- w(A, T), not s(T).\n";
+        points(gated, &["q"], &[]);
         let boxed = "b(A, T) :- p(A, T), p(A, T-1).\n";
         points(boxed, &["b"], &[]);
         let stamped = "h(U, A, T) :- p(A, T), U = T.\nq(U, A, T) :- h(U, A, T).\nq(U, A, T) :- h(U, A, T-1).\n";

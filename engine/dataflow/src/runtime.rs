@@ -12,7 +12,9 @@
 //!   ([`crate::operators::points::changes`]). The calling thread is the default: on 2
 //!   cores it costs less CPU on every workload measured, and a fact that holds over an
 //!   interval crosses to the workers twice, not once per time point (BENCHMARKS.md, ninth
-//!   pass). The operators' exchanges shard from there.
+//!   pass). The operators' exchanges shard from there. The facts of predicates that ♢
+//!   windows alone read ([`crate::render::fed_as_points`]) are diffed nowhere: they go
+//!   out as points, and the windows retract them.
 //! * Every serving worker advances its inputs to the end of each batch (the workers a batch
 //!   does not go to only advance) and steps until the output probe passes it; every output
 //!   update before that time is then final. Each worker keeps the output it computed, puts
