@@ -24,6 +24,7 @@
 
 pub mod count;
 pub mod hash_join;
+pub mod hold;
 pub mod persist;
 pub mod points;
 pub mod records;

@@ -133,6 +133,17 @@ pub enum Component {
         pred: PredId,
         rule: usize,
     },
+    /// `pred(X…, T) :- source(X…, T), gate(T).`, `pred(X…, T) :- pred(X…, T-1), not
+    /// stop(X…, T).` and `stop(X…, T) :- pred(X…, T-1), not source(X…, T).`: a fact of
+    /// source that holds where the nullary gate does is held for as long as source holds
+    /// it (LARS's `p__since_start`, □ clipped at the timeline start, with the gate the
+    /// timeline's first time point), run by `operators::hold` (see the module docs).
+    Hold {
+        pred: PredId,
+        stop: PredId,
+        source: PredId,
+        gate: PredId,
+    },
     Stepper(StepperPlan),
 }
 
@@ -209,6 +220,7 @@ impl Component {
             Component::Persist(_) => "persist",
             Component::Stamp { .. } => "stamp",
             Component::Count { .. } => "count",
+            Component::Hold { .. } => "hold",
             Component::Stepper(_) => "stepper",
         }
     }
@@ -262,7 +274,7 @@ impl Plan {
             parts.join(" ")
         };
         let mut text = String::from(
-            "% dataflow plan: components in evaluation order (window, gated window, dataflow, persist, stamp, count, stepper)\n",
+            "% dataflow plan: components in evaluation order (window, gated window, dataflow, persist, hold, stamp, count, stepper)\n",
         );
         for component in &self.components {
             let line = match component {
@@ -271,6 +283,18 @@ impl Plan {
                     source,
                     window: w,
                 } => format!("window {} = {} {}", name(pred), window(w), name(source)),
+                Component::Hold {
+                    pred,
+                    stop,
+                    source,
+                    gate,
+                } => format!(
+                    "hold {}: {} where {} holds, while it holds (stops: {})",
+                    name(pred),
+                    name(source),
+                    name(gate),
+                    name(stop)
+                ),
                 Component::GatedWindow {
                     pred,
                     window_pred,
@@ -431,6 +455,10 @@ pub fn plan(program: &Program, analysis: &Analysis, lower: bool) -> Plan {
         // evaluates rules with the reference evaluator's plans (counts included).
         let counts = rules.iter().any(|&r| program.rules[r].count.is_some());
         if temporal && !uses_time && lower && !counts {
+            if let Some(hold) = hold_shape(program, &scc, &rules) {
+                components.push(hold);
+                continue;
+            }
             if let Some(persist) = persist_shape(program, &scc, &rules) {
                 components.push(Component::Persist(persist));
                 continue;
@@ -845,6 +873,89 @@ fn persist_shape(program: &Program, scc: &[PredId], rules: &[usize]) -> Option<P
                 })
             })
             .flatten()
+    })
+}
+
+/// The SCC `scc` (its rules `rules`) as a [`Component::Hold`], where it has that shape
+/// and nothing outside it reads or prints the stop predicate.
+fn hold_shape(program: &Program, scc: &[PredId], rules: &[usize]) -> Option<Component> {
+    let (&[a, b], &[_, _, _]) = (scc, rules) else {
+        return None;
+    };
+    let outside_reads = |q: PredId| {
+        program.output_predicates().contains(&q)
+            || (0..program.rules.len()).any(|r| {
+                !rules.contains(&r)
+                    && (program.rules[r].body.iter().filter_map(Literal::atom)).any(|x| x.pred == q)
+            })
+    };
+    fn atom(literal: &Literal, positive: bool) -> Option<&Atom> {
+        match (literal, positive) {
+            (Literal::Positive(atom), true) | (Literal::Negative(atom), false) => Some(atom),
+            _ => None,
+        }
+    }
+    // Both literals of a two-literal body, whichever order they are written in.
+    let two = |r: usize, first: &dyn Fn(&Literal) -> bool| -> Option<(&Literal, &Literal)> {
+        let rule = &program.rules[r];
+        match rule.body.as_slice() {
+            [x, y] if rule.count.is_none() && first(x) => Some((x, y)),
+            [x, y] if rule.count.is_none() && first(y) => Some((y, x)),
+            _ => None,
+        }
+    };
+    [(a, b), (b, a)].into_iter().find_map(|(pred, stop)| {
+        let of = |p: PredId| -> Vec<usize> {
+            (rules.iter().copied())
+                .filter(|&r| program.rules[r].head.pred == p)
+                .collect()
+        };
+        let (&[x, y], &[stop_rule]) = (&of(pred)[..], &of(stop)[..]) else {
+            return None;
+        };
+        let head = |r: usize| &program.rules[r].head.args;
+        let same =
+            |r: usize, atom: &Atom, offset: u32| atom.args == *head(r) && atom.offset == offset;
+        // pred(X…, T) :- pred(X…, T-1), not stop(X…, T).
+        let keep = |r: usize| {
+            let (held, not_stopped) = two(r, &|l| atom(l, true).is_some_and(|x| x.pred == pred))?;
+            let not_stopped = atom(not_stopped, false)?;
+            (same(r, atom(held, true)?, 1) && not_stopped.pred == stop && same(r, not_stopped, 0))
+                .then_some(())
+        };
+        // pred(X…, T) :- source(X…, T), gate(T).
+        let start = |r: usize| {
+            let gated = |l: &Literal| atom(l, true).is_some_and(|x| x.args.is_empty());
+            let (gate, source) = two(r, &gated)?;
+            let (gate, source) = (atom(gate, true)?, atom(source, true)?);
+            (same(r, source, 0) && gate.offset == 0 && !source.args.is_empty())
+                .then_some((source.pred, gate.pred))
+        };
+        let (source, gate) = match (start(x), start(y)) {
+            (Some(found), None) if keep(y).is_some() => found,
+            (None, Some(found)) if keep(x).is_some() => found,
+            _ => return None,
+        };
+        // stop(X…, T) :- pred(X…, T-1), not source(X…, T).
+        let (held, not_source) = two(stop_rule, &|l| {
+            atom(l, true).is_some_and(|x| x.pred == pred)
+        })?;
+        let not_source = atom(not_source, false)?;
+        let fits = same(stop_rule, atom(held, true)?, 1)
+            && not_source.pred == source
+            && same(stop_rule, not_source, 0)
+            && pattern(head(stop_rule))
+            && pattern(head(x))
+            && head(x).iter().all(|t| matches!(t, Term::Var(_)))
+            && ![pred, stop].contains(&source)
+            && ![pred, stop, source].contains(&gate)
+            && !outside_reads(stop);
+        fits.then_some(Component::Hold {
+            pred,
+            stop,
+            source,
+            gate,
+        })
     })
 }
 
@@ -1485,6 +1596,29 @@ mod tests {
         );
         let redundant = redundant_rules(&compiled.program);
         assert_eq!(redundant, HashSet::from([1, 2]));
+    }
+
+    /// LARS's since-start shape is a hold component; with its stop predicate printed, or
+    /// its start gated by a predicate with arguments, it is not.
+    #[test]
+    fn a_fact_held_since_a_gate_is_a_hold() {
+        let rules = "t(T) :- 0 = 0.\ns(T) :- t(T), not t(T-1).\nh(X, Y, T) :- p(X, Y, T), s(T).\nh(X, Y, T) :- h(X, Y, T-1), not g(X, Y, T).\ng(X, Y, T) :- h(X, Y, T-1), not p(X, Y, T).\n";
+        let (program, planned) = plan_of(&format!("#output h.\n{rules}"));
+        let id = |name: &str| program.pred_id(name).unwrap_or(99);
+        assert!(planned.components.contains(&Component::Hold {
+            pred: id("h"),
+            stop: id("g"),
+            source: id("p"),
+            gate: id("s"),
+        }));
+        let holds = |planned: &Plan| {
+            (planned.components.iter()).any(|c| matches!(c, Component::Hold { .. }))
+        };
+        let (_, planned) = plan_of(&format!("#output h, g.\n{rules}"));
+        assert!(!holds(&planned), "{planned:?}");
+        let gated_by_x = rules.replace("p(X, Y, T), s(T)", "p(X, Y, T), r(X, T)");
+        let (_, planned) = plan_of(&format!("#output h.\n{gated_by_x}"));
+        assert!(!holds(&planned), "{planned:?}");
     }
 
     /// The predicates whose facts flow as points: read by ♢ windows alone (or stamped,

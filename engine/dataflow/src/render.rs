@@ -34,7 +34,9 @@ use timely::dataflow::operators::Inspect;
 use timely::order::Product;
 use timely::progress::Timestamp;
 
-use crate::operators::{Coll, Facts, UNIT_TAG, count, persist, records, stamp, stepper, window};
+use crate::operators::{
+    Coll, Facts, UNIT_TAG, count, hold, persist, records, stamp, stepper, window,
+};
 use crate::plan::{Component, PersistPlan, Plan, Stamped, StepperPlan, Window};
 pub(crate) use rule::AtomMatcher;
 use rule::{Reader, render_rule};
@@ -104,6 +106,12 @@ pub fn render<'s>(
             Component::Persist(persist_plan) => builder.persist(persist_plan),
             Component::Stamp { pred, source, head } => builder.stamp(*pred, *source, head),
             Component::Count { pred, rule } => builder.count(*pred, *rule),
+            Component::Hold {
+                pred,
+                stop,
+                source,
+                gate,
+            } => builder.hold(*pred, *stop, *source, *gate),
             Component::Stepper(stepper_plan) => builder.stepper(stepper_plan),
         }
         operators.push(from..builder.scope.worker().peek_identifier());
@@ -273,6 +281,26 @@ impl<'p, 's> Builder<'p, 's> {
                 true => stamp::points(source, own, head),
                 false => stamp::render(source, own, head),
             }
+            .leave_region(scope)
+        });
+        self.holds[pred] = Some(self.counted(held));
+    }
+
+    /// `pred` holding `source`'s facts that hold where `gate` does, for as long as
+    /// `source` holds them (`operators::hold`); `stop`, which nothing else reads, is not
+    /// built.
+    fn hold(&mut self, pred: PredId, stop: PredId, source: PredId, gate: PredId) {
+        let (source, gate) = (self.holding(source), self.holding(gate));
+        let scope = self.scope;
+        let own = self.inputs[pred].clone().unwrap_or_else(|| empty(scope));
+        let stop_own = self.inputs[stop].clone().unwrap_or_else(|| empty(scope));
+        let held = scope.region_named("Hold", |region| {
+            hold::render(
+                source.enter_region(region),
+                own.enter_region(region),
+                stop_own.enter_region(region),
+                gate.enter_region(region),
+            )
             .leave_region(scope)
         });
         self.holds[pred] = Some(self.counted(held));
@@ -605,6 +633,10 @@ fn read_by_components<'a>(
                 }
             }
             Component::Stamp { source, .. } => read[*source] = true,
+            Component::Hold { source, gate, .. } => {
+                read[*source] = true;
+                read[*gate] = true;
+            }
             Component::Count { rule, .. } => bodies(&[*rule], &mut read),
             Component::Stepper(stepper_plan) => {
                 bodies(&stepper_plan.starts, &mut read);
