@@ -26,8 +26,6 @@
 //! not, nothing else. The table keeps the facts of p that hold (a fact can only start
 //! where p holds it, and s may flip on later) and the facts h holds.
 
-use std::collections::BTreeMap;
-
 use differential_dataflow::{AsCollection, Hashable};
 use hashbrown::HashMap;
 use hashbrown::hash_map::Entry;
@@ -37,7 +35,7 @@ use timely::dataflow::operators::Concat;
 use timely::dataflow::operators::generic::Operator;
 use timely::dataflow::operators::vec::{Broadcast, Map};
 
-use super::zero_one::{Stash, mark, send_first};
+use super::zero_one::{Gate, Stash, mark, send_first};
 use super::{Coll, Row};
 
 /// Where a record of the operator's first input comes from.
@@ -113,8 +111,7 @@ pub fn render<'s>(
         .concat(stop_own.inner.map(tag(FROM_STOP_OWN)));
     let gate = gate.inner.broadcast();
     let mut stash: Stash<(u8, Row)> = Stash::default();
-    let mut gate_changes: BTreeMap<u64, isize> = BTreeMap::new();
-    let mut gate_count: isize = 0;
+    let mut gate_state = Gate::default();
     let mut facts: HashMap<Row, Counts> = HashMap::new();
     let mut touched: Vec<Row> = Vec::new();
     let mut out: Vec<(Row, u64, isize)> = Vec::new();
@@ -129,27 +126,14 @@ pub fn render<'s>(
                 let mut capability = Some(capability);
                 move |(input, frontier), (gate, gate_frontier), output| {
                     input.for_each(|_, data| stash.add(data, &|time, _| time));
-                    gate.for_each(|_, data| {
-                        for (_, time, diff) in data.drain(..) {
-                            *gate_changes.entry(time).or_default() += diff;
-                        }
-                    });
+                    gate.for_each(|_, data| gate_state.add(data));
                     let limit = super::limit(frontier, gate_frontier);
                     let mut first = None;
-                    loop {
-                        let next = match (stash.first_time(), gate_changes.keys().next()) {
-                            (Some(a), Some(&b)) => a.min(b),
-                            (a, b) => match a.or(b.copied()) {
-                                Some(t) => t,
-                                None => break,
-                            },
-                        };
+                    while let Some(next) = gate_state.next(&stash) {
                         if limit.is_some_and(|f| next >= f) || capability.is_none() {
                             break;
                         }
-                        let gated_before = gate_count > 0;
-                        gate_count += gate_changes.remove(&next).unwrap_or(0);
-                        let gated = gate_count > 0;
+                        let (gated_before, gated) = gate_state.step(next);
                         let mut updates = stash.take(next);
                         for ((from, row), diff) in updates.drain(..) {
                             match facts.entry(row) {
@@ -206,27 +190,22 @@ pub fn render<'s>(
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
-    use stgflow_lang::value::{Row, Value};
+    use stgflow_lang::value::Row;
 
     use super::render;
     use crate::operators::testing::{
-        Held, Snapshot, assert_same_at_every_time, at, changes, held, run, set, snapshots,
+        Held, Snapshot, assert_same_at_every_time, at, changes, held, int_rows, run, set, snapshots,
     };
 
+    /// Time points, and facts of p (each a one-value row).
     const END: u64 = 30;
     const RECORDS: usize = 4;
-
-    fn universe() -> Vec<Row> {
-        (0..RECORDS as i64)
-            .map(|i| [Value::Int(i)].into_iter().collect())
-            .collect()
-    }
 
     /// The three rules evaluated as written, time point by time point: h(x, t) =
     /// own_h(x, t) ∨ (p(x, t) ∧ s(t)) ∨ (h(x, t−1) ∧ ¬g(x, t)), g(x, t) = own_g(x, t) ∨
     /// (h(x, t−1) ∧ ¬p(x, t)).
     fn reference(source: &Held, own: &Held, stop_own: &Held, gate: &Held) -> Vec<Snapshot<Row>> {
-        let universe = universe();
+        let universe = int_rows(RECORDS);
         let mut before = [false; RECORDS];
         (0..END as i64)
             .map(|t| {
@@ -248,7 +227,7 @@ mod tests {
 
     fn check(workers: usize, parts: &[Held; 4], batch: u64) {
         let [source, own, stop_own, gate] = parts;
-        let universe = universe();
+        let universe = int_rows(RECORDS);
         let inputs = vec![
             changes(&universe, source),
             changes(&universe, own),

@@ -126,6 +126,13 @@ where
         .collect()
 }
 
+/// A universe of `records` one-value rows: `[0]`, `[1]`, ….
+pub(crate) fn int_rows(records: usize) -> Vec<stgflow_lang::value::Row> {
+    (0..records as i64)
+        .map(|i| [stgflow_lang::value::Value::Int(i)].into_iter().collect())
+        .collect()
+}
+
 /// The collection `updates` accumulate to at each time point below `end`.
 pub(crate) fn snapshots<D: Ord + Clone>(updates: &[Update<D>], end: u64) -> Vec<Snapshot<D>> {
     let mut by_time: BTreeMap<u64, Vec<(D, isize)>> = BTreeMap::new();

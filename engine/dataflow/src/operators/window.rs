@@ -22,8 +22,6 @@
 //! Both clip at the start of the timeline as the literal rules do: time points before the
 //! first one hold nothing.
 
-use std::collections::BTreeMap;
-
 use differential_dataflow::consolidation::consolidate_updates_from;
 use differential_dataflow::{AsCollection, Hashable};
 use timely::container::CapacityContainerBuilder;
@@ -32,7 +30,7 @@ use timely::dataflow::operators::Concat;
 use timely::dataflow::operators::generic::Operator;
 use timely::dataflow::operators::vec::{Broadcast, Map};
 
-use super::zero_one::{Presence, Stash, mark, send_first};
+use super::zero_one::{Gate, Presence, Stash, mark, send_first};
 use super::{Coll, Row};
 use crate::plan::Window;
 
@@ -114,8 +112,7 @@ pub fn gated<'s>(
     let gate = gate.inner.broadcast();
     let window_own_weight = own_weight(window);
     let mut stash: Stash<(u8, Row)> = Stash::default();
-    let mut gate_changes: BTreeMap<u64, isize> = BTreeMap::new();
-    let mut gate_count: isize = 0;
+    let mut gate_state = Gate::default();
     let mut tables = Tables::default();
     let mut out: Vec<(Row, u64, isize)> = Vec::new();
     type Tagged = ((u8, Row), u64, isize);
@@ -138,33 +135,20 @@ pub fn gated<'s>(
                         }
                         stash.add(data, &|time, _| time);
                     });
-                    gate.for_each(|_, data| {
-                        for (_, time, diff) in data.drain(..) {
-                            *gate_changes.entry(time).or_default() += diff;
-                        }
-                    });
+                    gate.for_each(|_, data| gate_state.add(data));
                     let limit = super::limit(frontier, gate_frontier);
                     let mut first = None;
-                    loop {
-                        let next = match (stash.first_time(), gate_changes.keys().next()) {
-                            (Some(a), Some(&b)) => a.min(b),
-                            (a, b) => match a.or(b.copied()) {
-                                Some(t) => t,
-                                None => break,
-                            },
-                        };
+                    while let Some(next) = gate_state.next(&stash) {
                         if limit.is_some_and(|f| next >= f) {
                             break;
                         }
                         if capability.is_none() {
                             break;
                         }
-                        let gated_before = gate_count > 0;
-                        gate_count += gate_changes.remove(&next).unwrap_or(0);
+                        let (gated_before, gated) = gate_state.step(next);
                         let mut updates = stash.take(next);
                         let start = out.len();
-                        let mixed =
-                            tables.step(next, gated_before, gate_count > 0, &mut updates, &mut out);
+                        let mixed = tables.step(next, gated_before, gated, &mut updates, &mut out);
                         stash.give_back(updates);
                         if mixed {
                             // This time point's records only: the earlier ones stay in order.
@@ -254,11 +238,11 @@ impl Tables {
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
-    use stgflow_lang::value::{Row, Value};
+    use stgflow_lang::value::Row;
 
     use super::{gated, lower};
     use crate::operators::testing::{
-        Held, Snapshot, assert_same_at_every_time, at, changes, held, run, set, snapshots,
+        Held, Snapshot, assert_same_at_every_time, at, changes, held, int_rows, run, set, snapshots,
     };
     use crate::plan::Window;
 
@@ -266,9 +250,7 @@ mod tests {
     const RECORDS: usize = 3;
 
     fn universe() -> Vec<Row> {
-        (0..RECORDS as i64)
-            .map(|i| [Value::Int(i)].into_iter().collect())
-            .collect()
+        int_rows(RECORDS)
     }
 
     /// ♢d or □d (d from 0 to 4).

@@ -279,6 +279,40 @@ fn in_time_order<D>(data: &mut Vec<(D, u64, isize)>) {
     }
 }
 
+/// A nullary gate's changes by time point and its count, for an operator that reads
+/// the gate (broadcast) beside a stash of its other input (`window::gated`,
+/// `hold::render`).
+#[derive(Default)]
+pub(super) struct Gate {
+    changes: std::collections::BTreeMap<u64, isize>,
+    count: isize,
+}
+
+impl Gate {
+    /// Takes a message of the gate's changes in; leaves `data` empty.
+    pub(super) fn add<D>(&mut self, data: &mut Vec<(D, u64, isize)>) {
+        for (_, time, diff) in data.drain(..) {
+            *self.changes.entry(time).or_default() += diff;
+        }
+    }
+
+    /// The earliest time point with a change of the gate or a record in `stash`.
+    pub(super) fn next<D>(&self, stash: &Stash<D>) -> Option<u64> {
+        match (stash.first_time(), self.changes.keys().next()) {
+            (Some(a), Some(&b)) => Some(a.min(b)),
+            (a, b) => a.or(b.copied()),
+        }
+    }
+
+    /// Takes time point `time`'s change in: whether the gate was open before it, and
+    /// whether it is now.
+    pub(super) fn step(&mut self, time: u64) -> (bool, bool) {
+        let before = self.count > 0;
+        self.count += self.changes.remove(&time).unwrap_or(0);
+        (before, self.count > 0)
+    }
+}
+
 /// The earliest time point buffered in either stash (of a binary operator's two inputs).
 pub(super) fn earliest<A, B>(a: &Stash<A>, b: &Stash<B>) -> Option<u64> {
     a.first_time().into_iter().chain(b.first_time()).min()
@@ -523,21 +557,19 @@ mod tests {
 
     mod against_counts {
         use proptest::prelude::*;
-        use stgflow_lang::value::{Row, Value};
+        use stgflow_lang::value::Row;
 
         use super::super::{zero_one, zero_one_by};
         use crate::operators::testing::{
-            Held, Snapshot, Update, assert_same_at_every_time, at, changes, held, run, set,
-            snapshots,
+            Held, Snapshot, Update, assert_same_at_every_time, at, changes, held, int_rows, run,
+            set, snapshots,
         };
 
         const END: u64 = 30;
         const RECORDS: usize = 4;
 
         fn universe() -> Vec<Row> {
-            (0..RECORDS as i64)
-                .map(|i| [Value::Int(i)].into_iter().collect())
-                .collect()
+            int_rows(RECORDS)
         }
 
         /// A sum of 0/1 collections, the last one negated: counts above 1 (as where two
