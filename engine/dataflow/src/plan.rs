@@ -941,12 +941,13 @@ fn hold_shape(program: &Program, scc: &[PredId], rules: &[usize]) -> Option<Comp
             atom(l, true).is_some_and(|x| x.pred == pred)
         })?;
         let not_source = atom(not_source, false)?;
+        // Every head distinct variables: the operator holds a fact of source as it is.
+        let plain =
+            |r: usize| pattern(head(r)) && head(r).iter().all(|t| matches!(t, Term::Var(_)));
         let fits = same(stop_rule, atom(held, true)?, 1)
             && not_source.pred == source
             && same(stop_rule, not_source, 0)
-            && pattern(head(stop_rule))
-            && pattern(head(x))
-            && head(x).iter().all(|t| matches!(t, Term::Var(_)))
+            && [x, y, stop_rule].into_iter().all(plain)
             && ![pred, stop].contains(&source)
             && ![pred, stop, source].contains(&gate)
             && !outside_reads(stop);

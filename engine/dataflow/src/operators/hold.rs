@@ -26,16 +26,12 @@
 //! not, nothing else. The table keeps the facts of p that hold (a fact can only start
 //! where p holds it, and s may flip on later) and the facts h holds.
 
-use differential_dataflow::{AsCollection, Hashable};
 use hashbrown::HashMap;
 use hashbrown::hash_map::Entry;
-use timely::container::CapacityContainerBuilder;
-use timely::dataflow::channels::pact::{Exchange, Pipeline};
 use timely::dataflow::operators::Concat;
-use timely::dataflow::operators::generic::Operator;
-use timely::dataflow::operators::vec::{Broadcast, Map};
+use timely::dataflow::operators::vec::Map;
 
-use super::zero_one::{Gate, Stash, mark, send_first};
+use super::zero_one::over_gate;
 use super::{Coll, Row};
 
 /// Where a record of the operator's first input comes from.
@@ -109,82 +105,52 @@ pub fn render<'s>(
     let tagged = (source.inner.map(tag(FROM_SOURCE)))
         .concat(own.inner.map(tag(FROM_OWN)))
         .concat(stop_own.inner.map(tag(FROM_STOP_OWN)));
-    let gate = gate.inner.broadcast();
-    let mut stash: Stash<(u8, Row)> = Stash::default();
-    let mut gate_state = Gate::default();
     let mut facts: HashMap<Row, Counts> = HashMap::new();
     let mut touched: Vec<Row> = Vec::new();
-    let mut out: Vec<(Row, u64, isize)> = Vec::new();
-    type Tagged = ((u8, Row), u64, isize);
-    tagged
-        .binary_frontier::<_, CapacityContainerBuilder<Vec<(Row, u64, isize)>>, _, _, _, _>(
-            gate,
-            Exchange::new(|((_, row), _, _): &Tagged| row.hashed()),
-            Pipeline,
-            "Hold",
-            move |capability, _info| {
-                let mut capability = Some(capability);
-                move |(input, frontier), (gate, gate_frontier), output| {
-                    input.for_each(|_, data| stash.add(data, &|time, _| time));
-                    gate.for_each(|_, data| gate_state.add(data));
-                    let limit = super::limit(frontier, gate_frontier);
-                    let mut first = None;
-                    while let Some(next) = gate_state.next(&stash) {
-                        if limit.is_some_and(|f| next >= f) || capability.is_none() {
-                            break;
-                        }
-                        let (gated_before, gated) = gate_state.step(next);
-                        let mut updates = stash.take(next);
-                        for ((from, row), diff) in updates.drain(..) {
-                            match facts.entry(row) {
-                                Entry::Occupied(mut entry) => {
-                                    let counts = entry.get_mut();
-                                    let was_touched = counts.touched;
-                                    let evaluate = counts.add(from, diff, gated);
-                                    counts.touched |= evaluate;
-                                    let empty = counts.is_empty();
-                                    if evaluate && !was_touched {
-                                        touched.push(Row::from_slice(entry.key()));
-                                    } else if empty && !was_touched {
-                                        entry.remove();
-                                    }
-                                }
-                                Entry::Vacant(entry) => {
-                                    let mut counts = Counts::default();
-                                    if counts.add(from, diff, gated) {
-                                        counts.touched = true;
-                                        touched.push(Row::from_slice(entry.key()));
-                                    }
-                                    entry.insert(counts);
-                                }
-                            }
-                        }
-                        stash.give_back(updates);
-                        if gated != gated_before {
-                            // The gate flipped: every fact may start or stop.
-                            for (row, counts) in facts.iter_mut() {
-                                counts.evaluate(row, next, gated, &mut out);
-                            }
-                            touched.clear();
-                            facts.retain(|_, counts| !counts.is_empty());
-                        } else {
-                            for row in touched.drain(..) {
-                                if let Some(counts) = facts.get_mut(&row) {
-                                    counts.evaluate(&row, next, gated, &mut out);
-                                    if counts.is_empty() {
-                                        facts.remove(&row);
-                                    }
-                                }
-                            }
-                        }
-                        mark(&mut first, next, &out);
+    let step = move |time, (gated_before, gated), updates: &mut Vec<_>, out: &mut Vec<_>| {
+        for ((from, row), diff) in updates.drain(..) {
+            match facts.entry(row) {
+                Entry::Occupied(mut entry) => {
+                    let counts = entry.get_mut();
+                    let was_touched = counts.touched;
+                    let evaluate = counts.add(from, diff, gated);
+                    counts.touched |= evaluate;
+                    let empty = counts.is_empty();
+                    if evaluate && !was_touched {
+                        touched.push(Row::from_slice(entry.key()));
+                    } else if empty && !was_touched {
+                        entry.remove();
                     }
-                    send_first(output, capability.as_ref(), &mut first, &mut out);
-                    super::follow_frontier(&mut capability, limit);
                 }
-            },
-        )
-        .as_collection()
+                Entry::Vacant(entry) => {
+                    let mut counts = Counts::default();
+                    if counts.add(from, diff, gated) {
+                        counts.touched = true;
+                        touched.push(Row::from_slice(entry.key()));
+                    }
+                    entry.insert(counts);
+                }
+            }
+        }
+        if gated != gated_before {
+            // The gate flipped: every fact may start or stop.
+            for (row, counts) in facts.iter_mut() {
+                counts.evaluate(row, time, gated, out);
+            }
+            touched.clear();
+            facts.retain(|_, counts| !counts.is_empty());
+        } else {
+            for row in touched.drain(..) {
+                if let Some(counts) = facts.get_mut(&row) {
+                    counts.evaluate(&row, time, gated, out);
+                    if counts.is_empty() {
+                        facts.remove(&row);
+                    }
+                }
+            }
+        }
+    };
+    over_gate(tagged, gate, "Hold", |_| {}, step)
 }
 
 #[cfg(test)]

@@ -23,14 +23,10 @@
 //! first one hold nothing.
 
 use differential_dataflow::consolidation::consolidate_updates_from;
-use differential_dataflow::{AsCollection, Hashable};
-use timely::container::CapacityContainerBuilder;
-use timely::dataflow::channels::pact::{Exchange, Pipeline};
 use timely::dataflow::operators::Concat;
-use timely::dataflow::operators::generic::Operator;
-use timely::dataflow::operators::vec::{Broadcast, Map};
+use timely::dataflow::operators::vec::Map;
 
-use super::zero_one::{Gate, Presence, Stash, mark, send_first};
+use super::zero_one::{Presence, Tagged, over_gate};
 use super::{Coll, Row};
 use crate::plan::Window;
 
@@ -110,59 +106,30 @@ pub fn gated<'s>(
     if let Some(own) = own {
         tagged = tagged.concat(own.inner.map(tag(FROM_OWN)));
     }
-    let gate = gate.inner.broadcast();
     let window_own_weight = own_weight(window);
-    let mut stash: Stash<(u8, Row)> = Stash::default();
-    let mut gate_state = Gate::default();
     let mut tables = Tables::default();
-    let mut out: Vec<(Row, u64, isize)> = Vec::new();
-    type Tagged = ((u8, Row), u64, isize);
-    tagged
-        .binary_frontier::<_, CapacityContainerBuilder<Vec<(Row, u64, isize)>>, _, _, _, _>(
-            gate,
-            Exchange::new(|((_, row), _, _): &Tagged| row.hashed()),
-            Pipeline,
-            "GatedWindow",
-            move |capability, _info| {
-                let mut capability = Some(capability);
-                move |(input, frontier), (gate, gate_frontier), output| {
-                    input.for_each(|_, data| {
-                        for ((from, _), time, diff) in data.iter_mut() {
-                            match *from {
-                                FROM_SOURCE => *time = retime(*time, *diff),
-                                FROM_WINDOW_OWN => *diff *= window_own_weight,
-                                _ => {}
-                            }
-                        }
-                        stash.add(data, &|time, _| time);
-                    });
-                    gate.for_each(|_, data| gate_state.add(data));
-                    let limit = super::limit(frontier, gate_frontier);
-                    let mut first = None;
-                    while let Some(next) = gate_state.next(&stash) {
-                        if limit.is_some_and(|f| next >= f) {
-                            break;
-                        }
-                        if capability.is_none() {
-                            break;
-                        }
-                        let (gated_before, gated) = gate_state.step(next);
-                        let mut updates = stash.take(next);
-                        let start = out.len();
-                        let mixed = tables.step(next, gated_before, gated, &mut updates, &mut out);
-                        stash.give_back(updates);
-                        if mixed {
-                            // This time point's records only: the earlier ones stay in order.
-                            consolidate_updates_from(&mut out, start);
-                        }
-                        mark(&mut first, next, &out);
-                    }
-                    send_first(output, capability.as_ref(), &mut first, &mut out);
-                    super::follow_frontier(&mut capability, limit);
-                }
-            },
-        )
-        .as_collection()
+    let intake = move |data: &mut Vec<Tagged>| {
+        for ((from, _), time, diff) in data.iter_mut() {
+            match *from {
+                FROM_SOURCE => *time = retime(*time, *diff),
+                FROM_WINDOW_OWN => *diff *= window_own_weight,
+                _ => {}
+            }
+        }
+    };
+    over_gate(
+        tagged,
+        gate,
+        "GatedWindow",
+        intake,
+        move |time, gated, updates, out| {
+            let start = out.len();
+            if tables.step(time, gated, updates, out) {
+                // This time point's records only: the earlier ones stay in order.
+                consolidate_updates_from(out, start);
+            }
+        },
+    )
 }
 
 /// [`gated`]'s count tables.
@@ -187,8 +154,7 @@ impl Tables {
     fn step(
         &mut self,
         time: u64,
-        gated_before: bool,
-        gated: bool,
+        (gated_before, gated): (bool, bool),
         updates: &mut Vec<((u8, Row), isize)>,
         out: &mut Vec<(Row, u64, isize)>,
     ) -> bool {

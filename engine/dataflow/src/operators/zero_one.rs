@@ -279,38 +279,77 @@ fn in_time_order<D>(data: &mut Vec<(D, u64, isize)>) {
     }
 }
 
-/// A nullary gate's changes by time point and its count, for an operator that reads
-/// the gate (broadcast) beside a stash of its other input (`window::gated`,
-/// `hold::render`).
-#[derive(Default)]
-pub(super) struct Gate {
-    changes: std::collections::BTreeMap<u64, isize>,
-    count: isize,
-}
+/// A record of one of several inputs, tagged with which.
+pub(super) type Tagged = ((u8, super::Row), u64, isize);
 
-impl Gate {
-    /// Takes a message of the gate's changes in; leaves `data` empty.
-    pub(super) fn add<D>(&mut self, data: &mut Vec<(D, u64, isize)>) {
-        for (_, time, diff) in data.drain(..) {
-            *self.changes.entry(time).or_default() += diff;
-        }
-    }
-
-    /// The earliest time point with a change of the gate or a record in `stash`.
-    pub(super) fn next<D>(&self, stash: &Stash<D>) -> Option<u64> {
-        match (stash.first_time(), self.changes.keys().next()) {
-            (Some(a), Some(&b)) => Some(a.min(b)),
-            (a, b) => a.or(b.copied()),
-        }
-    }
-
-    /// Takes time point `time`'s change in: whether the gate was open before it, and
-    /// whether it is now.
-    pub(super) fn step(&mut self, time: u64) -> (bool, bool) {
-        let before = self.count > 0;
-        self.count += self.changes.remove(&time).unwrap_or(0);
-        (before, self.count > 0)
-    }
+/// An operator over the tagged records of several inputs (`tagged`, exchanged by their
+/// rows) and a nullary gate (`gate`, broadcast), time point by time point in order: each
+/// message is prepared by `intake` and stashed; at each time point with records or a
+/// change of the gate, `step(time, (open before, open now), records, out)` pushes the
+/// time point's output to `out` (`window::gated`, `hold::render`).
+pub(super) fn over_gate<'s>(
+    tagged: timely::dataflow::StreamVec<'s, u64, Tagged>,
+    gate: super::Coll<'s, u64>,
+    name: &str,
+    mut intake: impl FnMut(&mut Vec<Tagged>) + 'static,
+    mut step: impl FnMut(
+        u64,
+        (bool, bool),
+        &mut Vec<((u8, super::Row), isize)>,
+        &mut Vec<(super::Row, u64, isize)>,
+    ) + 'static,
+) -> super::Coll<'s, u64> {
+    use timely::dataflow::channels::pact::Pipeline;
+    use timely::dataflow::operators::vec::Broadcast;
+    let mut stash: Stash<(u8, super::Row)> = Stash::default();
+    // The gate's changes by time point, and its count.
+    let mut changes: std::collections::BTreeMap<u64, isize> = std::collections::BTreeMap::new();
+    let mut count: isize = 0;
+    let mut out: Vec<(super::Row, u64, isize)> = Vec::new();
+    tagged
+        .binary_frontier::<_, CapacityContainerBuilder<Vec<(super::Row, u64, isize)>>, _, _, _, _>(
+            gate.inner.broadcast(),
+            Exchange::new(|((_, row), _, _): &Tagged| row.hashed()),
+            Pipeline,
+            name,
+            move |capability, _info| {
+                let mut capability = Some(capability);
+                move |(input, frontier), (gate, gate_frontier), output| {
+                    input.for_each(|_, data| {
+                        intake(data);
+                        stash.add(data, &|time, _| time);
+                    });
+                    gate.for_each(|_, data| {
+                        for (_, time, diff) in data.drain(..) {
+                            *changes.entry(time).or_default() += diff;
+                        }
+                    });
+                    let limit = super::limit(frontier, gate_frontier);
+                    let mut first = None;
+                    loop {
+                        let next = match (stash.first_time(), changes.keys().next()) {
+                            (Some(a), Some(&b)) => a.min(b),
+                            (a, b) => match a.or(b.copied()) {
+                                Some(t) => t,
+                                None => break,
+                            },
+                        };
+                        if limit.is_some_and(|f| next >= f) || capability.is_none() {
+                            break;
+                        }
+                        let before = count > 0;
+                        count += changes.remove(&next).unwrap_or(0);
+                        let mut updates = stash.take(next);
+                        step(next, (before, count > 0), &mut updates, &mut out);
+                        stash.give_back(updates);
+                        mark(&mut first, next, &out);
+                    }
+                    send_first(output, capability.as_ref(), &mut first, &mut out);
+                    super::follow_frontier(&mut capability, limit);
+                }
+            },
+        )
+        .as_collection()
 }
 
 /// The earliest time point buffered in either stash (of a binary operator's two inputs).

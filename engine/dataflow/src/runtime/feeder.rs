@@ -80,7 +80,8 @@ pub(super) struct Feeder<'a, W: Write> {
     /// makes it; `None` when the workers do, each its share ([`crate::operators::points`]).
     diff: Option<PointDiff<(PredId, Row)>>,
     /// The predicates whose facts are sent as points, never diffed
-    /// ([`crate::render::fed_as_points`]), and this time point's facts of them.
+    /// ([`crate::render::fed_as_points`]; empty where none is), and this time point's
+    /// facts of them.
     point_preds: Vec<bool>,
     points: Vec<(PredId, Row)>,
     batch: Batch,
@@ -490,9 +491,12 @@ impl<'a, W: Write> Feeder<'a, W> {
         self
     }
 
-    /// The feeder sending the facts of `point_preds` as points, never diffed.
+    /// The feeder sending the facts of `point_preds` as points, never diffed (kept empty
+    /// where there are none).
     pub(super) fn with_points(mut self, point_preds: Vec<bool>) -> Self {
-        self.point_preds = point_preds;
+        if point_preds.contains(&true) {
+            self.point_preds = point_preds;
+        }
         self
     }
 
@@ -687,7 +691,7 @@ impl<W: Write> TimePoints for Feeder<'_, W> {
                 let (batch, point_preds, points) =
                     (&mut self.batch, &self.point_preds, &mut self.points);
                 let mut input = input;
-                if point_preds.contains(&true) {
+                if !point_preds.is_empty() {
                     input.retain_mut(|(pred, row)| {
                         let point = point_preds.get(*pred).copied().unwrap_or(false);
                         if point {
