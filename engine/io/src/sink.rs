@@ -178,11 +178,9 @@ pub struct Sink<W: Write> {
     pub time_scale: u64,
     /// The time point's output, as bytes.
     line: Vec<u8>,
-    /// For a [`Snapshot`]: the texts of the facts that hold, in byte order, each counted
-    /// by the facts that hold with it (nothing is kept per fact), and a buffer to write
-    /// one in.
+    /// For a [`Snapshot`]: the facts that hold with their texts, in the byte order of
+    /// their texts.
     snapshot: SortedTexts,
-    snapshot_atom: Vec<u8>,
     encoding: Encoding,
     /// One file per predicate (by id) when writing to files ([`Sink::to_files`]); empty
     /// when every line goes to `out`.
@@ -395,7 +393,6 @@ impl<W: Write> Sink<W> {
             time_scale: 1,
             line: Vec::new(),
             snapshot: SortedTexts::new(separator),
-            snapshot_atom: Vec::new(),
             encoding: Encoding::Td,
             files: Vec::new(),
             recognitions: None,
@@ -798,7 +795,7 @@ impl<W: Write> Sink<W> {
 
     /// Whether the changes of a time point may come to [`Sink::emit_sorted`] in any order
     /// and not consolidated (a fact's changes within it adding up to its net change): a
-    /// [`Snapshot`] counts texts, nothing per fact, and orders them itself.
+    /// [`Snapshot`] counts each fact's changes itself, and orders them itself.
     pub fn in_any_order(&self) -> bool {
         matches!(self.mode, Mode::Snapshot(_))
     }
@@ -814,9 +811,8 @@ impl<W: Write> Sink<W> {
             return Ok(());
         };
         for (pred, args, diff) in changes {
-            self.snapshot_atom.clear();
-            snapshot.atom(&self.names[pred], args, &mut self.snapshot_atom);
-            self.snapshot.change(&self.snapshot_atom, diff);
+            let name = &self.names[pred];
+            (self.snapshot).change(pred, args, diff, |text| snapshot.atom(name, args, text));
         }
         self.last_time = Some(t);
         if !self.printed(t) {
