@@ -75,6 +75,7 @@ pub struct Options {
     /// Most input changes per batch in replay. 2^14 rather than 2^16: a batch's vectors
     /// then stay small enough for the allocator to reuse them, not fresh pages each time
     /// (BENCHMARKS.md, ninth pass: −10 % CPU and half the peak memory on ♢10 and inertia).
+    /// A plan of few components takes smaller batches still ([`batch_updates`]).
     pub batch_updates: usize,
     /// Diff the input on the workers, each its share after an exchange by hash
     /// ([`crate::operators::points`]), instead of on the calling thread.
@@ -132,6 +133,24 @@ impl Default for Options {
     }
 }
 
+/// The fewest input changes a batch may be cut to per worker of the process, and how many
+/// more each component of the plan adds (see [`batch_updates`]).
+const BATCH_PER_WORKER: usize = 1 << 12;
+const BATCH_PER_COMPONENT: usize = 1 << 10;
+
+/// The most input changes per batch for a plan of `components` components on `workers`
+/// workers, at most `cap`. A batch costs a round of progress tracking through every
+/// operator of the dataflow on every worker, which larger plans and more workers amortise
+/// over larger batches; a plan of a few components on one worker runs faster on batches
+/// of 2^12 changes than of 2^14, whose vectors fit the caches less well and touch more
+/// fresh pages (BENCHMARKS.md, twenty-eighth pass: ♢10 and @10 over 2·10⁵ atoms −14 %,
+/// over 10⁶ −4 %; voting's 45 components 10 % slower on 2^12, ♢10 on 2 workers 3 %).
+fn batch_updates(cap: usize, components: usize, workers: usize) -> usize {
+    let wanted = (components.saturating_mul(BATCH_PER_COMPONENT))
+        .max(workers.saturating_mul(BATCH_PER_WORKER));
+    wanted.min(cap)
+}
+
 /// Runs `program` over `sources` on timely workers, writing what holds to `sink`.
 pub fn run<W: Write>(
     program: &Program,
@@ -165,6 +184,7 @@ pub fn run<W: Write>(
     let plan = plan(program, analysis, options.lower);
     let outputs = program.output_predicates();
     let point_preds = crate::render::fed_as_points(program, &plan, &outputs);
+    let components = plan.components.len();
     let setup = Arc::new(Setup {
         program: program.clone(),
         plan,
@@ -209,11 +229,15 @@ pub fn run<W: Write>(
         drop(to_workers);
         return join(guards).map(|()| RunSummary::default());
     }
+    let batches = Options {
+        batch_updates: batch_updates(options.batch_updates, components, local_workers),
+        ..options.clone()
+    };
     let mut feeder = Feeder::new(
         to_workers,
         from_workers,
         sink,
-        options,
+        &batches,
         program.predicates.len() + 1,
         stgflow_io::sink::name_ranks(program),
         diff_here,
