@@ -144,7 +144,8 @@ const BATCH_PER_COMPONENT: usize = 1 << 10;
 /// over larger batches; a plan of a few components on one worker runs faster on batches
 /// of 2^12 changes than of 2^14, whose vectors fit the caches less well and touch more
 /// fresh pages (BENCHMARKS.md, twenty-eighth pass: ♢10 and @10 over 2·10⁵ atoms −14 %,
-/// over 10⁶ −4 %; voting's 45 components 10 % slower on 2^12, ♢10 on 2 workers 3 %).
+/// over 10⁶ −5 to −7 %; voting's 45 components 6–10 % slower on 2^12, ♢10 on 2 workers
+/// 1–3 %).
 fn batch_updates(cap: usize, components: usize, workers: usize) -> usize {
     let wanted = (components.saturating_mul(BATCH_PER_COMPONENT))
         .max(workers.saturating_mul(BATCH_PER_WORKER));

@@ -14,8 +14,8 @@ fn main() {
     // stdin is read on its own thread (once read at all), so that a signal wakes a run
     // waiting for a live stream's next line.
     let stdin = BufReader::with_capacity(1 << 16, Interruptible::new(std::io::stdin()));
-    // Unlocked handles: worker threads (and timely) may write too; holding the locks for
-    // the whole run would deadlock them.
+    // Unlocked handles (stdout as its file where it has one): worker threads (and timely)
+    // may write too; holding the locks for the whole run would deadlock them.
     let stdout = stdout();
     let stderr = std::io::stderr();
     // `explain` runs on a thread with a deep stack: it follows a fact back through every
