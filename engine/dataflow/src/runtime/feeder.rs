@@ -80,10 +80,8 @@ pub(super) struct Feeder<'a, W: Write> {
     /// makes it; `None` when the workers do, each its share ([`crate::operators::points`]).
     diff: Option<PointDiff<(PredId, Row)>>,
     /// The predicates whose facts are sent as points, never diffed
-    /// ([`crate::render::fed_as_points`]; empty where none is), and this time point's
-    /// facts of them.
+    /// ([`crate::render::fed_as_points`]; empty where none is).
     point_preds: Vec<bool>,
-    points: Vec<(PredId, Row)>,
     batch: Batch,
     batch_start: Option<u64>,
     /// Every time point below this has been fed.
@@ -168,7 +166,6 @@ impl<'a, W: Write> Feeder<'a, W> {
             next_worker: 0,
             diff: diff_here.then(PointDiff::default),
             point_preds: Vec::new(),
-            points: Vec::new(),
             batch: Batch::new(channels),
             batch_start: None,
             advance_to: 0,
@@ -680,7 +677,7 @@ impl<'a, W: Write> Feeder<'a, W> {
 }
 
 impl<W: Write> TimePoints for Feeder<'_, W> {
-    fn complete(&mut self, t: u64, input: Vec<(PredId, Row)>) -> Result<(), RunError> {
+    fn complete(&mut self, t: u64, mut input: Vec<(PredId, Row)>) -> Result<(), RunError> {
         self.batch_start.get_or_insert(t);
         self.feed_unit(t);
         match &mut self.diff {
@@ -688,14 +685,12 @@ impl<W: Write> TimePoints for Feeder<'_, W> {
             // left of the previous time point is −1.
             // Facts read as points (by ♢ windows alone) go out as they are, +1 each.
             Some(diff) => {
-                let (batch, point_preds, points) =
-                    (&mut self.batch, &self.point_preds, &mut self.points);
-                let mut input = input;
+                let (batch, point_preds) = (&mut self.batch, &self.point_preds);
                 if !point_preds.is_empty() {
                     input.retain_mut(|(pred, row)| {
                         let point = point_preds.get(*pred).copied().unwrap_or(false);
                         if point {
-                            points.push((*pred, std::mem::take(row)));
+                            batch.push(*pred as u32, std::mem::take(row), t, 1);
                         }
                         !point
                     });
@@ -704,9 +699,6 @@ impl<W: Write> TimePoints for Feeder<'_, W> {
                     batch.push(*pred as u32, Row::from_slice(row), t, 1);
                 });
                 diff.left(|(pred, row)| batch.push(pred as u32, row, t, -1));
-                for (pred, row) in points.drain(..) {
-                    batch.push(pred as u32, row, t, 1);
-                }
             }
             // The facts as they are: the workers diff them.
             None => {
