@@ -223,6 +223,13 @@ impl SortedTexts {
             .collect();
         marked.sort_unstable();
         marked.dedup();
+        // The new line is at most the old one and the new and recounted texts as often
+        // as they now hold, and its last text's chunks reach at most one chunk past its
+        // end: the buffer is that long before the copies, which need not check for room.
+        let grown: usize = (self.added.iter().chain(&self.changed))
+            .map(|&id| lens[id as usize] * counts[id as usize].max(0).unsigned_abs())
+            .sum();
+        self.next_body.resize(self.body.len() + grown + CHUNK, 0);
         let mut line = Line {
             texts,
             lens,
@@ -232,12 +239,12 @@ impl SortedTexts {
             ends: &self.ends,
             next_order: &mut self.next,
             next_body: &mut self.next_body,
+            written: 0,
             next_ends: &mut self.next_ends,
             with_ends: few,
             copied: 0,
         };
         line.next_order.clear();
-        line.next_body.clear();
         line.next_ends.clear();
         let (mut marks, mut from) = (marked.into_iter().peekable(), 0);
         for &id in &self.added {
@@ -261,6 +268,8 @@ impl SortedTexts {
         } else {
             line.rewrite(from..order.len());
         }
+        let written = line.written;
+        self.next_body.truncate(written);
         std::mem::swap(&mut self.order, &mut self.next);
         std::mem::swap(&mut self.body, &mut self.next_body);
         std::mem::swap(&mut self.ends, &mut self.next_ends);
@@ -284,7 +293,10 @@ struct Line<'a> {
     body: &'a [u8],
     ends: &'a [usize],
     next_order: &'a mut Vec<u32>,
+    /// The new line's bytes, the first `written` of them so far: long enough for the
+    /// whole line and one chunk more (see [`SortedTexts::rebuild`]).
     next_body: &'a mut Vec<u8>,
+    written: usize,
     next_ends: &'a mut Vec<usize>,
     /// Whether the new line's ends are kept.
     with_ends: bool,
@@ -305,10 +317,12 @@ impl Line<'_> {
             return;
         }
         let (from, until) = (self.start(self.copied), self.start(to));
-        let shift = self.next_body.len().wrapping_sub(from);
+        let shift = self.written.wrapping_sub(from);
         self.next_order
             .extend_from_slice(&self.order[self.copied..to]);
-        self.next_body.extend_from_slice(&self.body[from..until]);
+        let at = self.written;
+        self.written += until - from;
+        self.next_body[at..self.written].copy_from_slice(&self.body[from..until]);
         (self.next_ends).extend(
             self.ends[self.copied..to]
                 .iter()
@@ -338,21 +352,21 @@ impl Line<'_> {
         self.copied = position + 1;
     }
 
-    /// Writes `id`'s separator and text as often as facts hold with it.
+    /// Writes `id`'s separator and text as often as facts hold with it: its chunks whole,
+    /// each a copy of a constant size, the next text overwriting the zeros past its end.
     fn write(&mut self, id: u32) {
         let (padded, len) = (&self.texts[id as usize], self.lens[id as usize]);
         for _ in 0..self.counts[id as usize] {
-            let end = self.next_body.len() + len;
-            for chunk in padded.chunks_exact(CHUNK) {
-                if let Ok(chunk) = <&[u8; CHUNK]>::try_from(chunk) {
-                    self.next_body.extend_from_slice(chunk);
-                }
+            let at = self.written;
+            let room = &mut self.next_body[at..at + padded.len()];
+            for (to, chunk) in room.chunks_exact_mut(CHUNK).zip(padded.chunks_exact(CHUNK)) {
+                to.copy_from_slice(chunk);
             }
-            self.next_body.truncate(end);
+            self.written = at + len;
         }
         self.next_order.push(id);
         if self.with_ends {
-            self.next_ends.push(self.next_body.len());
+            self.next_ends.push(self.written);
         }
     }
 }
