@@ -50,9 +50,11 @@ pub fn zero_one_by<'s, D>(
 where
     D: ExchangeData + Hash + Eq,
 {
-    zero_one_with(collection, own, own_weight, move |stash, data| {
-        stash.add(data, &retime);
-    })
+    let retimed = Retimed {
+        stash: Stash::default(),
+        retime,
+    };
+    zero_one_with(collection, own, own_weight, retimed)
 }
 
 /// The 0/1 version of `collection` read as *points* — each record +n at its time, and
@@ -67,24 +69,112 @@ pub fn zero_one_points<'s, D>(
 where
     D: ExchangeData + Hash + Eq,
 {
-    let mut retracted: Vec<(D, u64, isize)> = Vec::new();
-    zero_one_with(collection, own, 1, move |stash, data| {
-        retracted.extend(
-            data.iter()
-                .map(|(record, time, diff)| (record.clone(), time.saturating_add(hold), -diff)),
-        );
-        stash.add(data, &|time, _| time);
-        stash.add(&mut retracted, &|time, _| time);
-    })
+    let points = Points {
+        stash: Stash::default(),
+        expiring: VecDeque::new(),
+        retracted: Vec::new(),
+        hold,
+    };
+    zero_one_with(collection, own, 1, points)
 }
 
-/// [`zero_one_by`] and [`zero_one_points`]: `intake` takes each message of `collection`
-/// into the stash (leaving it empty).
+/// How [`zero_one_with`] keeps its main input's changes until their time points pass, and
+/// counts them in.
+trait Intake<D> {
+    /// Takes a message of changes in; leaves `data` empty.
+    fn take_in(&mut self, data: &mut Vec<(D, u64, isize)>);
+    /// The earliest time point with changes kept.
+    fn first_time(&self) -> Option<u64>;
+    /// Counts the changes of `time` (the earliest kept) into `counts`, or drops them
+    /// where there is nothing to count them into.
+    fn count(&mut self, time: u64, counts: Option<&mut Presence<D>>);
+}
+
+/// Each change at `retime(time, diff)`.
+struct Retimed<D, F> {
+    stash: Stash<D>,
+    retime: F,
+}
+
+impl<D: Hash + Eq + Clone, F: Fn(u64, isize) -> u64> Intake<D> for Retimed<D, F> {
+    fn take_in(&mut self, data: &mut Vec<(D, u64, isize)>) {
+        self.stash.add(data, &self.retime);
+    }
+
+    fn first_time(&self) -> Option<u64> {
+        self.stash.first_time()
+    }
+
+    fn count(&mut self, time: u64, counts: Option<&mut Presence<D>>) {
+        let mut updates = self.stash.take(time);
+        if let Some(counts) = counts {
+            for (record, diff) in updates.drain(..) {
+                counts.add(record, diff);
+            }
+        }
+        self.stash.give_back(updates);
+    }
+}
+
+/// Points: a record +n at t is −n at t + `hold`. The −n is kept as the record's slot in
+/// the count table, not as a copy of the record: the slot stays while the −n is to come
+/// ([`Presence::add_expiring`]), so it is counted out without a copy, a hash or a probe
+/// (a copy allocates for rows past two values, as `@`'s stamped facts are). A point of a
+/// negative n, which the runtime never sends, is retracted as a copy.
+struct Points<D> {
+    stash: Stash<D>,
+    /// Time, slot and n of each point's −n to come, in time order (points are counted in
+    /// time order, and all `hold` later).
+    expiring: VecDeque<(u64, u32, isize)>,
+    /// Retractions of negative points, as copies.
+    retracted: Vec<(D, u64, isize)>,
+    hold: u64,
+}
+
+impl<D: Hash + Eq + Clone> Intake<D> for Points<D> {
+    fn take_in(&mut self, data: &mut Vec<(D, u64, isize)>) {
+        self.stash.add(data, &|time, _| time);
+    }
+
+    fn first_time(&self) -> Option<u64> {
+        let expiring = self.expiring.front().map(|(time, _, _)| *time);
+        sooner(self.stash.first_time(), expiring)
+    }
+
+    fn count(&mut self, time: u64, mut counts: Option<&mut Presence<D>>) {
+        let until = time.saturating_add(self.hold);
+        let mut updates = self.stash.take(time);
+        for (record, diff) in updates.drain(..) {
+            match counts.as_deref_mut() {
+                Some(counts) if diff > 0 => {
+                    let slot = counts.add_expiring(record, diff);
+                    self.expiring.push_back((until, slot, diff));
+                }
+                Some(counts) => {
+                    self.retracted.push((record.clone(), until, -diff));
+                    counts.add(record, diff);
+                }
+                None => {}
+            }
+        }
+        self.stash.give_back(updates);
+        self.stash.add(&mut self.retracted, &|time, _| time);
+        while let Some(&(_, slot, diff)) = self.expiring.front().filter(|e| e.0 == time) {
+            self.expiring.pop_front();
+            if let Some(counts) = counts.as_deref_mut() {
+                counts.expire(slot, diff);
+            }
+        }
+    }
+}
+
+/// [`zero_one_by`] and [`zero_one_points`]: `intake` keeps the changes of `collection`
+/// and counts them in; `own`'s, kept apart, count `own_weight` times.
 fn zero_one_with<'s, D>(
     collection: VecCollection<'s, u64, D, isize>,
     own: Option<VecCollection<'s, u64, D, isize>>,
     own_weight: isize,
-    mut intake: impl FnMut(&mut Stash<D>, &mut Vec<(D, u64, isize)>) + 'static,
+    mut intake: impl Intake<D> + 'static,
 ) -> VecCollection<'s, u64, D, isize>
 where
     D: ExchangeData + Hash + Eq,
@@ -93,7 +183,7 @@ where
         || Vec::<(D, u64, isize)>::new().to_stream(collection.inner.scope()),
         |own| own.inner,
     );
-    let mut stash: Stash<D> = Stash::default();
+    let mut own_stash: Stash<D> = Stash::default();
     let mut counts: Presence<D> = Presence::default();
     // A time point's output; kept between time points for its allocation.
     let mut out: Vec<(D, u64, isize)> = Vec::new();
@@ -108,28 +198,30 @@ where
             move |capability, _info| {
                 let mut capability = Some(capability);
                 move |(input, frontier), (own, own_frontier), output| {
-                    input.for_each(|_, data| intake(&mut stash, data));
+                    input.for_each(|_, data| intake.take_in(data));
                     own.for_each(|_, data| {
                         if own_weight != 1 {
                             data.iter_mut().for_each(|(_, _, diff)| *diff *= own_weight);
                         }
-                        stash.add(data, &|time, _| time)
+                        own_stash.add(data, &|time, _| time)
                     });
                     let limit = super::limit(frontier, own_frontier);
                     let mut first = None;
-                    while let Some(time) = stash.first_time() {
+                    while let Some(time) = sooner(intake.first_time(), own_stash.first_time()) {
                         if limit.is_some_and(|f| time >= f) {
                             break;
                         }
-                        let mut updates = stash.take(time);
-                        if capability.is_some() {
+                        let counting = capability.is_some();
+                        intake.count(time, counting.then_some(&mut counts));
+                        let mut updates = own_stash.take(time);
+                        if counting {
                             for (record, diff) in updates.drain(..) {
                                 counts.add(record, diff);
                             }
                             counts.flips(|record, sign| out.push((record, time, sign)));
                             mark(&mut first, time, &out);
                         }
-                        stash.give_back(updates);
+                        own_stash.give_back(updates);
                     }
                     send_first(output, capability.as_ref(), &mut first, &mut out);
                     super::follow_frontier(&mut capability, limit);
@@ -354,7 +446,12 @@ pub(super) fn over_gate<'s>(
 
 /// The earliest time point buffered in either stash (of a binary operator's two inputs).
 pub(super) fn earliest<A, B>(a: &Stash<A>, b: &Stash<B>) -> Option<u64> {
-    a.first_time().into_iter().chain(b.first_time()).min()
+    sooner(a.first_time(), b.first_time())
+}
+
+/// The earlier of two time points, either of which may be none.
+fn sooner(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    a.into_iter().chain(b).min()
 }
 
 /// Counts of records, changed a time point at a time, that report which records became
@@ -368,6 +465,19 @@ pub(super) struct Presence<D> {
     touched: Vec<u32>,
 }
 
+impl<D> Counted<D> {
+    /// Marks the record changed in the current time point, noting whether it was present
+    /// before; true where it was not marked yet.
+    fn touch(&mut self) -> bool {
+        let newly = !self.touched;
+        if newly {
+            self.touched = true;
+            self.before = self.count > 0;
+        }
+        newly
+    }
+}
+
 struct Counted<D> {
     record: D,
     count: isize,
@@ -376,6 +486,9 @@ struct Counted<D> {
     touched: bool,
     /// Whether the record was present before the current time point.
     before: bool,
+    /// How many of the record's changes are to be taken back by its slot
+    /// ([`Presence::add_expiring`]): its slot is kept while any is.
+    expiring: u32,
 }
 
 impl<D> Default for Presence<D> {
@@ -391,6 +504,30 @@ impl<D> Default for Presence<D> {
 impl<D: Hash + Eq + Clone> Presence<D> {
     /// Adds `diff` to `record`'s count in the current time point.
     pub(super) fn add(&mut self, record: D, diff: isize) {
+        self.add_counting(record, diff, 0);
+    }
+
+    /// Adds `diff` to `record`'s count as [`Presence::add`] does, to be taken back later
+    /// by [`Presence::expire`] with the slot returned: the slot keeps the record until
+    /// then, whatever its count.
+    pub(super) fn add_expiring(&mut self, record: D, diff: isize) -> u32 {
+        self.add_counting(record, diff, 1)
+    }
+
+    /// Takes back `diff` of the record in `slot`, added by [`Presence::add_expiring`].
+    pub(super) fn expire(&mut self, slot: u32, diff: isize) {
+        let Some(counted) = self.entries.get_mut(slot) else {
+            return;
+        };
+        let newly_touched = counted.touch();
+        counted.count -= diff;
+        counted.expiring = counted.expiring.saturating_sub(1);
+        if newly_touched {
+            self.touched.push(slot);
+        }
+    }
+
+    fn add_counting(&mut self, record: D, diff: isize, expiring: u32) -> u32 {
         let hash = self.hasher.hash_one(&record);
         let mut newly_touched = false;
         let (slot, inserted) = self.entries.change_or_insert(
@@ -404,20 +541,19 @@ impl<D: Hash + Eq + Clone> Presence<D> {
                 hash,
                 touched: true,
                 before: false,
+                expiring,
             },
             |counted| {
-                if !counted.touched {
-                    counted.touched = true;
-                    counted.before = counted.count > 0;
-                    newly_touched = true;
-                }
+                newly_touched = counted.touch();
                 counted.count += diff;
+                counted.expiring += expiring;
                 false
             },
         );
         if inserted || newly_touched {
             self.touched.push(slot);
         }
+        slot
     }
 
     /// Whether `record`'s count is positive (before the current time point's changes
@@ -463,7 +599,7 @@ impl<D: Hash + Eq + Clone> Presence<D> {
             };
             counted.touched = false;
             let (before, after) = (counted.before, counted.count > 0);
-            if counted.count == 0 {
+            if counted.count == 0 && counted.expiring == 0 {
                 let hash = counted.hash;
                 if let Some(counted) = self.entries.remove(slot, hash) {
                     if let (true, Some(f)) = (before, f.as_mut()) {
@@ -583,6 +719,23 @@ mod tests {
             [(row(2), -1), (row(4), -1), (row(6), 1)]
         );
         assert!(!presence.is_present(&row(4)) && presence.is_present(&row(5)));
+    }
+
+    #[test]
+    fn an_expiring_record_keeps_its_slot_until_taken_back() {
+        let mut presence: Presence<Row> = Presence::default();
+        let slot = presence.add_expiring(row(1), 2);
+        assert_eq!(flips(&mut presence, &[]), [(row(1), 1)]);
+        // Its count back to 0 before it is taken back: absent, its slot kept.
+        assert_eq!(flips(&mut presence, &[(1, -2)]), [(row(1), -1)]);
+        assert_eq!(flips(&mut presence, &[(2, 1)]), [(row(2), 1)]);
+        assert_eq!(presence.entries.slots(), 2, "record 1's slot not reused");
+        assert_eq!(flips(&mut presence, &[(1, 2)]), [(row(1), 1)]);
+        presence.expire(slot, 2);
+        assert_eq!(flips(&mut presence, &[]), [(row(1), -1)]);
+        assert!(!presence.is_present(&row(1)));
+        assert_eq!(flips(&mut presence, &[(3, 1)]), [(row(3), 1)]);
+        assert_eq!(presence.entries.slots(), 2, "record 1's slot reused");
     }
 
     #[test]
