@@ -128,7 +128,13 @@ pub(super) fn in_time_order(updates: &mut Vec<Update>, first: u64, into: &mut Ve
     if !updates.windows(2).all(|w| w[0].1 <= w[1].1) {
         updates.sort_by_key(|u| u.1);
     }
-    into.append(updates);
+    // Moved whole where `into` is empty (it takes the buffer, `updates` its room): a
+    // copy of the batch's output cost the worker 2 % of ♢10's samples.
+    if into.is_empty() {
+        std::mem::swap(into, updates);
+    } else {
+        into.append(updates);
+    }
 }
 
 /// [`merge_runs`] for runs in time order only ([`in_time_order`]): their updates onto the
