@@ -1,7 +1,7 @@
 //! Reading constants from a line: the byte-level fast paths for the usual lines
 //! (integers and bare symbols), and the general [`Cursor`] with its errors.
 
-use stgflow_lang::value::Value;
+use stgflow_lang::value::{Sym, Value};
 
 /// Where a name (letters, digits, `_`) starting at `at` ends.
 #[inline]
@@ -29,7 +29,7 @@ pub fn simple_constant(text: &str, at: usize) -> Option<(Value, usize)> {
         Some((Value::Int(value), cursor.pos))
     } else if first.is_ascii_lowercase() {
         let end = word_end(bytes, at);
-        Some((Value::sym(&text[at..end]), end))
+        Some((Value::Sym(Sym::identifier(&text[at..end])), end))
     } else {
         None
     }
