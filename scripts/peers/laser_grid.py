@@ -10,10 +10,11 @@ one sitting.
 Per row: Laser once (its output kept as the reference), each build's peak RSS once, then
 N runs of each build alternating with the output to a file and N to /dev/null, under
 `perf stat -e task-clock,user_time,system_time`; medians. Every build's output is
-compared with Laser's (`same`). The streams (stgflow-datasets next to the first build,
-in this checkout's target/release, or on PATH) and programs are written to $OUT (default /tmp/laser-grid) where missing; the
-table is printed as Markdown and the runs are kept in $OUT/grid.json. Needs `perf`; this
-script only calls Laser's public classes through laser_driver.py and never fetches it.
+compared with Laser's (`same`). The programs, and the streams where missing (written by
+stgflow-datasets next to the first build, in this checkout's target/release or on PATH),
+go to $OUT (default /tmp/laser-grid); the table is printed as Markdown and the runs are
+kept in $OUT/grid.json. Needs `perf` and GNU `time`. This script only calls Laser's
+public classes through laser_driver.py and never fetches Laser.
 """
 import argparse
 import json
@@ -83,6 +84,8 @@ def main():
     os.makedirs(out, exist_ok=True)
     if not shutil.which("perf"):
         sys.exit("needs `perf` (linux-perf)")
+    if not os.path.exists("/usr/bin/time"):
+        sys.exit("needs GNU time at /usr/bin/time (for the peak RSS)")
     repo = os.path.dirname(os.path.dirname(here))
     candidates = [os.path.join(os.path.dirname(builds[0]), "stgflow-datasets"),
                   os.path.join(repo, "target", "release", "stgflow-datasets"),
