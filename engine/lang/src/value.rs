@@ -262,8 +262,7 @@ impl Sym {
     /// parse).
     pub fn identifier(text: &str) -> Sym {
         debug_assert!(
-            text.bytes().next().is_some_and(|b| b.is_ascii_lowercase())
-                && text.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'),
+            is_bare_symbol(text) || text == "not",
             "`{text}` is not a lower-case identifier"
         );
         Sym::with_bareness(text, |text| text != "not")

@@ -101,7 +101,7 @@ impl SortedTexts {
         if diff == 0 {
             return;
         }
-        let hash = self.hasher.hash_one((pred, args));
+        let hash = fact_hash(&self.hasher, pred, args);
         let (keys, preds) = (&self.keys, &self.preds);
         let same = |&id: &u32| preds[id as usize] == pred && keys[id as usize] == args;
         if let Ok(entry) = self.by_fact.find_entry(hash, same) {
@@ -149,7 +149,7 @@ impl SortedTexts {
         self.counts[id as usize] = diff;
         let (keys, preds, hasher) = (&self.keys, &self.preds, &self.hasher);
         self.by_fact.insert_unique(hash, id, |&id| {
-            hasher.hash_one((preds[id as usize], &keys[id as usize][..]))
+            fact_hash(hasher, preds[id as usize], &keys[id as usize])
         });
         self.added.push(id);
     }
@@ -194,7 +194,7 @@ impl SortedTexts {
         self.added.retain(|&id| {
             let count = &mut counts[id as usize];
             if *count < 0 {
-                let hash = hasher.hash_one((preds[id as usize], &keys[id as usize][..]));
+                let hash = fact_hash(hasher, preds[id as usize], &keys[id as usize]);
                 if let Ok(entry) = by_fact.find_entry(hash, |&other| other == id) {
                     entry.remove();
                 }
@@ -369,6 +369,11 @@ impl Line<'_> {
             self.next_ends.push(self.written);
         }
     }
+}
+
+/// The hash a fact `pred(args)` is found by in [`SortedTexts::by_fact`].
+fn fact_hash(hasher: &DefaultHashBuilder, pred: PredId, args: &[Value]) -> u64 {
+    hasher.hash_one((pred, args))
 }
 
 /// The text of `id` in `texts` (see [`SortedTexts::texts`]): `lens[id]` bytes, the first
