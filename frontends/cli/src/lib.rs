@@ -14,6 +14,7 @@ mod domains;
 mod explain;
 mod plot;
 mod report;
+pub mod reserve;
 mod run;
 
 use std::ffi::OsString;

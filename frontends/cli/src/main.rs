@@ -57,7 +57,9 @@ fn stdout() -> Box<dyn std::io::Write + Send> {
     {
         use std::os::fd::AsFd;
         if let Ok(fd) = std::io::stdout().as_fd().try_clone_to_owned() {
-            return Box::new(std::fs::File::from(fd));
+            return Box::new(stgflow_cli::reserve::Reserving::new(std::fs::File::from(
+                fd,
+            )));
         }
     }
     Box::new(std::io::stdout())
