@@ -472,7 +472,10 @@ fn serve(
                 }
             }
         }
+        // A buffer the calling thread wrote out may come back with its updates: they are
+        // dropped here, where this worker allocated their rows.
         let mut ready = recycled;
+        ready.clear();
         // Whichever thread waits for the other sorts. With every batch the calling thread
         // may send ahead waiting ([`IN_FLIGHT`]), this worker is the slower one, and the
         // calling thread, which waits to send the next, sorts this batch's output instead
