@@ -597,9 +597,11 @@ impl<D: Hash + Eq + Clone> Presence<D> {
             let Some(counted) = self.entries.get_mut(slot) else {
                 continue;
             };
-            counted.touched = false;
             let (before, after) = (counted.before, counted.count > 0);
             if counted.count == 0 && counted.expiring == 0 {
+                // Left marked as touched: it goes, and a byte stored into it just before
+                // the slab moves it out stalled the move's wider loads (store forwarding;
+                // most of `Slab::remove`'s samples).
                 let hash = counted.hash;
                 if let Some(counted) = self.entries.remove(slot, hash) {
                     if let (true, Some(f)) = (before, f.as_mut()) {
@@ -608,6 +610,7 @@ impl<D: Hash + Eq + Clone> Presence<D> {
                 }
                 continue;
             }
+            counted.touched = false;
             let Some(f) = f.as_mut() else { continue };
             match (before, after) {
                 (false, true) => f(counted.record.clone(), 1),
