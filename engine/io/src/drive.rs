@@ -36,6 +36,22 @@ pub trait Evaluator {
 /// Something that yields input facts in time order.
 pub trait FactSource {
     fn next_fact(&mut self) -> Result<Option<InputFact>, Box<StreamError>>;
+    /// Moves the source's next facts at `time` (their predicate and arguments) into `out`
+    /// and returns the first fact after them, as [`FactSource::next_fact`] would. Readers
+    /// move their facts there themselves: each fact returned through memory by a call of
+    /// its own and copied on missed store forwarding (most of the feeding loop's samples).
+    fn take_at(
+        &mut self,
+        time: u64,
+        out: &mut Vec<(PredId, Row)>,
+    ) -> Result<Option<InputFact>, Box<StreamError>> {
+        loop {
+            match self.next_fact()? {
+                Some(fact) if fact.time == time => out.push((fact.pred, fact.args)),
+                other => return Ok(other),
+            }
+        }
+    }
     fn skipped(&self) -> SkipCounts {
         SkipCounts::default()
     }
@@ -56,6 +72,14 @@ pub trait FactSource {
 impl<R: io::BufRead> FactSource for FactReader<R> {
     fn next_fact(&mut self) -> Result<Option<InputFact>, Box<StreamError>> {
         FactReader::next_fact(self)
+    }
+
+    fn take_at(
+        &mut self,
+        time: u64,
+        out: &mut Vec<(PredId, Row)>,
+    ) -> Result<Option<InputFact>, Box<StreamError>> {
+        FactReader::take_at(self, time, out)
     }
 
     fn skipped(&self) -> SkipCounts {
@@ -176,6 +200,20 @@ impl From<crate::interrupt::Stop> for RunError {
 fn next_fact(source: &mut Box<dyn FactSource + '_>) -> Result<Option<InputFact>, RunError> {
     source
         .next_fact()
+        .map_err(|error| match crate::interrupt::requested() {
+            Some(stop) => stop.into(),
+            None => RunError::Stream(error),
+        })
+}
+
+/// [`FactSource::take_at`] of `source`, its errors as [`next_fact`]'s.
+fn take_at(
+    source: &mut Box<dyn FactSource + '_>,
+    time: u64,
+    out: &mut Vec<(PredId, Row)>,
+) -> Result<Option<InputFact>, RunError> {
+    source
+        .take_at(time, out)
         .map_err(|error| match crate::interrupt::requested() {
             Some(stop) => stop.into(),
             None => RunError::Stream(error),
@@ -419,11 +457,9 @@ pub fn feed(
         }
         let mut input = Vec::with_capacity(size);
         for (source, head) in sources.iter_mut().zip(heads.iter_mut()) {
-            while head.as_ref().is_some_and(|f| f.time == time) {
-                if let Some(fact) = head.take() {
-                    input.push((fact.pred, fact.args));
-                }
-                *head = next_fact(source)?;
+            if let Some(fact) = head.take_if(|f| f.time == time) {
+                input.push((fact.pred, fact.args));
+                *head = take_at(source, time, &mut input)?;
             }
         }
         size = input.len();

@@ -300,6 +300,27 @@ impl<R: BufRead> FactReader<R> {
     }
 
     /// The next fact, `None` at the end of the input.
+    /// The facts at `time` from here on moved into `out`, and the first fact after them
+    /// ([`crate::drive::FactSource::take_at`]).
+    pub fn take_at(
+        &mut self,
+        time: u64,
+        out: &mut Vec<(PredId, Row)>,
+    ) -> Result<Option<InputFact>, Box<StreamError>> {
+        loop {
+            while let Some(fact) = self.state.pending.pop_front() {
+                if fact.time != time {
+                    return Ok(Some(fact));
+                }
+                out.push((fact.pred, fact.args));
+            }
+            match self.next_fact()? {
+                Some(fact) if fact.time == time => out.push((fact.pred, fact.args)),
+                other => return Ok(other),
+            }
+        }
+    }
+
     pub fn next_fact(&mut self) -> Result<Option<InputFact>, Box<StreamError>> {
         loop {
             if let Some(fact) = self.state.pending.pop_front() {

@@ -37,6 +37,8 @@ use crossbeam_channel::{Receiver, Sender, bounded};
 use super::Code;
 use super::{FactReader, Format, InputFact, SkipCounts, StreamError, Tolerance};
 use crate::drive::FactSource;
+use stgflow_lang::ir::PredId;
+use stgflow_lang::value::Row;
 
 /// How a [`ParallelReader`] splits its work.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -296,6 +298,25 @@ impl ParallelReader {
 }
 
 impl FactSource for ParallelReader {
+    fn take_at(
+        &mut self,
+        time: u64,
+        out: &mut Vec<(PredId, Row)>,
+    ) -> Result<Option<InputFact>, Box<StreamError>> {
+        loop {
+            for fact in self.facts.by_ref() {
+                if fact.time != time {
+                    return Ok(Some(fact));
+                }
+                out.push((fact.pred, fact.args));
+            }
+            match self.next_fact()? {
+                Some(fact) if fact.time == time => out.push((fact.pred, fact.args)),
+                other => return Ok(other),
+            }
+        }
+    }
+
     fn next_fact(&mut self) -> Result<Option<InputFact>, Box<StreamError>> {
         if self.unstarted.is_some() {
             self.blocks = self.start(false);
