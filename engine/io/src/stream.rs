@@ -617,6 +617,28 @@ pub(crate) mod tests {
             .collect()
     }
 
+    /// One line's facts at several time points wait together: `take_at` moves those of
+    /// its time point only and hands back the first after them, the rest read on later.
+    #[test]
+    fn take_at_moves_a_time_points_facts_and_hands_back_the_next() {
+        let compiled = compile_str("p.tdl", "r(T) :- s(T).");
+        let text = "s(1). s(1). s(2). s(2).\ns(2). s(3).\ns(4).\n";
+        let mut reader = FactReader::new(
+            text.as_bytes(),
+            "in",
+            Arc::new(td::Td),
+            Schema::new(&compiled.program),
+        );
+        let mut times = Vec::new();
+        let mut head = reader.next_fact().ok().flatten();
+        while let Some(first) = head {
+            let mut at = vec![(first.pred, first.args)];
+            head = reader.take_at(first.time, &mut at).ok().flatten();
+            times.push((first.time, at.len()));
+        }
+        assert_eq!(times, vec![(1, 2), (2, 3), (3, 1), (4, 1)]);
+    }
+
     #[test]
     fn late_facts_within_the_lateness_come_out_in_time_order() {
         let late = |lateness, skip_late| Tolerance {

@@ -751,14 +751,50 @@ pub fn compare_with_sequential(
     )
     .map_err(|e| e.to_string())?;
     let got = drain(&mut blocks);
-    if got == expected {
-        Ok(())
-    } else {
-        Err(format!(
-            "{} {parallelism:?}:\n{text}\n--- in blocks\n{got:?}\n--- line by line\n{expected:?}",
-            like.format().name()
-        ))
+    // A time point at a time (`FactSource::take_at`, as the feeding loop reads), line by
+    // line and in blocks.
+    let by_time = drain_by_time(&mut like.with_input(text.as_bytes()));
+    let mut blocks = ParallelReader::spawn(
+        io::Cursor::new(text.as_bytes().to_vec()),
+        like.with_input(io::empty()),
+        parallelism,
+    )
+    .map_err(|e| e.to_string())?;
+    let blocks_by_time = drain_by_time(&mut blocks);
+    let name = like.format().name();
+    for (how, got) in [
+        ("in blocks", got),
+        ("by time point", by_time),
+        ("in blocks by time point", blocks_by_time),
+    ] {
+        if got != expected {
+            return Err(format!(
+                "{name} {parallelism:?}:\n{text}\n--- {how}\n{got:?}\n--- line by line\n{expected:?}"
+            ));
+        }
     }
+    Ok(())
+}
+
+/// [`drain`] through [`FactSource::take_at`]: the first fact of each time point, then the
+/// rest of it in one call.
+fn drain_by_time(source: &mut dyn FactSource) -> Drained {
+    let mut facts = Vec::new();
+    let mut head = source.next_fact();
+    let error = loop {
+        match head {
+            Ok(Some(fact)) => {
+                let time = fact.time;
+                let mut at = vec![(fact.pred, fact.args)];
+                head = source.take_at(time, &mut at);
+                let at = at.into_iter();
+                facts.extend(at.map(|(pred, args)| InputFact { pred, args, time }));
+            }
+            Ok(None) => break None,
+            Err(error) => break Some(error),
+        }
+    };
+    (facts, error, source.skipped(), source.declared_timeline())
 }
 
 #[cfg(test)]
