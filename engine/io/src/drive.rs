@@ -45,12 +45,7 @@ pub trait FactSource {
         time: u64,
         out: &mut Vec<(PredId, Row)>,
     ) -> Result<Option<InputFact>, Box<StreamError>> {
-        loop {
-            match self.next_fact()? {
-                Some(fact) if fact.time == time => out.push((fact.pred, fact.args)),
-                other => return Ok(other),
-            }
-        }
+        take_queued(self, |_| None, time, out)
     }
     fn skipped(&self) -> SkipCounts {
         SkipCounts::default()
@@ -79,7 +74,7 @@ impl<R: io::BufRead> FactSource for FactReader<R> {
         time: u64,
         out: &mut Vec<(PredId, Row)>,
     ) -> Result<Option<InputFact>, Box<StreamError>> {
-        FactReader::take_at(self, time, out)
+        take_queued(self, |reader| reader.pending.pop_front(), time, out)
     }
 
     fn skipped(&self) -> SkipCounts {
@@ -204,6 +199,29 @@ fn next_fact(source: &mut Box<dyn FactSource + '_>) -> Result<Option<InputFact>,
             Some(stop) => stop.into(),
             None => RunError::Stream(error),
         })
+}
+
+/// [`FactSource::take_at`] for a source whose facts wait in a queue (`pop` takes the next
+/// one out): the queued facts at `time` moved into `out` without a call each, then read on
+/// with [`FactSource::next_fact`] until a fact of a later time point, which is returned.
+pub(crate) fn take_queued<S: FactSource + ?Sized>(
+    source: &mut S,
+    mut pop: impl FnMut(&mut S) -> Option<InputFact>,
+    time: u64,
+    out: &mut Vec<(PredId, Row)>,
+) -> Result<Option<InputFact>, Box<StreamError>> {
+    loop {
+        while let Some(fact) = pop(source) {
+            if fact.time != time {
+                return Ok(Some(fact));
+            }
+            out.push((fact.pred, fact.args));
+        }
+        match source.next_fact()? {
+            Some(fact) if fact.time == time => out.push((fact.pred, fact.args)),
+            other => return Ok(other),
+        }
+    }
 }
 
 /// [`FactSource::take_at`] of `source`, its errors as [`next_fact`]'s.

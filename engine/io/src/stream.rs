@@ -300,27 +300,6 @@ impl<R: BufRead> FactReader<R> {
     }
 
     /// The next fact, `None` at the end of the input.
-    /// The facts at `time` from here on moved into `out`, and the first fact after them
-    /// ([`crate::drive::FactSource::take_at`]).
-    pub fn take_at(
-        &mut self,
-        time: u64,
-        out: &mut Vec<(PredId, Row)>,
-    ) -> Result<Option<InputFact>, Box<StreamError>> {
-        loop {
-            while let Some(fact) = self.state.pending.pop_front() {
-                if fact.time != time {
-                    return Ok(Some(fact));
-                }
-                out.push((fact.pred, fact.args));
-            }
-            match self.next_fact()? {
-                Some(fact) if fact.time == time => out.push((fact.pred, fact.args)),
-                other => return Ok(other),
-            }
-        }
-    }
-
     pub fn next_fact(&mut self) -> Result<Option<InputFact>, Box<StreamError>> {
         loop {
             if let Some(fact) = self.state.pending.pop_front() {
@@ -621,6 +600,7 @@ pub(crate) mod tests {
     /// its time point only and hands back the first after them, the rest read on later.
     #[test]
     fn take_at_moves_a_time_points_facts_and_hands_back_the_next() {
+        use crate::drive::FactSource;
         let compiled = compile_str("p.tdl", "r(T) :- s(T).");
         let text = "s(1). s(1). s(2). s(2).\ns(2). s(3).\ns(4).\n";
         let mut reader = FactReader::new(

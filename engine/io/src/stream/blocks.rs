@@ -303,18 +303,7 @@ impl FactSource for ParallelReader {
         time: u64,
         out: &mut Vec<(PredId, Row)>,
     ) -> Result<Option<InputFact>, Box<StreamError>> {
-        loop {
-            for fact in self.facts.by_ref() {
-                if fact.time != time {
-                    return Ok(Some(fact));
-                }
-                out.push((fact.pred, fact.args));
-            }
-            match self.next_fact()? {
-                Some(fact) if fact.time == time => out.push((fact.pred, fact.args)),
-                other => return Ok(other),
-            }
-        }
+        crate::drive::take_queued(self, |reader| reader.facts.next(), time, out)
     }
 
     fn next_fact(&mut self) -> Result<Option<InputFact>, Box<StreamError>> {
