@@ -733,23 +733,19 @@ pub fn compare_with_sequential(
     parallelism: Parallelism,
 ) -> Result<(), String> {
     let expected = drain(&mut like.with_input(text.as_bytes()));
-    let mut blocks = ParallelReader::spawn(
-        io::Cursor::new(text.as_bytes().to_vec()),
-        like.with_input(io::empty()),
-        parallelism,
-    )
-    .map_err(|e| e.to_string())?;
-    let got = drain(&mut blocks);
+    let blocks = || {
+        ParallelReader::spawn(
+            io::Cursor::new(text.as_bytes().to_vec()),
+            like.with_input(io::empty()),
+            parallelism,
+        )
+        .map_err(|e| e.to_string())
+    };
+    let got = drain(&mut blocks()?);
     // A time point at a time (`FactSource::take_at`, as the feeding loop reads), line by
     // line and in blocks.
     let by_time = drain_by_time(&mut like.with_input(text.as_bytes()));
-    let mut blocks = ParallelReader::spawn(
-        io::Cursor::new(text.as_bytes().to_vec()),
-        like.with_input(io::empty()),
-        parallelism,
-    )
-    .map_err(|e| e.to_string())?;
-    let blocks_by_time = drain_by_time(&mut blocks);
+    let blocks_by_time = drain_by_time(&mut blocks()?);
     let name = like.format().name();
     for (how, got) in [
         ("in blocks", got),
