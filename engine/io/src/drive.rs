@@ -193,12 +193,16 @@ impl From<crate::interrupt::Stop> for RunError {
 /// The next fact of `source`; a read that failed because the run is being stopped
 /// reports the stop, not an input error.
 fn next_fact(source: &mut Box<dyn FactSource + '_>) -> Result<Option<InputFact>, RunError> {
-    source
-        .next_fact()
-        .map_err(|error| match crate::interrupt::requested() {
-            Some(stop) => stop.into(),
-            None => RunError::Stream(error),
-        })
+    source.next_fact().map_err(read_error)
+}
+
+/// A source's error as the run reports it: a read that failed because the run is being
+/// stopped reports the stop.
+fn read_error(error: Box<StreamError>) -> RunError {
+    match crate::interrupt::requested() {
+        Some(stop) => stop.into(),
+        None => RunError::Stream(error),
+    }
 }
 
 /// [`FactSource::take_at`] for a source whose facts wait in a queue (`pop` takes the next
@@ -230,12 +234,7 @@ fn take_at(
     time: u64,
     out: &mut Vec<(PredId, Row)>,
 ) -> Result<Option<InputFact>, RunError> {
-    source
-        .take_at(time, out)
-        .map_err(|error| match crate::interrupt::requested() {
-            Some(stop) => stop.into(),
-            None => RunError::Stream(error),
-        })
+    source.take_at(time, out).map_err(read_error)
 }
 
 /// What the timeline driver hands completed time points to.
