@@ -582,15 +582,19 @@ pub(crate) mod tests {
         Ok(facts)
     }
 
-    fn read_with(text: &str, tolerance: Tolerance) -> Result<Vec<u64>, Box<StreamError>> {
+    /// A TD reader of `text` for the program `r(T) :- s(T).`
+    fn s_reader(text: &str) -> FactReader<&[u8]> {
         let compiled = compile_str("p.tdl", "r(T) :- s(T).");
-        let mut reader = FactReader::new(
+        FactReader::new(
             text.as_bytes(),
             "in",
             Arc::new(td::Td),
             Schema::new(&compiled.program),
         )
-        .with_tolerance(tolerance);
+    }
+
+    fn read_with(text: &str, tolerance: Tolerance) -> Result<Vec<u64>, Box<StreamError>> {
+        let mut reader = s_reader(text).with_tolerance(tolerance);
         std::iter::from_fn(|| reader.next_fact().transpose())
             .map(|fact| fact.map(|f| f.time))
             .collect()
@@ -601,14 +605,7 @@ pub(crate) mod tests {
     #[test]
     fn take_at_moves_a_time_points_facts_and_hands_back_the_next() {
         use crate::drive::FactSource;
-        let compiled = compile_str("p.tdl", "r(T) :- s(T).");
-        let text = "s(1). s(1). s(2). s(2).\ns(2). s(3).\ns(4).\n";
-        let mut reader = FactReader::new(
-            text.as_bytes(),
-            "in",
-            Arc::new(td::Td),
-            Schema::new(&compiled.program),
-        );
+        let mut reader = s_reader("s(1). s(1). s(2). s(2).\ns(2). s(3).\ns(4).\n");
         let mut times = Vec::new();
         let mut head = reader.next_fact().ok().flatten();
         while let Some(first) = head {

@@ -415,8 +415,13 @@ impl<'a, W: Write> Feeder<'a, W> {
 
     /// Keeps an emptied output buffer to pass back to a worker (a few per worker).
     fn keep_output_buffer(&mut self, buffer: Vec<Update>) {
-        let most = SPARE_BUFFERS * self.runs.len();
+        let most = self.most_spare();
         crate::operators::keep_spare(&mut self.spare_outputs, buffer, most);
+    }
+
+    /// How many output buffers are kept to pass back, emptied or written out.
+    fn most_spare(&self) -> usize {
+        SPARE_BUFFERS * self.runs.len()
     }
 
     /// A worker's lines of a batch ([`FromWorker::Lines`]): once every worker has sent
@@ -490,7 +495,7 @@ impl<'a, W: Write> Feeder<'a, W> {
             // (see `written_outputs`), an emptied one taking its place.
             let spare = self.spare_outputs.pop().unwrap_or_default();
             let written = std::mem::replace(&mut self.pending, spare);
-            if self.written_outputs.len() < SPARE_BUFFERS * self.runs.len() {
+            if self.written_outputs.len() < self.most_spare() {
                 self.written_outputs.push(written);
             } else {
                 self.keep_output_buffer(written);
