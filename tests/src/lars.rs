@@ -80,6 +80,39 @@ pub fn case_for(seed: u64, whole_stream: bool) -> Case {
     }
 }
 
+/// Programs of the shape of Laser's micro-benchmarks: one to three rules, each a window
+/// (♢, or `@` with its time in the head, sizes 0..4) over an input predicate, and a
+/// stream as [`case`]'s (atoms repeated within and across time points, some of the rule
+/// heads' predicates).
+pub fn window_case(seed: u64) -> Case {
+    let mut rng = Rng::new(seed);
+    let mut derived = Vec::new();
+    let mut program = String::new();
+    for i in 0..1 + rng.below(3) {
+        let name = format!("d{i}");
+        let n = rng.below(5);
+        let (text, arity) = match rng.below(5) {
+            0 => (format!("{name}(A) :- time_win({n},0,1,diamond(e(A)))"), 1),
+            1 => (
+                format!("{name}(A,B) :- time_win({n},0,1,diamond(f(A,B)))"),
+                2,
+            ),
+            2 => (format!("{name}(T,A) :- time_win({n},0,1,@(T,e(A)))"), 2),
+            3 => (format!("{name}(T,A,B) :- time_win({n},0,1,@(T,f(A,B)))"), 3),
+            _ => (format!("{name} :- time_win({n},0,1,diamond(s))"), 0),
+        };
+        program.push_str(&text);
+        program.push('\n');
+        derived.push(Derived { name, arity });
+    }
+    let stream = stream(&mut rng, &derived);
+    Case {
+        seed,
+        program,
+        stream,
+    }
+}
+
 /// Predicates a literal of rule `i` may read: positively inputs and d0..=di (di itself
 /// only without MATH, so nothing derives unboundedly), negatively inputs and d0..di-1.
 fn candidates(
@@ -851,17 +884,43 @@ pub fn run_translated(
     }
     let program = &compiled.program;
     let analysis = compiled.analysis.as_ref().ok_or("no analysis")?;
-    let reader = FactReader::new(
+    crate::evaluate(
+        program,
+        analysis,
+        Box::new(laser_reader(stream, program)),
+        Timeline::default(),
+        engine,
+    )
+}
+
+/// What `--mode laser` prints for `program_text` over the Laser `stream` on `engine`:
+/// Laser's lines, a sink that counts each fact's changes
+/// (`stgflow_io::sink::Sink::counts_holding`).
+pub fn laser_output(program_text: &str, stream: &str, engine: &Engine) -> Result<String, String> {
+    let compiled = stgflow_lars::compile_str("generated.lars", program_text);
+    if compiled.has_errors() {
+        return Err(compiled.render_diagnostics(false));
+    }
+    let program = &compiled.program;
+    let analysis = compiled.analysis.as_ref().ok_or("no analysis")?;
+    let mode =
+        stgflow_io::sink::Mode::Snapshot(std::sync::Arc::new(stgflow_lars::output::LaserOutput));
+    crate::written(
+        program,
+        analysis,
+        Box::new(laser_reader(stream, program)),
+        Timeline::default(),
+        engine,
+        mode,
+    )
+}
+
+/// A reader of the Laser `stream` for `program`.
+fn laser_reader<'a>(stream: &'a str, program: &stgflow_lang::ir::Program) -> FactReader<&'a [u8]> {
+    FactReader::new(
         stream.as_bytes(),
         "stream.laser",
         std::sync::Arc::new(LaserStream),
         Schema::new(program),
-    );
-    crate::evaluate(
-        program,
-        analysis,
-        Box::new(reader),
-        Timeline::default(),
-        engine,
     )
 }

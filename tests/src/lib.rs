@@ -185,7 +185,7 @@ pub fn evaluate<'a>(
 
 /// What `engine` writes in `mode` for a compiled program over `stream` and the program's
 /// own facts.
-fn written<'a>(
+pub(crate) fn written<'a>(
     program: &'a Program,
     analysis: &Analysis,
     stream: Box<dyn FactSource + 'a>,

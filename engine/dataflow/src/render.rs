@@ -66,15 +66,21 @@ pub enum Output<'s> {
 /// output: no operator splits a tagged input or tags the output.
 ///
 /// With `counting`, each component's output updates on this worker are counted (an
-/// `Inspect` on its outputs, which passes the containers on as they are).
+/// `Inspect` on its outputs, which passes the containers on as they are). With
+/// `counted_output`, the output goes to a sink that counts each fact's changes and prints
+/// it while its count is positive ([`stgflow_io::sink::Sink::counts_holding`]): a printed
+/// ♢ window over points that nothing else reads then leaves its 0/1 closure to the sink
+/// ([`window::counted_points`]).
 pub fn render<'s>(
     program: &Program,
     plan: &Plan,
     input: Vec<Coll<'s, u64>>,
     outputs: &[PredId],
     counting: bool,
+    counted_output: bool,
 ) -> Rendered<'s> {
     let mut builder = Builder::new(program, plan, input, outputs);
+    builder.counted_output = counted_output;
     let mut operators = Vec::with_capacity(plan.components.len());
     let mut records = Vec::new();
     for component in &plan.components {
@@ -160,6 +166,8 @@ struct Builder<'p, 's> {
     tagged: Vec<Facts<'s, u64>>,
     /// Counts the output updates of the component being built (`render`'s counting).
     counter: Option<Rc<Cell<u64>>>,
+    /// The printed facts go to a sink that counts them (`render`'s `counted_output`).
+    counted_output: bool,
 }
 
 impl<'p, 's> Builder<'p, 's> {
@@ -197,6 +205,7 @@ impl<'p, 's> Builder<'p, 's> {
             tagged_in: vec![None; n],
             tagged: Vec::new(),
             counter: None,
+            counted_output: false,
         };
         if let Some(unit) = unit {
             builder.unit = unit;
@@ -231,12 +240,22 @@ impl<'p, 's> Builder<'p, 's> {
 
     fn window(&mut self, pred: PredId, source: PredId, shape: Window) {
         let points = self.points[source];
+        // Printed and read by nothing else, a ♢ window over points may leave its 0/1
+        // closure to a sink that counts.
+        let counted = points && self.counted_output && self.printed[pred] && !self.read[pred];
         let source = self.holding(source);
         let own = self.inputs[pred].clone();
         let scope = self.scope;
         let held = scope.region_named("Window", |region| {
-            let own = own.map(|own| own.enter_region(region));
-            window::lower(source.enter_region(region), own, shape, points).leave_region(scope)
+            let (source, own) = (
+                source.enter_region(region),
+                own.map(|own| own.enter_region(region)),
+            );
+            match shape {
+                Window::Diamond(d) if counted => window::counted_points(source, own, d),
+                _ => window::lower(source, own, shape, points),
+            }
+            .leave_region(scope)
         });
         self.holds[pred] = Some(self.counted(held));
     }

@@ -182,6 +182,7 @@ pub fn run<W: Write>(
         .then(|| sink.template(options.cluster.workers.max(1) > 1))
         .flatten();
     let any_order = options.files.is_none() && formatter.is_none() && sink.in_any_order();
+    let counted_output = options.files.is_none() && formatter.is_none() && sink.counts_holding();
     let plan = plan(program, analysis, options.lower);
     let outputs = program.output_predicates();
     let point_preds = crate::render::fed_as_points(program, &plan, &outputs);
@@ -197,6 +198,7 @@ pub fn run<W: Write>(
         output_sort: options.output_sort,
         formatter,
         any_order,
+        counted_output,
         remote_reading,
     });
     let labels: Vec<String> = setup

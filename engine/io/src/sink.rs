@@ -800,6 +800,14 @@ impl<W: Write> Sink<W> {
         matches!(self.mode, Mode::Snapshot(_))
     }
 
+    /// Whether the sink counts each fact's changes and prints the fact while its count
+    /// is positive, once: its changes need not be 0/1 (a [`Snapshot`]'s texts count, see
+    /// `texts`). A fact may then come with a count for each reason it holds (each point
+    /// of it in a ♢ window), and its changes from several workers.
+    pub fn counts_holding(&self) -> bool {
+        matches!(self.mode, Mode::Snapshot(_))
+    }
+
     /// The changes at `t` for [`Mode::Snapshot`], in any order: each fact's text counted
     /// in (+) or out (−), then the time point's line where it is printed.
     fn write_snapshot_changes<'a>(

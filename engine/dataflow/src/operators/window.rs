@@ -26,7 +26,12 @@ use differential_dataflow::consolidation::consolidate_updates_from;
 use timely::dataflow::operators::Concat;
 use timely::dataflow::operators::vec::Map;
 
-use super::zero_one::{Presence, Tagged, over_gate};
+use differential_dataflow::AsCollection;
+use timely::container::CapacityContainerBuilder;
+use timely::dataflow::channels::pact::Pipeline;
+use timely::dataflow::operators::generic::Operator;
+
+use super::zero_one::{Presence, Stash, Tagged, mark, over_gate, send_first};
 use super::{Coll, Row};
 use crate::plan::Window;
 
@@ -58,6 +63,68 @@ pub fn lower<'s>(
         }
         _ => super::zero_one::zero_one_by(source, own, own_weight(window), retime(window)),
     }
+}
+
+/// A ♢ window of `d` over `source` fed as points (`render::fed_as_points`), its 0/1
+/// closure left to a sink that counts ([`stgflow_io::sink::Sink::counts_holding`]): each
+/// point +n at t passes as it is, and its −n follows at t + d + 1, united with `own`
+/// (input facts of the window's own predicate, changes) as they are. A fact the window
+/// holds counts once for each of its points in the window (and once more while it is an
+/// own fact), and the sink prints it while its count is positive; no table of what
+/// holds, no exchange by hash (a fact's changes may come from several workers: the sink
+/// adds them up). [`lower`]'s 0/1 closure kept a second count table of every fact the
+/// sink counted anyway, hashed and probed twice per point (a fifth of ♢10's samples over
+/// Laser's streams).
+pub fn counted_points<'s>(
+    source: Coll<'s, u64>,
+    own: Option<Coll<'s, u64>>,
+    d: u32,
+) -> Coll<'s, u64> {
+    let hold = u64::from(d) + 1;
+    // The retractions to come, by time point, and a time point's as they go out.
+    let mut stash: Stash<Row> = Stash::default();
+    let mut retractions: Vec<(Row, u64, isize)> = Vec::new();
+    let mut out: Vec<(Row, u64, isize)> = Vec::new();
+    let counted = source
+        .inner
+        .unary_frontier::<CapacityContainerBuilder<Vec<(Row, u64, isize)>>, _, _, _>(
+            Pipeline,
+            "CountedPoints",
+            move |capability, _info| {
+                let mut capability = Some(capability);
+                move |(input, frontier), output| {
+                    input.for_each(|time, data| {
+                        retractions.extend(
+                            (data.iter())
+                                .map(|(row, t, n)| (row.clone(), t.saturating_add(hold), -n)),
+                        );
+                        stash.add(&mut retractions, &|t, _| t);
+                        output.session(&time).give_container(data);
+                    });
+                    let limit = frontier.frontier().first().copied();
+                    let mut first = None;
+                    while let Some(time) = stash.first_time() {
+                        if limit.is_some_and(|f| time >= f) {
+                            break;
+                        }
+                        let mut due = stash.take(time);
+                        if capability.is_some() {
+                            out.extend(due.drain(..).map(|(row, n)| (row, time, n)));
+                            mark(&mut first, time, &out);
+                        }
+                        due.clear();
+                        stash.give_back(due);
+                    }
+                    send_first(output, capability.as_ref(), &mut first, &mut out);
+                    super::follow_frontier(&mut capability, limit);
+                }
+            },
+        );
+    match own {
+        Some(own) => counted.concat(own.inner),
+        None => counted,
+    }
+    .as_collection()
 }
 
 /// How many times a fact of the window's own predicate counts in the window's table: more
@@ -220,7 +287,7 @@ mod tests {
     use proptest::prelude::*;
     use stgflow_lang::value::Row;
 
-    use super::{gated, lower};
+    use super::{counted_points, gated, lower};
     use crate::operators::testing::{
         Held, Snapshot, assert_same_at_every_time, at, changes, held, int_rows, run, set, snapshots,
     };
@@ -304,6 +371,39 @@ mod tests {
             &snapshots(&output, END),
             &window_reference(source, own, window),
         );
+    }
+
+    /// `counted_points` against the reference: at each time point no count is below
+    /// zero, and the records whose count is positive are the ♢ window's and w's own facts.
+    /// The source's points at time points that are multiples of `doubled` come twice
+    /// (the same fact given twice at one time point).
+    fn check_counted(
+        workers: usize,
+        source: &Held,
+        own: Option<&Held>,
+        (d, doubled): (u32, u64),
+        batch: u64,
+    ) {
+        let fed = points(source);
+        let twice = fed.iter().filter(|(_, t, _)| t % doubled == 0).cloned();
+        let mut inputs = vec![fed.iter().cloned().chain(twice).collect::<Vec<_>>()];
+        inputs.extend(own.map(|own| changes(&universe(), own)));
+        let output = run(workers, inputs, END, batch, move |mut inputs| {
+            let own = if inputs.len() > 1 { inputs.pop() } else { None };
+            counted_points(inputs.pop().expect("a source"), own, d)
+        });
+        let counts = snapshots(&output, END);
+        for (t, snapshot) in counts.iter().enumerate() {
+            assert!(
+                snapshot.values().all(|&count| count > 0),
+                "a count below zero at time point {t}: {snapshot:?}"
+            );
+        }
+        let held: Vec<_> = counts
+            .into_iter()
+            .map(|snapshot| set(snapshot.into_keys()))
+            .collect();
+        assert_same_at_every_time(&held, &window_reference(source, own, Window::Diamond(d)));
     }
 
     /// A gated window's inputs: the source, w's and q's own facts, and the gate g (one
@@ -409,6 +509,19 @@ mod tests {
             batch in 1..4u64,
         ) {
             check_lower(3, &source, own.as_ref(), (window, points), batch);
+        }
+
+        /// The counts summed over every worker's output, as the sink sums them.
+        #[test]
+        fn counted_points_hold_where_delayed_copies_do_up_to_d_4_on_1_to_3_workers(
+            source in held(RECORDS, END, 6, 6),
+            own in prop::option::of(held(RECORDS, END, 12, 3)),
+            d in 0..5u32,
+            doubled in 1..5u64,
+            workers in 1..=3usize,
+            batch in 1..4u64,
+        ) {
+            check_counted(workers, &source, own.as_ref(), (d, doubled), batch);
         }
 
         #[test]

@@ -3,7 +3,9 @@
 //! point, a line of 1,100 atoms of which 200 change; at ♢100, 10,100 of which 200).
 //!
 //! Each fact that holds has an id: its predicate and values, its text's bytes (buffers
-//! reused once the fact stops holding) and how many times it holds, found by the hash of
+//! reused once the fact stops holding) and its count (a line prints the text once while
+//! the count is positive: a ♢ window's fact may count once per point of it in the window,
+//! [`super::Sink::counts_holding`]), found by the hash of
 //! its predicate and values (its text is made once, where it starts to hold: finding it
 //! by its text made it again for every change, and hashed and compared its bytes; −3 %
 //! CPU on ♢10). The ids in byte order (of their texts, then by id) are a
@@ -38,8 +40,9 @@ pub(super) struct SortedTexts {
     /// Each id's text's first 8 bytes, big-endian (zeros after a shorter text): texts
     /// compare by them first, and by their bytes only where they are equal.
     prefixes: Vec<u64>,
-    /// How many times each id's fact holds; 0 for a free id or one whose fact stopped
-    /// holding in this time point; below 0 only for a new id within a time point.
+    /// Each id's fact's count (the fact holds while it is positive); 0 for a free id or
+    /// one whose fact stopped holding in this time point; below 0 only within a time
+    /// point.
     counts: Vec<isize>,
     /// Each id's fact: its predicate and its values (buffers reused with the id).
     preds: Vec<PredId>,
@@ -49,15 +52,15 @@ pub(super) struct SortedTexts {
     hasher: DefaultHashBuilder,
     /// The held ids in their texts' byte order, as of the last line.
     order: Vec<u32>,
-    /// The last line's bytes (each id's separator and text, as many times as its fact
-    /// holds, in `order`), and where each id's part ends in them.
+    /// The last line's bytes (each id's separator and text, in `order`), and where each
+    /// id's part ends in them.
     body: Vec<u8>,
     ends: Vec<usize>,
     /// Whether `ends` are kept: only where the last line was made with few changes for
     /// its length (a line made with many writes its texts and nothing else).
     with_ends: bool,
     /// Ids of this time point's new facts, of facts that stopped holding, and of facts in
-    /// `order` whose count changed but not to 0 (`recounted` marks them, by id).
+    /// `order` whose count changed sign but not to 0 (`recounted` marks them, by id).
     added: Vec<u32>,
     stopped: Vec<u32>,
     changed: Vec<u32>,
@@ -83,14 +86,14 @@ impl SortedTexts {
     }
 
     /// `diff` more of the fact `pred(args)` holds (less where it is negative); `render`
-    /// appends its text, called only where the fact is new. The changes of a time point
-    /// may come in any order: a fact's count may dip below zero within it, and a fact that
+    /// appends its text, called only where the fact is new. A line prints the fact once
+    /// while its count is positive, whatever the count. The changes of a time point may
+    /// come in any order: a fact's count may dip below zero within it, and a fact that
     /// stops and starts again takes a new id. A fact whose count is still below zero when
     /// the line is made does not hold and is forgotten, as if 0. Facts are found by their
     /// predicate and values, not their texts: a fact's text is made once, when it starts
     /// to hold, not again for each change (two facts with one text are two ids next to
-    /// each other in the order, and their bytes in a line are those of one text counted
-    /// twice).
+    /// each other in the order, and a line has that text twice).
     pub(super) fn change(
         &mut self,
         pred: PredId,
@@ -107,13 +110,14 @@ impl SortedTexts {
         if let Ok(entry) = self.by_fact.find_entry(hash, same) {
             let id = *entry.get();
             let count = &mut self.counts[id as usize];
+            let held = *count > 0;
             *count += diff;
             if *count == 0 {
                 // It stops holding: it leaves the table, so starting again it takes a
                 // new id.
                 entry.remove();
                 self.stopped.push(id);
-            } else {
+            } else if (*count > 0) != held {
                 self.recount(id);
             }
             return;
@@ -154,8 +158,8 @@ impl SortedTexts {
         self.added.push(id);
     }
 
-    /// Marks `id`, whose count changed but not to 0, for the next line (a text new at
-    /// this time point is written whole anyway).
+    /// Marks `id`, whose count changed sign but not to 0, for the next line (a text new
+    /// at this time point is written whole anyway).
     fn recount(&mut self, id: u32) {
         if let Some(marked) = self.recounted.get_mut(id as usize) {
             if !*marked {
@@ -223,11 +227,12 @@ impl SortedTexts {
             .collect();
         marked.sort_unstable();
         marked.dedup();
-        // The new line is at most the old one and the new and recounted texts as often
-        // as they now hold, and its last text's chunks reach at most one chunk past its
-        // end: the buffer is that long before the copies, which need not check for room.
+        // The new line is at most the old one and the new and recounted texts that now
+        // hold, and its last text's chunks reach at most one chunk past its end: the
+        // buffer is that long before the copies, which need not check for room.
         let grown: usize = (self.added.iter().chain(&self.changed))
-            .map(|&id| lens[id as usize] * counts[id as usize].max(0).unsigned_abs())
+            .filter(|&&id| counts[id as usize] > 0)
+            .map(|&id| lens[id as usize])
             .sum();
         self.next_body.resize(self.body.len() + grown + CHUNK, 0);
         let mut line = Line {
@@ -352,18 +357,16 @@ impl Line<'_> {
         self.copied = position + 1;
     }
 
-    /// Writes `id`'s separator and text as often as facts hold with it: its chunks whole,
-    /// each a copy of a constant size, the next text overwriting the zeros past its end.
+    /// Writes `id`'s separator and text (a fact that holds): its chunks whole, each a
+    /// copy of a constant size, the next text overwriting the zeros past its end.
     fn write(&mut self, id: u32) {
         let (padded, len) = (&self.texts[id as usize], self.lens[id as usize]);
-        for _ in 0..self.counts[id as usize] {
-            let at = self.written;
-            let room = &mut self.next_body[at..at + padded.len()];
-            for (to, chunk) in room.chunks_exact_mut(CHUNK).zip(padded.chunks_exact(CHUNK)) {
-                to.copy_from_slice(chunk);
-            }
-            self.written = at + len;
+        let at = self.written;
+        let room = &mut self.next_body[at..at + padded.len()];
+        for (to, chunk) in room.chunks_exact_mut(CHUNK).zip(padded.chunks_exact(CHUNK)) {
+            to.copy_from_slice(chunk);
         }
+        self.written = at + len;
         self.next_order.push(id);
         if self.with_ends {
             self.next_ends.push(self.written);
@@ -390,10 +393,10 @@ mod tests {
     use std::collections::BTreeMap;
 
     /// Runs `points` of changes (a fact's number, and whether one more or one fewer of it
-    /// holds, in any order: a fact's count may dip below 0 within a time point) through
-    /// [`SortedTexts`], the facts' texts made by `text` (two facts may have one text): each
-    /// line is what a sorted map of the texts' counts gives, a fact's count below 0 at the
-    /// end of a time point forgotten.
+    /// holds, in any order: a fact's count may dip below 0 within a time point, and rise
+    /// past 1) through [`SortedTexts`], the facts' texts made by `text` (two facts may have
+    /// one text): each line is the sorted texts of the facts whose count is positive, each
+    /// fact's once, a fact's count below 0 at the end of a time point forgotten.
     fn check(
         points: Vec<Vec<(u16, bool)>>,
         text: impl Fn(u16) -> Vec<u8>,
@@ -413,16 +416,12 @@ mod tests {
             }
             facts.retain(|_, count| *count > 0);
             let line = texts.line().to_vec();
-            let mut reference: BTreeMap<Vec<u8>, isize> = BTreeMap::new();
-            for (&n, &count) in &facts {
-                *reference.entry(text(n)).or_default() += count;
-            }
+            let mut reference: Vec<Vec<u8>> = facts.keys().map(|&n| text(n)).collect();
+            reference.sort();
             let mut want = Vec::new();
-            for (text, count) in &reference {
-                for _ in 0..*count {
-                    want.push(b' ');
-                    want.extend_from_slice(text);
-                }
+            for text in &reference {
+                want.push(b' ');
+                want.extend_from_slice(text);
             }
             prop_assert_eq!(
                 String::from_utf8_lossy(&line),
