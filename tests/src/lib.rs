@@ -142,6 +142,23 @@ pub fn output_bytes(
     )
 }
 
+/// [`output_bytes`], printing the program's own output predicates (`#output`, else the
+/// derived ones) rather than every predicate.
+pub fn printed_bytes(
+    program_text: &str,
+    stream_text: &str,
+    engine: &Engine,
+    mode: Mode,
+) -> Result<String, String> {
+    run_in(
+        program_text,
+        stream_text,
+        Timeline::default(),
+        engine,
+        (false, mode),
+    )
+}
+
 /// What `engine` writes for TD program and stream text in `mode`, printing every
 /// predicate (`all`) or the program's own output predicates.
 fn run_in(

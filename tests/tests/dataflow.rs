@@ -141,6 +141,56 @@ proptest! {
     }
 }
 
+/// A TD ♢ window `q(X, T) :- p(X, T-k).` (k = 0..d), printed alone, in Laser's output
+/// from 1–3 workers: p flows as points and the window leaves its 0/1 closure to the sink
+/// that counts (`window::counted_points`), its retractions made on the workers, for q
+/// takes input facts of its own (some in the stream) — the reference evaluator's bytes.
+fn check_counted_window(d: u64, facts: &[(bool, u8, u64)]) -> Result<(), String> {
+    use stgflow_io::sink::Mode;
+    let mode = || Mode::Snapshot(std::sync::Arc::new(stgflow_lars::output::LaserOutput));
+    let offset = |k: u64| {
+        if k == 0 {
+            String::new()
+        } else {
+            format!("-{k}")
+        }
+    };
+    let mut program: String = (0..=d)
+        .map(|k| format!("q(X, T) :- p(X, T{}).\n", offset(k)))
+        .collect();
+    program.push_str("#output q.\n");
+    let mut facts = facts.to_vec();
+    facts.sort_by_key(|&(_, _, t)| t);
+    let stream: String = facts
+        .iter()
+        .map(|&(own, x, t)| format!("{}(c{x}, {t}).\n", if own { "q" } else { "p" }))
+        .collect();
+    let expected = stgflow_tests::printed_bytes(&program, &stream, &Engine::Reference, mode())?;
+    for workers in 1..=3 {
+        let engine = Engine::dataflow(workers, true);
+        let actual = stgflow_tests::printed_bytes(&program, &stream, &engine, mode())?;
+        if actual != expected {
+            return Err(format!(
+                "{workers} worker(s)\n--- program\n{program}--- stream\n{stream}--- expected\n{expected}--- actual\n{actual}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// Facts of p (some repeated within a time point and across) and of q itself.
+    #[test]
+    fn laser_lines_of_a_window_closed_in_the_sink_are_the_references_bytes(
+        d in 0..4u64,
+        facts in prop::collection::vec((prop::bool::weighted(0.15), 0..4u8, 0..16u64), 0..40),
+    ) {
+        check_counted_window(d, &facts).map_err(TestCaseError::fail)?;
+    }
+}
+
 #[test]
 #[ignore = "slow: 5,000 random programs × 3 worker counts; run with --ignored in release mode"]
 fn dataflow_with_1_2_3_workers_equals_reference_on_5000_random_programs() {

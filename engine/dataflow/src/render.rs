@@ -66,21 +66,18 @@ pub enum Output<'s> {
 /// output: no operator splits a tagged input or tags the output.
 ///
 /// With `counting`, each component's output updates on this worker are counted (an
-/// `Inspect` on its outputs, which passes the containers on as they are). With
-/// `counted_output`, the output goes to a sink that counts each fact's changes and prints
-/// it while its count is positive ([`stgflow_io::sink::Sink::counts_holding`]): a printed
-/// ♢ window over points that nothing else reads then leaves its 0/1 closure to the sink
-/// ([`window::counted_points`]).
+/// `Inspect` on its outputs, which passes the containers on as they are). `at_sink` says
+/// which windows leave their 0/1 closure, or their points' retractions too, to the sink.
 pub fn render<'s>(
     program: &Program,
     plan: &Plan,
     input: Vec<Coll<'s, u64>>,
     outputs: &[PredId],
     counting: bool,
-    counted_output: bool,
+    at_sink: &AtSink,
 ) -> Rendered<'s> {
     let mut builder = Builder::new(program, plan, input, outputs);
-    builder.counted_output = counted_output;
+    builder.at_sink = at_sink.clone();
     let mut operators = Vec::with_capacity(plan.components.len());
     let mut records = Vec::new();
     for component in &plan.components {
@@ -166,8 +163,8 @@ struct Builder<'p, 's> {
     tagged: Vec<Facts<'s, u64>>,
     /// Counts the output updates of the component being built (`render`'s counting).
     counter: Option<Rc<Cell<u64>>>,
-    /// The printed facts go to a sink that counts them (`render`'s `counted_output`).
-    counted_output: bool,
+    /// What the sink takes over (`render`'s `at_sink`).
+    at_sink: AtSink,
 }
 
 impl<'p, 's> Builder<'p, 's> {
@@ -205,7 +202,7 @@ impl<'p, 's> Builder<'p, 's> {
             tagged_in: vec![None; n],
             tagged: Vec::new(),
             counter: None,
-            counted_output: false,
+            at_sink: AtSink::default(),
         };
         if let Some(unit) = unit {
             builder.unit = unit;
@@ -240,10 +237,20 @@ impl<'p, 's> Builder<'p, 's> {
 
     fn window(&mut self, pred: PredId, source: PredId, shape: Window) {
         let points = self.points[source];
-        // Printed and read by nothing else, a ♢ window over points may leave its 0/1
-        // closure to a sink that counts.
-        let counted = points && self.counted_output && self.printed[pred] && !self.read[pred];
         let source = self.holding(source);
+        if self
+            .at_sink
+            .retracted
+            .get(pred)
+            .copied()
+            .flatten()
+            .is_some()
+        {
+            // Its points as they are: the sink takes each back itself.
+            self.holds[pred] = Some(self.counted(source));
+            return;
+        }
+        let counted = self.at_sink.closed.get(pred).copied().unwrap_or(false);
         let own = self.inputs[pred].clone();
         let scope = self.scope;
         let held = scope.region_named("Window", |region| {
@@ -618,6 +625,62 @@ pub fn fed_as_points(program: &Program, plan: &Plan, outputs: &[PredId]) -> Vec<
         points[h] = points[source];
     }
     points
+}
+
+/// What a sink that counts each printed fact's changes and prints the fact while its
+/// count is positive ([`stgflow_io::sink::Sink::counts_holding`]: Laser's output) takes
+/// over from the workers. A printed ♢ window over points ([`fed_as_points`]) that nothing
+/// else reads leaves its 0/1 closure to it ([`window::counted_points`]: each point +n and
+/// its −n d + 1 points later, no table); where its predicate takes no input facts
+/// ([`Program::takes_input`]: a LARS rule head), its retractions too: its points go to
+/// the sink as they are, and the sink takes each back d + 1 time points later itself,
+/// by the fact's slot there ([`stgflow_io::sink::Sink::retract_points`]). Every process
+/// decides alike: the dataflow's shape depends on it.
+#[derive(Clone, Debug, Default)]
+pub struct AtSink {
+    /// Per predicate: its window's 0/1 closure is the sink's.
+    pub closed: Vec<bool>,
+    /// Per predicate: its points' retractions are the sink's too, each this many time
+    /// points after its point.
+    pub retracted: Vec<Option<u64>>,
+}
+
+impl AtSink {
+    /// What the sink takes over for `program`'s `plan`, `points` as [`fed_as_points`]
+    /// gives them: nothing where the sink does not count (`counts`).
+    pub fn new(
+        program: &Program,
+        plan: &Plan,
+        outputs: &[PredId],
+        points: &[bool],
+        counts: bool,
+    ) -> AtSink {
+        let n = program.predicates.len();
+        let mut at_sink = AtSink {
+            closed: vec![false; n],
+            retracted: vec![None; n],
+        };
+        if !counts {
+            return at_sink;
+        }
+        let read = read_by_components(program, &plan.components);
+        for component in &plan.components {
+            if let Component::Window {
+                pred,
+                source,
+                window: Window::Diamond(d),
+            } = *component
+            {
+                if points[source] && outputs.contains(&pred) && !read[pred] {
+                    at_sink.closed[pred] = true;
+                    if !program.takes_input(pred) {
+                        at_sink.retracted[pred] = Some(u64::from(d) + 1);
+                    }
+                }
+            }
+        }
+        at_sink
+    }
 }
 
 /// Which predicates some of `components` read (the others need no collection of their

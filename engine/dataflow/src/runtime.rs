@@ -182,10 +182,12 @@ pub fn run<W: Write>(
         .then(|| sink.template(options.cluster.workers.max(1) > 1))
         .flatten();
     let any_order = options.files.is_none() && formatter.is_none() && sink.in_any_order();
-    let counted_output = options.files.is_none() && formatter.is_none() && sink.counts_holding();
     let plan = plan(program, analysis, options.lower);
     let outputs = program.output_predicates();
     let point_preds = crate::render::fed_as_points(program, &plan, &outputs);
+    let counts = options.files.is_none() && formatter.is_none() && sink.counts_holding();
+    let at_sink = crate::render::AtSink::new(program, &plan, &outputs, &point_preds, counts);
+    sink.retract_points(at_sink.retracted.clone());
     let components = plan.components.len();
     let setup = Arc::new(Setup {
         program: program.clone(),
@@ -198,7 +200,7 @@ pub fn run<W: Write>(
         output_sort: options.output_sort,
         formatter,
         any_order,
-        counted_output,
+        at_sink,
         remote_reading,
     });
     let labels: Vec<String> = setup

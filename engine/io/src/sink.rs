@@ -181,6 +181,9 @@ pub struct Sink<W: Write> {
     /// For a [`Snapshot`]: the facts that hold with their texts, in the byte order of
     /// their texts.
     snapshot: SortedTexts,
+    /// For a [`Snapshot`], per predicate: its facts come as points, each taken back this
+    /// many time points later here ([`Sink::retract_points`]).
+    point_holds: Vec<Option<u64>>,
     encoding: Encoding,
     /// One file per predicate (by id) when writing to files ([`Sink::to_files`]); empty
     /// when every line goes to `out`.
@@ -393,6 +396,7 @@ impl<W: Write> Sink<W> {
             time_scale: 1,
             line: Vec::new(),
             snapshot: SortedTexts::new(separator),
+            point_holds: Vec::new(),
             encoding: Encoding::Td,
             files: Vec::new(),
             recognitions: None,
@@ -808,6 +812,17 @@ impl<W: Write> Sink<W> {
         matches!(self.mode, Mode::Snapshot(_))
     }
 
+    /// Where the sink counts ([`Sink::counts_holding`]): the facts of each predicate with
+    /// a hold here come as points, +n at the time point t a fact is given at, and the sink
+    /// takes each back itself at t + hold (a ♢ window of hold − 1 over them, whose
+    /// retractions the workers then neither make nor send). Such a predicate must have no
+    /// other changes (an input fact's −1, say), every change of its facts being +n.
+    pub fn retract_points(&mut self, holds: Vec<Option<u64>>) {
+        if self.counts_holding() {
+            self.point_holds = holds;
+        }
+    }
+
     /// The changes at `t` for [`Mode::Snapshot`], in any order: each fact's text counted
     /// in (+) or out (−), then the time point's line where it is printed.
     fn write_snapshot_changes<'a>(
@@ -820,8 +835,16 @@ impl<W: Write> Sink<W> {
         };
         for (pred, args, diff) in changes {
             let name = &self.names[pred];
-            (self.snapshot).change(pred, args, diff, |text| snapshot.atom(name, args, text));
+            let render = |text: &mut Vec<u8>| snapshot.atom(name, args, text);
+            match self.point_holds.get(pred).copied().flatten() {
+                Some(hold) if diff > 0 => {
+                    let until = t.saturating_add(hold);
+                    self.snapshot.change_point(pred, args, diff, until, render);
+                }
+                _ => self.snapshot.change(pred, args, diff, render),
+            }
         }
+        self.snapshot.retract(t);
         self.last_time = Some(t);
         if !self.printed(t) {
             return Ok(());

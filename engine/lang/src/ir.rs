@@ -279,6 +279,25 @@ impl Program {
         derived
     }
 
+    /// Whether facts of `pred` may come from outside the rules: from a stream (under the
+    /// predicate's own name unless [`Program::input_names`] reads that name elsewhere,
+    /// or under a name it reads into `pred`), as numbered stream atoms
+    /// ([`Program::input_sequences`]), or from the program's own facts.
+    pub fn takes_input(&self, pred: PredId) -> bool {
+        let Some(predicate) = self.predicates.get(pred) else {
+            return false;
+        };
+        let renamed = (self.input_names.iter()).any(|(name, _)| *name == predicate.name);
+        let read_into = (self.input_names.iter()).any(|(_, target)| *target == Some(pred));
+        !renamed
+            || read_into
+            || self
+                .input_sequences
+                .iter()
+                .any(|&(_, numbered)| numbered == pred)
+            || self.facts.iter().any(|fact| fact.pred == pred)
+    }
+
     /// The predicates to print: `#output` if given, else every predicate a rule defines.
     pub fn output_predicates(&self) -> Vec<PredId> {
         match &self.outputs {
@@ -392,5 +411,38 @@ impl fmt::Display for RuleDisplay<'_> {
             f.write_str(" }")?;
         }
         f.write_str(".")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A predicate takes input under its own name unless the program reads that name
+    /// elsewhere, and under a name read into it, as numbered atoms, or from the
+    /// program's own facts.
+    #[test]
+    fn a_predicate_takes_input_unless_its_name_is_read_elsewhere() {
+        let mut program = Program::default();
+        let p = program.intern_pred("p", 1, Span::default());
+        let q = program.intern_pred("q", 1, Span::default());
+        let n = program.intern_pred("n", 2, Span::default());
+        assert!(program.takes_input(p) && program.takes_input(q));
+        program.input_names = vec![("q".to_owned(), None), ("n".to_owned(), None)];
+        assert!(program.takes_input(p));
+        assert!(!program.takes_input(q) && !program.takes_input(n));
+        program.input_names.push(("q_in".to_owned(), Some(q)));
+        assert!(program.takes_input(q));
+        program.input_sequences = vec![(p, n)];
+        assert!(program.takes_input(n));
+        program.input_sequences.clear();
+        program.facts.push(Fact {
+            pred: n,
+            args: vec![Value::Int(1)],
+            time: 0,
+            span: Span::default(),
+        });
+        assert!(program.takes_input(n));
+        assert!(!program.takes_input(PredId::MAX), "no such predicate");
     }
 }

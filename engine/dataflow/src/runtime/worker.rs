@@ -26,7 +26,7 @@ use super::order::{in_output_order, in_time_order};
 use super::profile::Profile;
 use crate::operators::points::changes;
 use crate::plan::Plan;
-use crate::render::{Output, render};
+use crate::render::{AtSink, Output, render};
 
 /// Input handles: one per predicate, then the unit row's. A batch goes in as one
 /// container per predicate, moved, not copied record by record into a session and again
@@ -70,10 +70,9 @@ pub(super) struct Setup {
     /// The calling thread's sink takes a time point's changes in any order, not
     /// consolidated ([`Sink::in_any_order`]): the output is only put in time order.
     pub(super) any_order: bool,
-    /// The calling thread's sink counts each fact's changes and prints it while its
-    /// count is positive ([`Sink::counts_holding`]): printed ♢ windows over points leave
-    /// their 0/1 closure to it ([`crate::render::render`]'s `counted_output`).
-    pub(super) counted_output: bool,
+    /// What the calling thread's sink, where it counts each fact's changes
+    /// ([`Sink::counts_holding`]), takes over from the workers.
+    pub(super) at_sink: AtSink,
     /// Every process reads its own blocks of the input ([`super::reading`]): the workers
     /// of the other processes parse and introduce the blocks process 0 gives them, told
     /// through a control dataflow ([`Control`]).
@@ -200,7 +199,8 @@ pub(super) fn work(
         &probe,
         &captured,
         // Every process builds the same dataflow, with --stats its counting operators too.
-        (route, setup.points, setup.stats, setup.counted_output),
+        (route, setup.points, setup.stats),
+        &setup.at_sink,
         &setup.point_preds,
         (setup.formatter.is_some(), from_main.len()),
     );
@@ -272,7 +272,7 @@ struct Channels<'a> {
 /// Builds the dataflow over `inputs`; its output, tagged with predicates, is moved into
 /// `captured` on the worker `route` says, and `probe` passes a time once everything before it has been. Each predicate's
 /// input facts come in as points (a fact given at t holds at t) and become changes on
-/// every worker ([`changes`]) when `points` says so; `counting` and `counted_output` go to
+/// every worker ([`changes`]) when `points` says so; `counting` and `at_sink` go to
 /// [`render`].
 #[allow(clippy::too_many_arguments)]
 fn build(
@@ -283,7 +283,8 @@ fn build(
     inputs: &mut Inputs,
     probe: &ProbeHandle<u64>,
     captured: &Rc<RefCell<Vec<Update>>>,
-    (route, points, counting, counted_output): (Route, bool, bool, bool),
+    (route, points, counting): (Route, bool, bool),
+    at_sink: &AtSink,
     point_preds: &[bool],
     formatted: (bool, usize),
 ) -> (Vec<usize>, Components) {
@@ -311,7 +312,7 @@ fn build(
             printed[p] = true;
         }
         let printed = Rc::new(printed);
-        let rendered = render(program, plan, facts, outputs, counting, counted_output);
+        let rendered = render(program, plan, facts, outputs, counting, at_sink);
         let mut derived = vec![false; predicates];
         for rule in &program.rules {
             derived[rule.head.pred] = true;

@@ -22,6 +22,7 @@
 //! search tree of the texts (`BTreeMap`) compared texts twenty-odd times per change and
 //! walked its nodes for every line.
 
+use std::collections::VecDeque;
 use std::hash::BuildHasher;
 
 use hashbrown::{DefaultHashBuilder, HashTable};
@@ -47,9 +48,13 @@ pub(super) struct SortedTexts {
     /// Each id's fact: its predicate and its values (buffers reused with the id).
     preds: Vec<PredId>,
     keys: Vec<Vec<Value>>,
-    /// Ids of held facts by the hash of their predicate and values.
+    /// Ids of held facts by the hash of their predicate and values, and each id's hash.
     by_fact: HashTable<u32>,
+    hashes: Vec<u64>,
     hasher: DefaultHashBuilder,
+    /// Points to take back ([`SortedTexts::change_point`]): when, whose id, and how many,
+    /// in runs each in time order (one per hold, as the points come in time order).
+    retracting: Vec<VecDeque<(u64, u32, isize)>>,
     /// The held ids in their texts' byte order, as of the last line.
     order: Vec<u32>,
     /// The last line's bytes (each id's separator and text, in `order`), and where each
@@ -101,8 +106,67 @@ impl SortedTexts {
         diff: isize,
         render: impl FnOnce(&mut Vec<u8>),
     ) {
-        if diff == 0 {
+        self.count_in(pred, args, diff, render);
+    }
+
+    /// `n` more of the fact `pred(args)` hold, as [`SortedTexts::change`], until the time
+    /// point `until`, at which [`SortedTexts::retract`] takes them back by the fact's id,
+    /// without finding it again (a ♢ window's point, its retraction made here: see
+    /// [`super::Sink::retract_points`]). `until` is after the time point of the change.
+    pub(super) fn change_point(
+        &mut self,
+        pred: PredId,
+        args: &[Value],
+        n: isize,
+        until: u64,
+        render: impl FnOnce(&mut Vec<u8>),
+    ) {
+        let Some(id) = self.count_in(pred, args, n, render) else {
             return;
+        };
+        let retracting = &mut self.retracting;
+        match retracting
+            .iter_mut()
+            .find(|run| run.back().is_none_or(|back| back.0 <= until))
+        {
+            Some(run) => run.push_back((until, id, n)),
+            None => retracting.push(VecDeque::from([(until, id, n)])),
+        }
+    }
+
+    /// Takes back the points due at time point `time` or before ([`SortedTexts::change_point`]):
+    /// a fact whose count comes to 0 stops holding. Called at every time point, after the
+    /// points of the time points before it came in.
+    pub(super) fn retract(&mut self, time: u64) {
+        for run in &mut self.retracting {
+            while let Some(&(_, id, n)) = run.front().filter(|(until, ..)| *until <= time) {
+                run.pop_front();
+                let count = &mut self.counts[id as usize];
+                *count -= n;
+                if *count == 0 {
+                    // A count that comes to 0 has no point left to take back: the id is
+                    // freed with the others that stopped.
+                    let hash = self.hashes[id as usize];
+                    if let Ok(entry) = self.by_fact.find_entry(hash, |&other| other == id) {
+                        entry.remove();
+                    }
+                    self.stopped.push(id);
+                }
+            }
+        }
+    }
+
+    /// [`SortedTexts::change`]: the id of the fact where it holds a count other than 0
+    /// after the change.
+    fn count_in(
+        &mut self,
+        pred: PredId,
+        args: &[Value],
+        diff: isize,
+        render: impl FnOnce(&mut Vec<u8>),
+    ) -> Option<u32> {
+        if diff == 0 {
+            return None;
         }
         let hash = fact_hash(&self.hasher, pred, args);
         let (keys, preds) = (&self.keys, &self.preds);
@@ -117,10 +181,12 @@ impl SortedTexts {
                 // new id.
                 entry.remove();
                 self.stopped.push(id);
-            } else if (*count > 0) != held {
+                return None;
+            }
+            if (*count > 0) != held {
                 self.recount(id);
             }
-            return;
+            return Some(id);
         }
         let id = match self.free.pop() {
             Some(id) => id,
@@ -132,6 +198,7 @@ impl SortedTexts {
                 self.recounted.push(false);
                 self.keys.push(Vec::new());
                 self.preds.push(0);
+                self.hashes.push(0);
                 u32::try_from(self.texts.len() - 1).unwrap_or(u32::MAX)
             }
         };
@@ -151,11 +218,12 @@ impl SortedTexts {
         self.prefixes[id as usize] = u64::from_be_bytes(prefix);
         buffer.resize(buffer.len().next_multiple_of(CHUNK), 0);
         self.counts[id as usize] = diff;
-        let (keys, preds, hasher) = (&self.keys, &self.preds, &self.hasher);
-        self.by_fact.insert_unique(hash, id, |&id| {
-            fact_hash(hasher, preds[id as usize], &keys[id as usize])
-        });
+        self.hashes[id as usize] = hash;
+        let hashes = &self.hashes;
+        self.by_fact
+            .insert_unique(hash, id, |&id| hashes[id as usize]);
         self.added.push(id);
+        Some(id)
     }
 
     /// Marks `id`, whose count changed sign but not to 0, for the next line (a text new
@@ -192,13 +260,12 @@ impl SortedTexts {
         };
         // A text that started and stopped within the time point is in neither; one whose
         // count is below 0 is forgotten.
-        let (counts, by_fact, hasher) = (&mut self.counts, &mut self.by_fact, &self.hasher);
-        let (keys, preds) = (&self.keys, &self.preds);
+        let (counts, by_fact, hashes) = (&mut self.counts, &mut self.by_fact, &self.hashes);
         let free = &mut self.free;
         self.added.retain(|&id| {
             let count = &mut counts[id as usize];
             if *count < 0 {
-                let hash = fact_hash(hasher, preds[id as usize], &keys[id as usize]);
+                let hash = hashes[id as usize];
                 if let Ok(entry) = by_fact.find_entry(hash, |&other| other == id) {
                     entry.remove();
                 }
@@ -431,7 +498,54 @@ mod tests {
         Ok(())
     }
 
+    /// Time points of points (a fact's number and how many times it is given there),
+    /// each taken back `hold` time points later by [`SortedTexts::retract`], facts 10 and
+    /// 11 with one text: each line is the sorted texts of the facts given within the last
+    /// `hold` time points, each fact's once.
+    fn check_points(points: Vec<Vec<(u16, isize)>>, hold: u64) -> Result<(), TestCaseError> {
+        let text = |n: u16| format!("p(a{})", n.min(10)).into_bytes();
+        let mut texts = SortedTexts::new(b" ");
+        for (t, given) in points.iter().enumerate() {
+            let t = t as u64;
+            for &(n, copies) in given {
+                let args = [Value::Int(i64::from(n))];
+                texts.change_point(0, &args, copies, t + hold, |line| line.extend(text(n)));
+            }
+            texts.retract(t);
+            let line = texts.line().to_vec();
+            let recent = points[(t + 1).saturating_sub(hold) as usize..=t as usize].iter();
+            let facts: std::collections::BTreeSet<u16> =
+                recent.flatten().map(|&(n, _)| n).collect();
+            let mut reference: Vec<Vec<u8>> = facts.into_iter().map(text).collect();
+            reference.sort();
+            let want: Vec<u8> = reference
+                .iter()
+                .flat_map(|t| [&b" "[..], t].concat())
+                .collect();
+            prop_assert_eq!(
+                String::from_utf8_lossy(&line),
+                String::from_utf8_lossy(&want),
+                "time point {}",
+                t
+            );
+        }
+        Ok(())
+    }
+
     proptest! {
+        /// Points of facts from a small set (so a fact is given again while it holds, and
+        /// taken back at the time point it is given again), held 1–4 time points.
+        #[test]
+        fn points_hold_until_taken_back(
+            points in prop::collection::vec(
+                prop::collection::vec((0u16..12, 1isize..3), 0..8),
+                1..40,
+            ),
+            hold in 1u64..5,
+        ) {
+            check_points(points, hold)?;
+        }
+
         /// Time points of changes to texts from a small set (so texts repeat, stop and
         /// start again within a time point), each line written anew.
         #[test]
