@@ -68,6 +68,16 @@ impl Row {
         Row(row)
     }
 
+    /// A row of `values`, which it takes over where they are too many to hold inline (no
+    /// copy; a short row copies them in).
+    #[inline]
+    pub fn from_vec(values: Vec<Value>) -> Row {
+        match *values {
+            [] | [_] | [_, _] => Row::from_slice(&values),
+            _ => Row(smallvec::SmallVec::from_vec(values)),
+        }
+    }
+
     /// A row of `n` copies of `value`.
     #[inline]
     pub fn filled(value: Value, n: usize) -> Row {
@@ -695,6 +705,19 @@ fn write_quoted(f: &mut fmt::Formatter<'_>, text: &str) -> fmt::Result {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A row taken over from a vector is the row of its values, short or long (inline
+    /// up to two values, on the heap past them).
+    #[test]
+    fn a_row_from_a_vector_is_the_row_of_its_values() {
+        for n in 0..6 {
+            let values: Vec<Value> = (0..n).map(|i| Value::Int(i * 7)).collect();
+            let row = Row::from_vec(values.clone());
+            assert_eq!(&row[..], &values[..]);
+            assert_eq!(row, Row::from_slice(&values));
+            assert_eq!(row.spilled(), n > ROW_INLINE as i64, "{n} values");
+        }
+    }
 
     #[test]
     fn symbols_intern_to_the_same_id_and_print_bare_or_quoted() {
