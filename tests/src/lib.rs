@@ -125,37 +125,21 @@ pub fn run_printing(
     Ok(text.lines().map(str::to_owned).collect())
 }
 
-/// The bytes `engine` writes for every predicate of `program_text` over `stream_text`
-/// in `mode` (exactly as written: order and repetitions count).
+/// The bytes `engine` writes for `program_text` over `stream_text` in `mode` (exactly as
+/// written: order and repetitions count), printing every predicate (`all`) or the
+/// program's own output predicates (`#output`, else the derived ones).
 pub fn output_bytes(
     program_text: &str,
     stream_text: &str,
     engine: &Engine,
-    mode: Mode,
+    (all, mode): (bool, Mode),
 ) -> Result<String, String> {
     run_in(
         program_text,
         stream_text,
         Timeline::default(),
         engine,
-        (true, mode),
-    )
-}
-
-/// [`output_bytes`], printing the program's own output predicates (`#output`, else the
-/// derived ones) rather than every predicate.
-pub fn printed_bytes(
-    program_text: &str,
-    stream_text: &str,
-    engine: &Engine,
-    mode: Mode,
-) -> Result<String, String> {
-    run_in(
-        program_text,
-        stream_text,
-        Timeline::default(),
-        engine,
-        (false, mode),
+        (all, mode),
     )
 }
 

@@ -57,7 +57,7 @@ fn check_formatted(seed: u64) -> Result<(), String> {
             &case.program,
             &case.stream,
             &Engine::dataflow(1, true),
-            mode.clone(),
+            (true, mode.clone()),
         )?;
         for workers in 1..=4 {
             let batch = 1 + seed.wrapping_add(workers as u64) % 8;
@@ -76,7 +76,7 @@ fn check_formatted(seed: u64) -> Result<(), String> {
                     &case.program,
                     &case.stream,
                     &engine,
-                    mode.clone(),
+                    (true, mode.clone()),
                 )?;
                 if actual != expected {
                     return Err(format!(
@@ -108,8 +108,12 @@ fn check_snapshot(seed: u64) -> Result<(), String> {
     use stgflow_io::sink::Mode;
     let case = case(seed);
     let mode = || Mode::Snapshot(std::sync::Arc::new(stgflow_lars::output::LaserOutput));
-    let expected =
-        stgflow_tests::output_bytes(&case.program, &case.stream, &Engine::Reference, mode())?;
+    let expected = stgflow_tests::output_bytes(
+        &case.program,
+        &case.stream,
+        &Engine::Reference,
+        (true, mode()),
+    )?;
     for workers in 1..=4 {
         let batch = 1 + seed.wrapping_add(workers as u64) % 8;
         let engines = [
@@ -120,7 +124,8 @@ fn check_snapshot(seed: u64) -> Result<(), String> {
             ),
         ];
         for (how, engine) in engines {
-            let actual = stgflow_tests::output_bytes(&case.program, &case.stream, &engine, mode())?;
+            let actual =
+                stgflow_tests::output_bytes(&case.program, &case.stream, &engine, (true, mode()))?;
             if actual != expected {
                 return Err(format!(
                     "seed {seed}, {workers} worker(s), time-ordered {how}, batches of {batch}\n--- program\n{}--- stream\n{}--- expected\n{expected}--- actual\n{actual}",
@@ -165,10 +170,11 @@ fn check_counted_window(d: u64, facts: &[(bool, u8, u64)]) -> Result<(), String>
         .iter()
         .map(|&(own, x, t)| format!("{}(c{x}, {t}).\n", if own { "q" } else { "p" }))
         .collect();
-    let expected = stgflow_tests::printed_bytes(&program, &stream, &Engine::Reference, mode())?;
+    let expected =
+        stgflow_tests::output_bytes(&program, &stream, &Engine::Reference, (false, mode()))?;
     for workers in 1..=3 {
         let engine = Engine::dataflow(workers, true);
-        let actual = stgflow_tests::printed_bytes(&program, &stream, &engine, mode())?;
+        let actual = stgflow_tests::output_bytes(&program, &stream, &engine, (false, mode()))?;
         if actual != expected {
             return Err(format!(
                 "{workers} worker(s)\n--- program\n{program}--- stream\n{stream}--- expected\n{expected}--- actual\n{actual}"

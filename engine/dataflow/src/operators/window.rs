@@ -287,7 +287,7 @@ mod tests {
     use proptest::prelude::*;
     use stgflow_lang::value::Row;
 
-    use super::{counted_points, gated, lower};
+    use super::{Coll, counted_points, gated, lower};
     use crate::operators::testing::{
         Held, Snapshot, assert_same_at_every_time, at, changes, held, int_rows, run, set, snapshots,
     };
@@ -347,6 +347,26 @@ mod tests {
             .collect()
     }
 
+    /// `window` over the source's updates `fed` and w's own facts (changes of what `own`
+    /// holds), on `workers` workers fed `batch` time points at a time.
+    fn run_over(
+        workers: usize,
+        fed: Vec<(Row, u64, isize)>,
+        own: Option<&Held>,
+        batch: u64,
+        window: impl for<'s> Fn(Coll<'s, u64>, Option<Coll<'s, u64>>) -> Coll<'s, u64>
+        + Send
+        + Sync
+        + 'static,
+    ) -> Vec<(Row, u64, isize)> {
+        let mut inputs = vec![fed];
+        inputs.extend(own.map(|own| changes(&universe(), own)));
+        run(workers, inputs, END, batch, move |mut inputs| {
+            let own = if inputs.len() > 1 { inputs.pop() } else { None };
+            window(inputs.pop().expect("a source"), own)
+        })
+    }
+
     /// `lower` against the reference, its source fed as points where `points` and the
     /// window is a ♢.
     fn check_lower(
@@ -357,15 +377,13 @@ mod tests {
         batch: u64,
     ) {
         let points = points && matches!(window, Window::Diamond(_));
-        let mut inputs = vec![if points {
+        let fed = if points {
             self::points(source)
         } else {
             changes(&universe(), source)
-        }];
-        inputs.extend(own.map(|own| changes(&universe(), own)));
-        let output = run(workers, inputs, END, batch, move |mut inputs| {
-            let own = if inputs.len() > 1 { inputs.pop() } else { None };
-            lower(inputs.pop().expect("a source"), own, window, points)
+        };
+        let output = run_over(workers, fed, own, batch, move |source, own| {
+            lower(source, own, window, points)
         });
         assert_same_at_every_time(
             &snapshots(&output, END),
@@ -386,11 +404,9 @@ mod tests {
     ) {
         let fed = points(source);
         let twice = fed.iter().filter(|(_, t, _)| t % doubled == 0).cloned();
-        let mut inputs = vec![fed.iter().cloned().chain(twice).collect::<Vec<_>>()];
-        inputs.extend(own.map(|own| changes(&universe(), own)));
-        let output = run(workers, inputs, END, batch, move |mut inputs| {
-            let own = if inputs.len() > 1 { inputs.pop() } else { None };
-            counted_points(inputs.pop().expect("a source"), own, d)
+        let fed = fed.iter().cloned().chain(twice).collect();
+        let output = run_over(workers, fed, own, batch, move |source, own| {
+            counted_points(source, own, d)
         });
         let counts = snapshots(&output, END);
         for (t, snapshot) in counts.iter().enumerate() {
