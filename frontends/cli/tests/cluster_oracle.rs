@@ -5,7 +5,7 @@
 //! hash on every worker of every process (`--diff-on-workers`); with 2 × 2 and 3 × 2
 //! every process cuts its own copy of the file into blocks and its workers parse those
 //! process 0 gives them and introduce their facts (`--read-on-workers`). Each worker's
-//! output comes back to process 0.
+//! output comes back to process 0. Laser's programs in `--mode laser` likewise.
 
 mod common;
 
@@ -15,18 +15,38 @@ use stgflow_tests::generate::case;
 
 fn check(seed: u64) -> Result<(), String> {
     let case = case(seed);
+    let files = [
+        ("program.tdl", &case.program),
+        ("stream.facts", &case.stream),
+    ];
+    check_files(seed, files, &[])
+}
+
+/// Laser's shapes of program (`stgflow_tests::lars::window_case`: ♢ and @ windows over a
+/// stream's atoms, printed, whose 0/1 closure and retractions the sink takes over,
+/// `render::AtSink`) in `--mode laser`: each process decides alike, and the points of
+/// every worker of every process reach process 0's sink, which takes them back.
+fn check_laser(seed: u64) -> Result<(), String> {
+    let case = stgflow_tests::lars::window_case(seed);
+    let files = [
+        ("program.lars", &case.program),
+        ("stream.laser", &case.stream),
+    ];
+    check_files(seed, files, &["--mode", "laser"])
+}
+
+/// The program and stream `files` (names and texts) run with `flags` on clusters, against
+/// the reference.
+fn check_files(seed: u64, files: [(&str, &String); 2], flags: &[&str]) -> Result<(), String> {
     let dir = tempdir();
-    std::fs::write(dir.join("program.tdl"), &case.program).map_err(|e| e.to_string())?;
-    std::fs::write(dir.join("stream.facts"), &case.stream).map_err(|e| e.to_string())?;
+    for (name, text) in files {
+        std::fs::write(dir.join(name), text).map_err(|e| e.to_string())?;
+    }
+    let (program, stream) = (files[0].0, files[1].0);
     let reference = stgflow()
         .current_dir(&*dir)
-        .args([
-            "run",
-            "program.tdl",
-            "stream.facts",
-            "--engine",
-            "reference",
-        ])
+        .args(["run", program, stream, "--engine", "reference"])
+        .args(flags)
         .output()
         .map_err(|e| e.to_string())?;
     if !reference.status.success() {
@@ -35,9 +55,8 @@ fn check(seed: u64) -> Result<(), String> {
             String::from_utf8_lossy(&reference.stderr)
         ));
     }
-    let args: Vec<String> = ["run", "program.tdl", "stream.facts"]
-        .map(str::to_owned)
-        .to_vec();
+    let mut args: Vec<String> = ["run", program, stream].map(str::to_owned).to_vec();
+    args.extend(flags.iter().map(|flag| (*flag).to_owned()));
     // 2 × 1 with the input diffed on the calling thread, 3 × 2 on the workers of every
     // process after an exchange, 2 × 2 and 3 × 2 read (parsed) on the workers of process 0.
     let configs = [
@@ -65,8 +84,8 @@ fn check(seed: u64) -> Result<(), String> {
         if outputs[0].stdout != reference.stdout {
             return Err(format!(
                 "seed {seed}, {processes} processes × {workers} workers {flag:?}\n--- program\n{}--- stream\n{}--- reference\n{}--- cluster\n{}",
-                case.program,
-                case.stream,
+                files[0].1,
+                files[1].1,
                 String::from_utf8_lossy(&reference.stdout),
                 String::from_utf8_lossy(&outputs[0].stdout)
             ));
@@ -84,5 +103,14 @@ proptest! {
     #[test]
     fn clusters_of_2_and_3_processes_print_what_the_reference_prints(seed in any::<u64>()) {
         check(seed).map_err(TestCaseError::fail)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 8, ..ProptestConfig::default() })]
+
+    #[test]
+    fn clusters_print_lasers_lines_of_windows_closed_in_the_sink_as_the_reference(seed in any::<u64>()) {
+        check_laser(seed).map_err(TestCaseError::fail)?;
     }
 }
