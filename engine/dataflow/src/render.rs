@@ -238,14 +238,7 @@ impl<'p, 's> Builder<'p, 's> {
     fn window(&mut self, pred: PredId, source: PredId, shape: Window) {
         let points = self.points[source];
         let source = self.holding(source);
-        if self
-            .at_sink
-            .retracted
-            .get(pred)
-            .copied()
-            .flatten()
-            .is_some()
-        {
+        if matches!(self.at_sink.retracted.get(pred), Some(Some(_))) {
             // Its points as they are: the sink takes each back itself.
             self.holds[pred] = Some(self.counted(source));
             return;
@@ -634,7 +627,7 @@ pub fn fed_as_points(program: &Program, plan: &Plan, outputs: &[PredId]) -> Vec<
 /// its −n d + 1 points later, no table); where its predicate takes no input facts
 /// ([`Program::takes_input`]: a LARS rule head), its retractions too: its points go to
 /// the sink as they are, and the sink takes each back d + 1 time points later itself,
-/// by the fact's slot there ([`stgflow_io::sink::Sink::retract_points`]). Every process
+/// by the fact's id there ([`stgflow_io::sink::Sink::retract_points`]). Every process
 /// decides alike: the dataflow's shape depends on it.
 #[derive(Clone, Debug, Default)]
 pub struct AtSink {

@@ -22,14 +22,13 @@
 //! Both clip at the start of the timeline as the literal rules do: time points before the
 //! first one hold nothing.
 
-use differential_dataflow::consolidation::consolidate_updates_from;
-use timely::dataflow::operators::Concat;
-use timely::dataflow::operators::vec::Map;
-
 use differential_dataflow::AsCollection;
+use differential_dataflow::consolidation::consolidate_updates_from;
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::channels::pact::Pipeline;
+use timely::dataflow::operators::Concat;
 use timely::dataflow::operators::generic::Operator;
+use timely::dataflow::operators::vec::Map;
 
 use super::zero_one::{Presence, Stash, Tagged, mark, over_gate, send_first};
 use super::{Coll, Row};

@@ -135,9 +135,9 @@ impl SortedTexts {
         }
     }
 
-    /// Takes back the points due at time point `time` or before ([`SortedTexts::change_point`]):
-    /// a fact whose count comes to 0 stops holding. Called at every time point, after the
-    /// points of the time points before it came in.
+    /// Takes back the points due at time point `time` or before
+    /// ([`SortedTexts::change_point`]): a fact whose count comes to 0 stops holding.
+    /// Called at every time point, after the points of the time points before it came in.
     pub(super) fn retract(&mut self, time: u64) {
         for run in &mut self.retracting {
             while let Some(&(_, id, n)) = run.front().filter(|(until, ..)| *until <= time) {
