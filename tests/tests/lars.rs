@@ -12,7 +12,10 @@
 //! * **the engine runs the translation right**: the dataflow engine with 1 and 3 workers,
 //!   windows lowered to delay operators and literal, equals the reference evaluator;
 //!   and so does the STG engine (Algorithm 4; seed 8804287062165928337, a negation before
-//!   the atom binding its variable, is kept as `tests/cases/stg/negation_before_binding`).
+//!   the atom binding its variable, is kept as `tests/cases/stg/negation_before_binding`);
+//!   and in Laser's output (`--mode laser`) byte for byte, where printed ♢ windows over
+//!   the stream's atoms leave their 0/1 closure and retractions to the sink, on these
+//!   programs and on Laser's benchmark shapes (`stgflow_tests::lars::window_case`).
 
 use proptest::prelude::*;
 use stgflow_dataflow::plan::{Component, Window, plan};
