@@ -76,8 +76,7 @@ pub fn render<'s>(
     counting: bool,
     at_sink: &AtSink,
 ) -> Rendered<'s> {
-    let mut builder = Builder::new(program, plan, input, outputs);
-    builder.at_sink = at_sink.clone();
+    let mut builder = Builder::new(program, plan, input, (outputs, at_sink));
     let mut operators = Vec::with_capacity(plan.components.len());
     let mut records = Vec::new();
     for component in &plan.components {
@@ -164,7 +163,7 @@ struct Builder<'p, 's> {
     /// Counts the output updates of the component being built (`render`'s counting).
     counter: Option<Rc<Cell<u64>>>,
     /// What the sink takes over (`render`'s `at_sink`).
-    at_sink: AtSink,
+    at_sink: &'p AtSink,
 }
 
 impl<'p, 's> Builder<'p, 's> {
@@ -172,7 +171,7 @@ impl<'p, 's> Builder<'p, 's> {
         program: &'p Program,
         plan: &Plan,
         input: Vec<Coll<'s, u64>>,
-        outputs: &[PredId],
+        (outputs, at_sink): (&[PredId], &'p AtSink),
     ) -> Self {
         let n = program.predicates.len();
         assert_eq!(
@@ -202,7 +201,7 @@ impl<'p, 's> Builder<'p, 's> {
             tagged_in: vec![None; n],
             tagged: Vec::new(),
             counter: None,
-            at_sink: AtSink::default(),
+            at_sink,
         };
         if let Some(unit) = unit {
             builder.unit = unit;
