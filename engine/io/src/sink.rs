@@ -21,7 +21,7 @@
 
 use std::cmp::Ordering;
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -31,8 +31,15 @@ use stgflow_lang::ir::{PredId, Program};
 use stgflow_lang::value::Row;
 use stgflow_lang::value::Value;
 
+mod aligned;
 mod texts;
+pub use aligned::Aligned;
 use texts::SortedTexts;
+
+/// Each output file (one per predicate) is written in pieces ending on multiples of this
+/// (see [`Aligned`]): less than standard output's, as a program may have hundreds of
+/// output predicates, each file with a buffer of its own.
+const FILE_CHUNK: usize = 1 << 16;
 
 #[derive(Clone, Debug, Default)]
 pub enum Mode {
@@ -187,7 +194,7 @@ pub struct Sink<W: Write> {
     encoding: Encoding,
     /// One file per predicate (by id) when writing to files ([`Sink::to_files`]); empty
     /// when every line goes to `out`.
-    files: Vec<Option<BufWriter<File>>>,
+    files: Vec<Option<Aligned<File>>>,
     /// In RTEC's form ([`Sink::recognitions`]): the intervals so far by fact, written at
     /// the end.
     recognitions: Option<Recognised>,
@@ -351,8 +358,8 @@ impl<W: Write> Sink<W> {
                 continue;
             }
             let path = file_of(dir, &program.predicates[p].name, encoding);
-            let mut file = BufWriter::with_capacity(
-                1 << 16,
+            let mut file = Aligned::new(
+                FILE_CHUNK,
                 File::create(&path).map_err(|e| {
                     io::Error::new(e.kind(), format!("cannot create {}: {e}", path.display()))
                 })?,
