@@ -45,7 +45,7 @@ fn example_3_translates_to_the_rules_of_example_6() {
         std::io::empty(),
         &mut stdout,
         &mut stderr,
-        false,
+        Default::default(),
     );
     assert_eq!(code, 0, "{}", String::from_utf8_lossy(&stderr));
     let actual = String::from_utf8_lossy(&stdout).replace(&format!("{}/", root.display()), "");

@@ -28,14 +28,25 @@ use stgflow_lang::{Compiled, compile_str};
 
 use args::{Cli, Command, formats};
 
+/// What `main` found the process's standard streams to be.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Streams {
+    /// Whether stderr takes colours (a terminal, and `NO_COLOR` unset).
+    pub color: bool,
+    /// Whether stdout is a regular file: a run's output is then written in large pieces
+    /// ending on multiples of their size (`stgflow_io::sink::Buffered`).
+    pub stdout_file: bool,
+}
+
 /// Runs the command line `args`; returns the exit code.
 pub fn run(
     args: impl IntoIterator<Item = impl Into<OsString> + Clone>,
     stdin: impl BufRead,
     mut stdout: impl Write,
     mut stderr: impl Write,
-    color: bool,
+    streams: Streams,
 ) -> i32 {
+    let color = streams.color;
     let cli = match Cli::try_parse_from(bare_h_asks_for_help(args)) {
         Ok(cli) => cli,
         Err(error) => {
@@ -64,6 +75,7 @@ pub fn run(
         timeline_start: 0,
         stderr: &mut stderr,
         color,
+        stdout_file: streams.stdout_file,
         quiet: cli.verbosity.quiet,
         verbose: cli.verbosity.verbose,
     };
@@ -158,6 +170,8 @@ pub(crate) struct Context<'a> {
     timeline_start: u64,
     stderr: &'a mut dyn Write,
     color: bool,
+    /// [`Streams::stdout_file`].
+    stdout_file: bool,
     quiet: bool,
     verbose: bool,
 }

@@ -16,7 +16,7 @@ fn main() {
     let stdin = BufReader::with_capacity(1 << 16, Interruptible::new(std::io::stdin()));
     // Unlocked handles (stdout as its file where it has one): worker threads (and timely)
     // may write too; holding the locks for the whole run would deadlock them.
-    let stdout = stdout();
+    let (stdout, stdout_file) = stdout();
     let stderr = std::io::stderr();
     // `explain` runs on a thread with a deep stack: it follows a fact back through every
     // time point it held (a derivation per time point of an inertia chain, recursively),
@@ -28,7 +28,8 @@ fn main() {
         .skip(1)
         .find(|a| !a.to_string_lossy().starts_with('-'))
         .is_some_and(|a| a == "explain");
-    let command = move || stgflow_cli::run(std::env::args_os(), stdin, stdout, stderr, color);
+    let streams = stgflow_cli::Streams { color, stdout_file };
+    let command = move || stgflow_cli::run(std::env::args_os(), stdin, stdout, stderr, streams);
     let code = if explain {
         match std::thread::Builder::new()
             .name("stgflow".to_owned())
@@ -51,18 +52,21 @@ fn main() {
 /// of its own (64 KiB), which flushes at whatever byte it is full, and std's `Stdout`, a
 /// line buffer, wrote each such flush up to its last newline and the rest (often a
 /// time point's `t:`) in a `write` call of its own: 800 calls of 2–5 bytes among 1,660
-/// for Laser's ♢10 over 2·10⁵ atoms (`strace`).
-fn stdout() -> Box<dyn std::io::Write + Send> {
+/// for Laser's ♢10 over 2·10⁵ atoms (`strace`). With it, whether it is a regular file.
+fn stdout() -> (Box<dyn std::io::Write + Send>, bool) {
     #[cfg(unix)]
     {
         use std::os::fd::AsFd;
         if let Ok(fd) = std::io::stdout().as_fd().try_clone_to_owned() {
-            return Box::new(stgflow_cli::reserve::Reserving::new(std::fs::File::from(
-                fd,
-            )));
+            let file = std::fs::File::from(fd);
+            let regular = file.metadata().is_ok_and(|meta| meta.is_file());
+            return (
+                Box::new(stgflow_cli::reserve::Reserving::new(file)),
+                regular,
+            );
         }
     }
-    Box::new(std::io::stdout())
+    (Box::new(std::io::stdout()), false)
 }
 
 /// The stack of `explain`'s thread (see `main`).

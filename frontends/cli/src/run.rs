@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use stgflow_engine::Engine;
 use stgflow_io::drive::{FactSource, ProgramFacts, RunError, Timeline};
-use stgflow_io::sink::{Aligned, Encoding, Files, Mode, Sink};
+use stgflow_io::sink::{BUFFER, Buffered, Encoding, Files, Mode, Sink};
 use stgflow_io::stream::blocks::{ParallelReader, Parallelism};
 use stgflow_io::stream::{FactReader, Format, InputFact, Schema, SkipCounts, StreamError};
 use stgflow_lang::Compiled;
@@ -16,12 +16,6 @@ use stgflow_lang::ir::Program;
 
 use crate::args::{EngineKind, OutputFormat, OutputMode, RunArgs};
 use crate::{Context, Failure};
-
-/// Standard output is written in pieces ending on multiples of this (see
-/// [`Aligned`]): 1 MiB, where 64 KiB took 10–35 % more system time into an ext4 file
-/// (371 MB in 90–104 ms against 73–76 ms). A pipe's reader sees the output in pieces of
-/// this size; a live run flushes every time point.
-const OUTPUT_CHUNK: usize = 1 << 20;
 
 impl Context<'_> {
     pub(crate) fn run(
@@ -103,7 +97,13 @@ impl Context<'_> {
             lines: (args.stats || args.stats_json.is_some()).then(|| lines.clone()),
             copy: copy.clone(),
         };
-        let out = Aligned::new(OUTPUT_CHUNK, counted);
+        // A pipe's reader sees the output in pieces of `BUFFER`; a live run flushes every
+        // time point.
+        let out = if self.stdout_file {
+            Buffered::aligned(BUFFER, counted)
+        } else {
+            Buffered::plain(BUFFER, counted)
+        };
         let mut sink = match files {
             // The dataflow engine's workers write the files; the others write them here.
             Some(files) if !matches!(engine, Engine::Dataflow(_)) => files

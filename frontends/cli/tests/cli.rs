@@ -446,6 +446,59 @@ fn a_lars_program_over_a_laser_stream_prints_laser_output() {
     assert_eq!(run(&["--engine", "reference"]), laser);
 }
 
+/// Standard output as a regular file is written in aligned pieces, not as into a pipe
+/// (`stgflow_io::sink::Buffered`): the file's bytes are the pipe's, over an output of
+/// many pieces and lines longer than a piece, and with a bad line at the end the file
+/// keeps every completed time point's line.
+#[test]
+fn output_into_a_file_is_the_output_into_a_pipe() {
+    let dir = tempdir();
+    let program = dir.join("d5.lars");
+    std::fs::write(&program, "q(A,B) :- time_win(5,0,1,diamond(p(A,B)))\n")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut stream = String::from("#timeline 0 299\n");
+    for t in 0..300 {
+        stream.push_str(&format!("{t}:"));
+        for i in 0..(if t % 50 == 7 { 2000 } else { 40 }) {
+            stream.push_str(&format!(" p(id{},b{})", t * 40 + i, i % 13));
+        }
+        stream.push('\n');
+    }
+    let good = dir.join("s.laser");
+    std::fs::write(&good, &stream).unwrap_or_else(|e| panic!("{e}"));
+    let bad = dir.join("bad.laser");
+    std::fs::write(&bad, format!("{stream}300: p(a b)\n")).unwrap_or_else(|e| panic!("{e}"));
+    for (input, code) in [(&good, 0), (&bad, 1)] {
+        let run = |stdout: Stdio| {
+            stgflow()
+                .arg("run")
+                .arg(&program)
+                .arg(input)
+                .args(["--mode", "laser"])
+                .stdout(stdout)
+                .output()
+                .unwrap_or_else(|e| panic!("{e}"))
+        };
+        let piped = run(Stdio::piped());
+        assert_eq!(piped.status.code(), Some(code));
+        assert!(
+            piped.stdout.len() > 20 << 16,
+            "{} bytes",
+            piped.stdout.len()
+        );
+        let path = dir.join("out");
+        let file = std::fs::File::create(&path).unwrap_or_else(|e| panic!("{e}"));
+        let filed = run(Stdio::from(file));
+        assert_eq!(filed.status.code(), Some(code));
+        let written = std::fs::read(&path).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(written.len(), piped.stdout.len());
+        assert!(
+            written == piped.stdout,
+            "the file's bytes differ from the pipe's"
+        );
+    }
+}
+
 #[test]
 fn check_dumps_the_td_translation_of_a_lars_program() {
     let output = stgflow()
