@@ -33,13 +33,8 @@ fn explain(dir: &Path, program: &str, stem: &str, fact: &str) -> String {
     }
     args.push(fact.to_owned());
     let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
-    let code = stgflow_cli::run(
-        args,
-        std::io::empty(),
-        &mut stdout,
-        &mut stderr,
-        Default::default(),
-    );
+    let streams = stgflow_cli::Streams::default();
+    let code = stgflow_cli::run(args, std::io::empty(), &mut stdout, &mut stderr, streams);
     format!(
         "$ stgflow explain {program} … '{fact}'   (exit {code})\n{}{}",
         String::from_utf8_lossy(&stdout),

@@ -76,13 +76,8 @@ fn run_case(program: &Path, extra: &[&str]) -> Outcome {
     args.extend(extra.iter().map(|a| (*a).to_owned()));
     let mut stdout = Vec::new();
     let mut stderr = Vec::new();
-    let code = stgflow_cli::run(
-        args,
-        std::io::empty(),
-        &mut stdout,
-        &mut stderr,
-        Default::default(),
-    );
+    let streams = stgflow_cli::Streams::default();
+    let code = stgflow_cli::run(args, std::io::empty(), &mut stdout, &mut stderr, streams);
     Outcome {
         code,
         stdout: String::from_utf8_lossy(&stdout).into_owned(),

@@ -251,13 +251,8 @@ fn example_7_dot_dump_is_pinned() {
         out.display().to_string(),
     ];
     let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
-    let code = stgflow_cli::run(
-        args,
-        std::io::empty(),
-        &mut stdout,
-        &mut stderr,
-        Default::default(),
-    );
+    let streams = stgflow_cli::Streams::default();
+    let code = stgflow_cli::run(args, std::io::empty(), &mut stdout, &mut stderr, streams);
     let stderr = String::from_utf8_lossy(&stderr);
     assert_eq!(code, 0, "{stderr}");
     assert!(
