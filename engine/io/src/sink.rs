@@ -40,11 +40,11 @@ use texts::SortedTexts;
 /// where it is a regular file) is written in pieces ending on its multiples (see
 /// [`Buffered`]). 32 KiB, for this project's machine: a virtual machine that hands free
 /// memory back to its host in blocks of 128 KiB and more, so that memory taken from such
-/// a block faults on the host first. The page cache takes an aligned write in folios of
-/// the write's size: 1 MiB pieces cost least in runs in a row (Laser's ♢100, 371 MB, 150
-/// against 173 ms of CPU), but now and then ran 3–5 times slower (535 and 729 ms among 12
-/// runs), and 64 KiB pieces 2 times slower (256 and 302 ms among 13, where 32 KiB's
-/// worst was 242 ms). As we read the kernel, folios of up to 32 KiB come from the
+/// a block faults on the host first. 1 MiB pieces cost least in runs in a row (Laser's
+/// ♢100, 371 MB, 150 against 173 ms of CPU), but now and then ran 3–5 times slower (535
+/// and 729 ms among 12 runs), and 64 KiB pieces 2 times slower (256 and 302 ms among 13,
+/// where 32 KiB's worst was 242 ms). As we read the kernel, the page cache takes an
+/// aligned write in folios of the write's size, and folios of up to 32 KiB come from the
 /// allocator's per-CPU lists of memory freed just before, larger ones from its blocks.
 pub const BUFFER: usize = 1 << 15;
 

@@ -33,8 +33,8 @@ use args::{Cli, Command, formats};
 pub struct Streams {
     /// Whether stderr takes colours (a terminal, and `NO_COLOR` unset).
     pub color: bool,
-    /// Whether stdout is a regular file: a run's output is then written in large pieces
-    /// ending on multiples of their size (`stgflow_io::sink::Buffered`).
+    /// Whether stdout is a regular file: a run's output is then written in pieces ending
+    /// on multiples of its buffer's size (`stgflow_io::sink::Buffered`).
     pub stdout_file: bool,
 }
 

@@ -49,10 +49,11 @@ fn main() {
 }
 
 /// Standard output as its file, where it has one: the run's output goes through a buffer
-/// of its own (64 KiB), which flushes at whatever byte it is full, and std's `Stdout`, a
-/// line buffer, wrote each such flush up to its last newline and the rest (often a
-/// time point's `t:`) in a `write` call of its own: 800 calls of 2–5 bytes among 1,660
-/// for Laser's ♢10 over 2·10⁵ atoms (`strace`). With it, whether it is a regular file.
+/// of its own (`stgflow_io::sink::Buffered`), whose writes end wherever its pieces do, and
+/// std's `Stdout`, a line buffer, wrote each such write up to its last newline and the
+/// rest (often a time point's `t:`) in a `write` call of its own: 800 calls of 2–5 bytes
+/// among 1,660 for Laser's ♢10 over 2·10⁵ atoms (`strace`). With it, whether it is a
+/// regular file (`stgflow_cli::Streams::stdout_file`).
 fn stdout() -> (Box<dyn std::io::Write + Send>, bool) {
     #[cfg(unix)]
     {
