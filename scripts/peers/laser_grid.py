@@ -4,12 +4,13 @@
 (through laser_driver.py; `PYPY` names another interpreter), CPU time side by side in
 one sitting.
 
-    LASER_HOME=~/src/Laser-py3 python3 scripts/peers/laser_grid.py [--rounds N]
+    LASER_HOME=~/src/Laser-py3 python3 scripts/peers/laser_grid.py [--rounds N] [--warmup W]
         [--rows d10:s2e5,at10:s1e6,…] [--no-laser] STGFLOW [STGFLOW_AFTER]
 
-Per row: Laser once (its output kept as the reference), each build's peak RSS once, then
-N runs of each build alternating with the output to a file and N to /dev/null, under
-`perf stat -e task-clock,user_time,system_time`; medians. Every build's output is
+Per row: Laser once (its output kept as the reference), each build's peak RSS once, W
+unmeasured runs of each build (`--warmup`, 3), then N rounds, each a run of each build
+with the output to a file and one to /dev/null, under `perf stat -e
+task-clock,user_time,system_time`; medians. Every build's output is
 compared with Laser's (`same`). The programs, and the streams where missing (written by
 stgflow-datasets next to the first build, in this checkout's target/release or on PATH),
 go to $OUT (default /tmp/laser-grid); the table is printed as Markdown and the runs are
@@ -75,6 +76,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("builds", nargs="+", help="one or two stgflow binaries (before, after)")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--warmup", type=int, default=3,
+                        help="unmeasured runs of each build per row, after Laser's run")
     parser.add_argument("--rows", default=ROWS, help="program:stream pairs, comma-separated")
     parser.add_argument("--no-laser", action="store_true", help="compare the builds only")
     args = parser.parse_args()
@@ -124,8 +127,17 @@ def main():
             if not args.no_laser:
                 same = subprocess.run(["cmp", "-s", written, reference]).returncode == 0
             row[build] = {"rss": peak_rss_mb(command), "same": same, "file": [], "null": []}
-        for target in ("file", "null"):
-            for _ in range(args.rounds):
+        # Unmeasured runs first: on this project's machine, a virtual machine that hands
+        # freed memory back to its host, the first runs after Laser's (up to 2 GB freed)
+        # took their memory back from the host, at twice the CPU (@10 after □100's
+        # Laser: 138–177 ms with 74–98 ms of system time, then 68–79 ms). File and
+        # /dev/null rounds alternate, so that a slow spell falls on both.
+        for _ in range(args.warmup):
+            for build in builds:
+                command = [build, "run", lars, laser_in, "--mode", "laser"]
+                stat(command, written)
+        for _ in range(args.rounds):
+            for target in ("file", "null"):
                 for build in builds:
                     command = [build, "run", lars, laser_in, "--mode", "laser"]
                     row[build][target].append(stat(command, written if target == "file" else "/dev/null"))
