@@ -16,17 +16,18 @@
 //! whose count changed written in, the texts that stopped left out (their places found
 //! the same way, in their texts' order; texts compared by their first 16 bytes first: by
 //! their first 8, a third of ♢100's samples compared `q(id1234…` texts byte by byte). Each
-//! search tries the positions 1, 2, 4, … past where the last one ended before a binary
+//! search tries the positions 0, 1, 3, 7, … past where the last one ended before a binary
 //! search (`gallop`): a binary search of the whole order per stopped text and of the rest
 //! per new one took a fifth of ♢100's and @100's CPU (to `/dev/null`, 72.1 → 57.3 ms and
 //! 80.9 → 65.8 ms), @100's texts that stop or start together being one run (`q(T,…)` for
 //! one T), and ♢100's, sorted, within cache of each other. Writing every text anew
 //! from its own buffer read ten thousand buffers for a line at ♢100, where two hundred
 //! texts change (the line 35 % of ♢100's samples; ♢100 and @100 12–14 % faster now). Where
-//! the changes are many for the line's length (♢10: 200 of 1,100), a search per change
-//! costs more than that, and the line is written anew, text by text, without the ends. A
-//! search tree of the texts (`BTreeMap`) compared texts twenty-odd times per change and
-//! walked its nodes for every line.
+//! the changes are many for the line's length (a gate closing: every text stops; ♢10's
+//! 200 of 1,100 were, with a binary search of the whole order per change), a search per
+//! change costs more than that, and the line is written anew, text by text, without the
+//! ends. A search tree of the texts (`BTreeMap`) compared texts twenty-odd times per
+//! change and walked its nodes for every line.
 
 use std::collections::VecDeque;
 use std::hash::BuildHasher;
