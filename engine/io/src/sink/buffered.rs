@@ -72,8 +72,9 @@ impl<W: Write> Buffered<W> {
         written
     }
 
-    /// The writer written to.
-    pub fn get_ref(&self) -> &W {
+    /// The writer written to (for the tests: what it has been given so far).
+    #[cfg(test)]
+    fn get_ref(&self) -> &W {
         &self.inner
     }
 
@@ -83,9 +84,9 @@ impl<W: Write> Buffered<W> {
         if self.buf.is_empty() {
             return Ok(());
         }
-        self.panicked = true;
-        let written = self.inner.write_all(&self.buf);
-        self.panicked = false;
+        let buf = std::mem::take(&mut self.buf);
+        let written = self.straight(&buf);
+        self.buf = buf;
         written?;
         if self.aligned {
             self.at = (self.at + self.buf.len()) % self.chunk;

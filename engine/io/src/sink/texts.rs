@@ -83,6 +83,8 @@ pub(super) struct SortedTexts {
     next: Vec<u32>,
     next_body: Vec<u8>,
     next_ends: Vec<usize>,
+    /// Scratch: the ids whose places a line searches for, in their texts' order.
+    searched: Vec<u32>,
 }
 
 /// The bytes a line copies of a text at a time.
@@ -299,12 +301,12 @@ impl SortedTexts {
         // where the last one ended.
         let mut marked = Vec::new();
         if in_bulk {
-            let mut searched: Vec<u32> = (self.stopped.iter().chain(&self.changed))
-                .copied()
-                .collect();
+            let searched = &mut self.searched;
+            searched.clear();
+            searched.extend(self.stopped.iter().chain(&self.changed));
             searched.sort_unstable_by(cmp);
             let mut from = 0;
-            for id in &searched {
+            for id in searched.iter() {
                 let at = gallop(order, from, |old| cmp(old, id).is_lt());
                 if order.get(at) == Some(id) {
                     marked.push(at);
