@@ -42,7 +42,7 @@
 
 use std::io::Write;
 
-pub use stgflow_dataflow::runtime::{Cluster, Options as DataflowOptions, OutputSort};
+pub use stgflow_dataflow::runtime::{Cluster, Options as DataflowOptions, OutputSort, Split};
 use stgflow_eval::reference::Reference;
 pub use stgflow_eval::stg::Options as StgOptions;
 use stgflow_eval::stg::{self, Stg};
@@ -111,6 +111,16 @@ impl Engine {
         })
     }
 
+    /// [`Engine::dataflow`] replaying files by parts of about `part_bytes` bytes, `split`
+    /// as given (by time, by key, or as the engine chooses).
+    pub fn dataflow_by_parts(workers: usize, split: Split, part_bytes: u64) -> Engine {
+        Engine::Dataflow(DataflowOptions {
+            split,
+            part_bytes: Some(part_bytes),
+            ..local(workers, true)
+        })
+    }
+
     /// [`Engine::dataflow`] with the input diffed on the workers, each its share, instead
     /// of on the calling thread.
     pub fn dataflow_diffing_on_workers(workers: usize, lower: bool) -> Engine {
@@ -147,6 +157,12 @@ pub fn dataflow_plan(program: &Program, analysis: &Analysis, lower: bool) -> Str
     })
 }
 
+/// How the dataflow engine can split `program`'s evaluation over workers with nothing
+/// exchanged between them, by time and by key, as text (the end of `check --dump plan`).
+pub fn dataflow_partitioning(program: &Program) -> String {
+    stgflow_dataflow::plan::partition::Partitioning::of(program).describe(program)
+}
+
 /// How many components of each kind the dataflow engine's plan has (`check -v`).
 pub fn dataflow_plan_kinds(
     program: &Program,
@@ -160,6 +176,8 @@ pub fn dataflow_plan_kinds(
 #[derive(Debug, Default)]
 pub struct Outcome {
     pub summary: RunSummary,
+    /// How the dataflow engine spread the run over its workers.
+    pub spread: Option<stgflow_dataflow::runtime::Spread>,
     /// What the STG engine's graph did (with every node built, when its options record
     /// them).
     pub stg: Option<StgReport>,
@@ -187,13 +205,20 @@ pub fn run<W: Write>(
         Engine::Reference => {
             let mut reference = Reference::new(program, analysis);
             let summary = drive(program, sources, timeline, &mut reference, sink)?;
-            Ok(Outcome { summary, stg: None })
+            Ok(Outcome {
+                summary,
+                ..Outcome::default()
+            })
         }
         Engine::Dataflow(options) => {
-            let summary = stgflow_dataflow::runtime::run(
+            let (summary, spread) = stgflow_dataflow::runtime::run(
                 program, analysis, sources, timeline, options, sink,
             )?;
-            Ok(Outcome { summary, stg: None })
+            Ok(Outcome {
+                summary,
+                spread: Some(spread),
+                stg: None,
+            })
         }
         Engine::Stg(options) => {
             let mut graph = Stg::new(program, analysis, options);
@@ -204,6 +229,7 @@ pub fn run<W: Write>(
             };
             Ok(Outcome {
                 summary,
+                spread: None,
                 stg: Some(report),
             })
         }

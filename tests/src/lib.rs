@@ -9,6 +9,7 @@
 pub mod generate;
 pub mod lars;
 pub mod naive;
+pub mod streams;
 
 use std::collections::BTreeSet;
 

@@ -50,6 +50,8 @@
 //!   component's predicates (nor the time) are its *starts*: dataflow rules in front of
 //!   the operator, whose facts it takes as input (with lowering on).
 
+pub mod partition;
+
 use hashbrown::{HashMap, HashSet};
 
 use stgflow_lang::ir::{Atom, Literal, PredId, Program, Rule, Term, VarId};

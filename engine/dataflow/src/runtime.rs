@@ -43,6 +43,7 @@ mod messages;
 mod order;
 mod profile;
 mod reading;
+mod replay;
 mod worker;
 
 use std::io::Write;
@@ -98,6 +99,26 @@ pub struct Options {
     /// Write one file per printed predicate, from the workers of process 0 (each its share
     /// of the predicates, in parallel), instead of the output to the sink.
     pub files: Option<Files>,
+    /// Which runs replay files by parts, each worker evaluating parts of the timeline
+    /// alone ([`replay`]).
+    pub split: Split,
+    /// Bytes of input per part, where the engine's choice is not wanted (tests cut small
+    /// inputs into many parts).
+    pub part_bytes: Option<u64>,
+}
+
+/// Which runs replay files by parts ([`replay`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Split {
+    /// Where the program and the input allow, the engine choosing how.
+    #[default]
+    Auto,
+    /// By time only, or by key only (the tests of each path); where that cannot be, the
+    /// threaded path.
+    ByTime,
+    ByKey,
+    /// Never: every run takes the threaded path.
+    Off,
 }
 
 /// Which thread puts a worker's output of a batch in output order ([`in_output_order`])
@@ -129,6 +150,8 @@ impl Default for Options {
             output_sort: OutputSort::Balanced,
             stats: false,
             files: None,
+            split: Split::Auto,
+            part_bytes: None,
         }
     }
 }
@@ -152,7 +175,17 @@ fn batch_updates(cap: usize, components: usize, workers: usize) -> usize {
     wanted.min(cap)
 }
 
-/// Runs `program` over `sources` on timely workers, writing what holds to `sink`.
+/// How a run was spread over the workers, as the run report says it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Spread {
+    /// `by time`, `by key` or `threaded` (the workers exchanging facts as they go).
+    pub how: &'static str,
+    /// In words, with why where it was not split.
+    pub detail: String,
+}
+
+/// Runs `program` over `sources` on timely workers, writing what holds to `sink`; what it
+/// did, and how it spread over the workers.
 pub fn run<W: Write>(
     program: &Program,
     analysis: &Analysis,
@@ -160,7 +193,7 @@ pub fn run<W: Write>(
     timeline: Timeline,
     options: &Options,
     sink: &mut Sink<W>,
-) -> Result<RunSummary, RunError> {
+) -> Result<(RunSummary, Spread), RunError> {
     // Every process decides alike from the options: the dataflow's shape depends on it.
     let diff_here = !options.diff_on_workers && !options.read_on_workers;
     // Reading on the workers takes the sources that come in blocks (files in a format that
@@ -189,6 +222,28 @@ pub fn run<W: Write>(
     let at_sink = crate::render::AtSink::new(program, &plan, &outputs, &point_preds, counts);
     sink.retract_points(at_sink.retracted.clone());
     let components = plan.components.len();
+    if let Some(replay) = replayable(program, sources, timeline, options, sink) {
+        let shared = replay::Shared {
+            program: program.clone(),
+            plan,
+            outputs,
+            point_preds,
+            at_sink,
+            any_order,
+            rank: stgflow_io::sink::name_ranks(program),
+            stats: options.stats,
+            batch_points: options.batch_points,
+            batch_updates: batch_updates(options.batch_updates, components, 1),
+        };
+        let labels = component_labels(program, &shared.plan);
+        let spread = replay.spread();
+        let written = replay.run(&shared, sink)?;
+        let mut summary = written.summary();
+        if options.stats {
+            summary.components = component_stats(labels, &written.times, &written.records);
+        }
+        return Ok((summary, spread));
+    }
     let setup = Arc::new(Setup {
         program: program.clone(),
         plan,
@@ -203,13 +258,7 @@ pub fn run<W: Write>(
         at_sink,
         remote_reading,
     });
-    let labels: Vec<String> = setup
-        .plan
-        .dump_noting(program, |_| None)
-        .lines()
-        .skip(1)
-        .map(str::to_owned)
-        .collect();
+    let labels = component_labels(program, &setup.plan);
     let (to_workers, from_main): (Vec<Sender<ToWorker>>, Vec<Receiver<ToWorker>>) =
         (0..options.cluster.workers.max(1))
             .map(|_| bounded::<ToWorker>(IN_FLIGHT))
@@ -232,7 +281,7 @@ pub fn run<W: Write>(
             reading::serve_blocks(raws, &to_workers, &from_workers, &wakers, cluster);
         }
         drop(to_workers);
-        return join(guards).map(|()| RunSummary::default());
+        return join(guards).map(|()| (RunSummary::default(), threaded(options)));
     }
     let batches = Options {
         batch_updates: batch_updates(options.batch_updates, components, local_workers),
@@ -267,18 +316,8 @@ pub fn run<W: Write>(
                 summary.skipped = skipped;
             }
             if options.stats {
-                let outside = "outside the components (inputs, input diff, delays, captures)";
-                let labels = labels.into_iter().chain([outside.to_owned()]);
-                let records = feeder.component_records.iter().map(|&n| Some(n));
-                summary.components = labels
-                    .zip(feeder.component_times.iter().copied())
-                    .zip(records.chain(std::iter::repeat(None)))
-                    .map(|((name, time), records)| ComponentStats {
-                        name,
-                        time,
-                        records,
-                    })
-                    .collect();
+                summary.components =
+                    component_stats(labels, &feeder.component_times, &feeder.component_records);
             }
             feeder.sink.finish()?;
             Ok(summary)
@@ -292,7 +331,94 @@ pub fn run<W: Write>(
     };
     drop(feeder);
     join(guards)?;
-    finished
+    finished.map(|summary| (summary, threaded(options)))
+}
+
+/// The threaded path's spread, and why the run is not replayed by parts.
+fn threaded(options: &Options) -> Spread {
+    let why = if options.live {
+        "a live stream"
+    } else if options.cluster.processes > 1 {
+        "a cluster of processes"
+    } else if options.files.is_some() {
+        "--output-dir"
+    } else if options.split == Split::Off {
+        "replay by parts is off"
+    } else if options.read_on_workers || options.diff_on_workers || options.format_on_workers {
+        "a threaded option was given"
+    } else {
+        "the program or the input cannot be split (see `check --dump plan`)"
+    };
+    Spread {
+        how: "threaded",
+        detail: format!(
+            "threaded over {} worker(s), the workers exchanging facts ({why})",
+            options.cluster.workers.max(1)
+        ),
+    }
+}
+
+/// Where `sources` can be replayed by parts ([`replay`]): a batch of files on one
+/// process, written to a sink whose parts can write their own output.
+fn replayable(
+    program: &Program,
+    sources: &[Box<dyn FactSource + '_>],
+    timeline: Timeline,
+    options: &Options,
+    sink: &Sink<impl Write>,
+) -> Option<replay::Replay> {
+    let threaded = options.read_on_workers || options.diff_on_workers || options.format_on_workers;
+    if options.split == Split::Off
+        || threaded
+        || options.live
+        || options.cluster.processes > 1
+        || options.files.is_some()
+    {
+        return None;
+    }
+    let partitioning = crate::plan::partition::Partitioning::of(program);
+    replay::Replay::plan(
+        program,
+        &partitioning,
+        sources,
+        timeline,
+        (
+            options.cluster.workers.max(1),
+            options.split,
+            options.part_bytes,
+        ),
+        sink,
+    )
+}
+
+/// Each component's line of `check --dump plan`, for the run report.
+fn component_labels(program: &Program, plan: &crate::plan::Plan) -> Vec<String> {
+    plan.dump_noting(program, |_| None)
+        .lines()
+        .skip(1)
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The run report's components: each with its time scheduled and output updates, then
+/// the time outside them.
+fn component_stats(
+    labels: Vec<String>,
+    times: &[std::time::Duration],
+    records: &[u64],
+) -> Vec<ComponentStats> {
+    let outside = "outside the components (inputs, input diff, delays, captures)";
+    let labels = labels.into_iter().chain([outside.to_owned()]);
+    let records = records.iter().map(|&n| Some(n));
+    labels
+        .zip(times.iter().copied())
+        .zip(records.chain(std::iter::repeat(None)))
+        .map(|((name, time), records)| ComponentStats {
+            name,
+            time,
+            records,
+        })
+        .collect()
 }
 
 /// Waits for the workers. A lost cluster peer makes timely's network threads, then the

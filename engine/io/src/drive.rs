@@ -62,6 +62,21 @@ pub trait FactSource {
     fn raw_blocks(&mut self) -> Option<crate::stream::blocks::RawBlocks> {
         None
     }
+    /// How the source can be read in parts by time, each part on its own thread
+    /// ([`crate::stream::split`]); `None`: only whole, from here. Asking takes nothing
+    /// from the source.
+    fn splitting(&self) -> Option<Splitting> {
+        None
+    }
+}
+
+/// How a source can be read in parts by time (see [`FactSource::splitting`]).
+#[derive(Clone, Debug)]
+pub enum Splitting {
+    /// A file, searched and read where each part lies.
+    File(crate::stream::split::SplitFile),
+    /// The program's own facts: each part takes those of its time points.
+    Program,
 }
 
 impl<R: io::BufRead> FactSource for FactReader<R> {
@@ -110,6 +125,20 @@ impl FactSource for ProgramFacts {
     fn next_fact(&mut self) -> Result<Option<InputFact>, Box<StreamError>> {
         Ok(self.0.next())
     }
+
+    fn splitting(&self) -> Option<Splitting> {
+        Some(Splitting::Program)
+    }
+}
+
+impl ProgramFacts {
+    /// The program's facts at the time points of `times` (from, up to; `None`: on), in
+    /// time order: a part's share ([`Splitting::Program`]).
+    pub fn within(program: &Program, times: (u64, Option<u64>)) -> ProgramFacts {
+        let mut facts = ProgramFacts::new(program).0.collect::<Vec<_>>();
+        facts.retain(|f| f.time >= times.0 && times.1.is_none_or(|end| f.time < end));
+        ProgramFacts(facts.into_iter())
+    }
 }
 
 /// Bounds of the timeline; `None` means "from the input".
@@ -153,6 +182,15 @@ impl RunSummary {
         self.first.get_or_insert(t);
         self.last = Some(t);
         self.time_points += 1;
+    }
+
+    /// Counts the written time points `from..to`.
+    pub fn time_points(&mut self, from: u64, to: u64) {
+        if from < to {
+            self.first.get_or_insert(from);
+            self.last = Some(to - 1);
+            self.time_points += to - from;
+        }
     }
 
     /// Adds what the driver fed and what the sources skipped.

@@ -231,6 +231,7 @@ pub struct Template {
     time_scale: u64,
     /// Whether each line gets its key (see [`Sink::template`]).
     keys: bool,
+    print_from: Option<u64>,
 }
 
 /// Output lines formatted on a worker, each with a key that orders it among every
@@ -325,6 +326,18 @@ impl KeyedLines {
     }
 }
 
+impl Sink<Vec<u8>> {
+    /// The bytes written so far, taken out.
+    pub fn take_bytes(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.out)
+    }
+
+    /// How many bytes are written and not taken.
+    pub fn written(&self) -> usize {
+        self.out.len()
+    }
+}
+
 impl Sink<io::Sink> {
     /// A worker's sink: it formats what it is given as `template`'s sink would, but keeps
     /// each line with its key ([`Sink::take_keyed`]) instead of writing it; the end of the
@@ -334,6 +347,7 @@ impl Sink<io::Sink> {
         sink.time_scale = template.time_scale;
         sink.keyed = Some((KeyedLines::default(), 0));
         sink.keys = template.keys;
+        sink.print_from = template.print_from;
         sink
     }
 }
@@ -424,21 +438,53 @@ impl<W: Write> Sink<W> {
 
     /// The settings a worker's sink copies ([`Sink::keyed`]), where the output can be
     /// formatted on the workers: points, changes or intervals in TD lines to one output,
-    /// written as it goes (no files, no RTEC form, no `print_from`). Without `keys` the
-    /// lines have none (one worker's lines need no merging).
+    /// written as it goes (no files, no RTEC form). Each worker's sink must see every
+    /// change of the facts it formats. Without `keys` the lines have none (one worker's
+    /// lines need no merging).
     pub fn template(&self, keys: bool) -> Option<Template> {
         let plain = matches!(self.mode, Mode::Points | Mode::Changes | Mode::Intervals)
             && self.encoding == Encoding::Td
             && self.files.is_empty()
-            && self.recognitions.is_none()
-            && self.print_from.is_none();
+            && self.recognitions.is_none();
         plain.then(|| Template {
             mode: self.mode.clone(),
             names: self.names.clone(),
             rank: self.rank.clone(),
             time_scale: self.time_scale,
             keys,
+            print_from: self.print_from,
         })
+    }
+
+    /// Whether parts of the timeline evaluated on their own can each write their own
+    /// output ([`Sink::part`]): not intervals (an interval may start in an earlier part),
+    /// files, or RTEC's recognitions.
+    pub fn writes_by_parts(&self) -> bool {
+        matches!(self.mode, Mode::Points | Mode::Changes | Mode::Snapshot(_))
+            && self.files.is_empty()
+            && self.recognitions.is_none()
+    }
+
+    /// A sink like this one that writes into memory, for a part of the timeline
+    /// evaluated on its own (where [`Sink::writes_by_parts`]): the same mode, predicates,
+    /// order, time scale, encoding and points' holds, and `print_from` as given.
+    pub fn part(&self, print_from: Option<u64>) -> Sink<Vec<u8>> {
+        let mut sink = Sink::with_names(
+            Vec::new(),
+            self.mode.clone(),
+            self.names.clone(),
+            self.rank.clone(),
+        );
+        sink.time_scale = self.time_scale;
+        sink.encoding = self.encoding;
+        sink.point_holds = self.point_holds.clone();
+        sink.print_from = print_from;
+        sink
+    }
+
+    /// How many bytes of lines a worker's sink ([`Sink::keyed`]) holds.
+    pub fn keyed_size(&self) -> usize {
+        self.keyed.as_ref().map_or(0, |(lines, _)| lines.text.len())
     }
 
     /// The lines formatted so far by a worker's sink ([`Sink::keyed`]).
@@ -809,6 +855,12 @@ impl<W: Write> Sink<W> {
             self.out.flush()?;
         }
         Ok(())
+    }
+
+    /// Whether the sink writes changes (`+p(a) @t`), which it makes from what it is given
+    /// alone, keeping nothing per fact.
+    pub fn writes_changes(&self) -> bool {
+        matches!(self.mode, Mode::Changes)
     }
 
     /// Whether the changes of a time point may come to [`Sink::emit_sorted`] in any order

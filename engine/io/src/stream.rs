@@ -33,6 +33,7 @@ pub mod cursor;
 mod error;
 mod format;
 pub mod order;
+pub mod split;
 pub mod td;
 
 use std::fmt;

@@ -31,11 +31,14 @@ impl Context<'_> {
                 Dump::Td => text.push_str(&dump_td(&compiled)),
                 Dump::Ir => text.push_str(&dump_ir(&compiled)),
                 Dump::Strata => text.push_str(&analysis.dump(program)),
-                Dump::Plan => text.push_str(&stgflow_engine::dataflow_plan(
-                    program,
-                    analysis,
-                    !args.no_lowering,
-                )),
+                Dump::Plan => {
+                    text.push_str(&stgflow_engine::dataflow_plan(
+                        program,
+                        analysis,
+                        !args.no_lowering,
+                    ));
+                    text.push_str(&stgflow_engine::dataflow_partitioning(program));
+                }
             }
         }
         if self.verbose {

@@ -7,9 +7,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use stgflow_engine::Engine;
-use stgflow_io::drive::{FactSource, ProgramFacts, RunError, Timeline};
+use stgflow_io::drive::{FactSource, ProgramFacts, RunError, Splitting, Timeline};
 use stgflow_io::sink::{BUFFER, Buffered, Encoding, Files, Mode, Sink};
 use stgflow_io::stream::blocks::{ParallelReader, Parallelism};
+use stgflow_io::stream::split::{SplitFile, Splittable};
 use stgflow_io::stream::{FactReader, Format, InputFact, Schema, SkipCounts, StreamError};
 use stgflow_lang::Compiled;
 use stgflow_lang::ir::Program;
@@ -324,6 +325,31 @@ fn open_file<'p>(
     read: &Arc<AtomicU64>,
 ) -> Result<Box<dyn FactSource + 'p>, Failure> {
     let (file, regular) = open_input(stream, Some(read))?;
+    let tolerance = args.tolerance.tolerance();
+    // A plain file in a format whose lines read alone can also be read in parts by time,
+    // each part where it lies (the dataflow engine's replay by parts).
+    let split = (regular
+        && Compression::of(stream).0 == Compression::None
+        && ParallelReader::supports(like.format().as_ref(), tolerance))
+    .then(|| File::open(stream).and_then(|f| SplitFile::new(f, like.with_input(io::empty()))))
+    .transpose()
+    .map_err(|e| Failure::Message(format!("cannot open {stream}: {e}")))?;
+    let source = whole_file(stream, file, regular, like, args)?;
+    Ok(match split {
+        Some(split) => Box::new(Splittable::new(source, split)),
+        None => source,
+    })
+}
+
+/// A reader of the file `stream` (opened as `file`) read whole: in blocks on parsing
+/// threads when it is a regular file in a format that reads in blocks, else line by line.
+fn whole_file<'p>(
+    stream: &str,
+    file: Box<dyn io::Read + Send>,
+    regular: bool,
+    like: FactReader<io::Empty>,
+    args: &RunArgs,
+) -> Result<Box<dyn FactSource + 'p>, Failure> {
     let parallelism = Parallelism {
         threads: args.parse_threads.unwrap_or_else(|| {
             Parallelism::default()
@@ -526,6 +552,10 @@ impl FactSource for Progress<'_> {
 
     fn declared_timeline(&self) -> Option<(u64, u64)> {
         self.inner.declared_timeline()
+    }
+
+    fn splitting(&self) -> Option<Splitting> {
+        self.inner.splitting()
     }
 
     /// Read on the workers, the progress line counts the bytes handed to them.

@@ -24,36 +24,36 @@ const STOP_POLL: std::time::Duration = std::time::Duration::from_millis(50);
 /// A batch of input facts, one vector per input channel: a predicate's facts under its id,
 /// the unit row's ([`crate::operators::UNIT_TAG`]) last. The worker it goes to hands each
 /// vector to its predicate's input handle as it is.
-struct Batch {
+pub(super) struct Batch {
     parts: Vec<Vec<Change>>,
     len: usize,
 }
 
 impl Batch {
-    fn new(channels: usize) -> Batch {
+    pub(super) fn new(channels: usize) -> Batch {
         Batch {
             parts: vec![Vec::new(); channels],
             len: 0,
         }
     }
 
-    fn push(&mut self, tag: u32, row: Row, time: u64, diff: isize) {
+    pub(super) fn push(&mut self, tag: u32, row: Row, time: u64, diff: isize) {
         let last = self.parts.len() - 1;
         self.parts[(tag as usize).min(last)].push((row, time, diff));
         self.len += 1;
     }
 
-    fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.len
     }
 
-    fn is_empty(&self) -> bool {
+    pub(super) fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// The changes so far; each channel starts again at its size in this batch, not
     /// empty: growing by doubling costs a copy and fresh pages each time.
-    fn take(&mut self) -> Vec<Vec<Change>> {
+    pub(super) fn take(&mut self) -> Vec<Vec<Change>> {
         self.len = 0;
         self.parts
             .iter_mut()

@@ -209,6 +209,44 @@ pub(super) fn merge_runs(runs: &mut [Vec<Update>], rank: &[usize], into: &mut Ve
     }
 }
 
+/// [`merge_runs`] for runs that each hold few updates per time point (shards of a
+/// sparse output): each time point's updates are gathered from the runs that have some
+/// and sorted there on packed keys ([`in_output_order`]), where a tournament over the
+/// runs cost several comparisons per update. Empties the runs.
+pub(super) fn merge_time_points(
+    runs: &mut [Vec<Update>],
+    rank: &[usize],
+    order: &mut Vec<OrderKey>,
+    gathered: &mut Vec<Update>,
+    into: &mut Vec<Update>,
+) {
+    let busy: Vec<usize> = (0..runs.len()).filter(|&i| !runs[i].is_empty()).collect();
+    if busy.len() <= 1 {
+        if let Some(&only) = busy.first() {
+            into.append(&mut runs[only]);
+        }
+        return;
+    }
+    let mut at = vec![0usize; runs.len()];
+    gathered.clear();
+    gathered.reserve(busy.iter().map(|&i| runs[i].len()).sum());
+    let head = |runs: &[Vec<Update>], at: &[usize], i: usize| runs[i].get(at[i]).map(|u| u.1);
+    while let Some(t) = busy.iter().filter_map(|&i| head(runs, &at, i)).min() {
+        for &i in &busy {
+            let run = &mut runs[i];
+            while let Some(update) = run.get_mut(at[i]).filter(|u| u.1 == t) {
+                gathered.push(((update.0.0, std::mem::take(&mut update.0.1)), t, update.2));
+                at[i] += 1;
+            }
+        }
+    }
+    let first = gathered.first().map_or(0, |u| u.1);
+    in_output_order(gathered, rank, first, order, into);
+    for run in runs.iter_mut() {
+        run.clear();
+    }
+}
+
 /// Moves `updates` in `order` onto `into`, adding up equal ones and dropping those that
 /// cancel out (`into[start..]` is this batch's part).
 fn move_in_order(order: &[OrderKey], updates: &mut [Update], into: &mut Vec<Update>, start: usize) {

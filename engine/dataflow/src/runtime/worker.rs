@@ -31,7 +31,7 @@ use crate::render::{AtSink, Output, render};
 /// Input handles: one per predicate, then the unit row's. A batch goes in as one
 /// container per predicate, moved, not copied record by record into a session and again
 /// by an operator splitting a tagged stream.
-type Inputs = Vec<InputHandle<u64, (Row, u64, isize)>>;
+pub(super) type Inputs = Vec<InputHandle<u64, (Row, u64, isize)>>;
 
 /// Per serving worker, by local index, what wakes it from a park: the calling thread uses
 /// it after sending a block to parse or commit ([`super::reading`]), which the worker takes
@@ -128,7 +128,7 @@ impl ControlPlane {
 
 /// Where a worker's output goes before it is captured.
 #[derive(Clone)]
-enum Route {
+pub(super) enum Route {
     /// It stays on the worker that computed it.
     Here,
     /// To one worker (in a cluster: the worker of the same local index on process 0).
@@ -203,6 +203,7 @@ pub(super) fn work(
         &setup.at_sink,
         &setup.point_preds,
         (setup.formatter.is_some(), from_main.len()),
+        None,
     );
     let mut control = setup.remote_reading.then(|| ControlPlane::build(worker));
     let channels = Channels {
@@ -257,7 +258,7 @@ pub(super) fn work(
 
 /// Per component of the plan: the range of operator identifiers its rendering allocated,
 /// and (with `--stats`) its output updates so far.
-type Components = (Vec<std::ops::Range<usize>>, Vec<Rc<std::cell::Cell<u64>>>);
+pub(super) type Components = (Vec<std::ops::Range<usize>>, Vec<Rc<std::cell::Cell<u64>>>);
 
 /// A serving worker's ends of the channels to and from the calling thread.
 struct Channels<'a> {
@@ -275,7 +276,7 @@ struct Channels<'a> {
 /// every worker ([`changes`]) when `points` says so; `counting` and `at_sink` go to
 /// [`render`].
 #[allow(clippy::too_many_arguments)]
-fn build(
+pub(super) fn build(
     worker: &mut timely::worker::Worker,
     program: &Program,
     plan: &Plan,
@@ -287,6 +288,7 @@ fn build(
     at_sink: &AtSink,
     point_preds: &[bool],
     formatted: (bool, usize),
+    kept: Option<&[bool]>,
 ) -> (Vec<usize>, Components) {
     let predicates = program.predicates.len();
     let mut address = Vec::new();
@@ -307,9 +309,10 @@ fn build(
                 }
             })
             .collect();
+        // The printed predicates this worker captures: all, unless `kept` says otherwise.
         let mut printed = vec![false; program.predicates.len()];
         for &p in outputs {
-            printed[p] = true;
+            printed[p] = kept.is_none_or(|kept| kept.get(p) == Some(&true));
         }
         let printed = Rc::new(printed);
         let rendered = render(program, plan, facts, outputs, counting, at_sink);
@@ -336,9 +339,14 @@ fn build(
                         let route = route.clone();
                         move |(row, _, _): &(Row, u64, isize)| route.target(tag, row).unwrap_or(0)
                     });
+                    let keep = printed.get(tag as usize).copied().unwrap_or(true);
                     capture(out.inner, route, move |data| {
-                        sink.borrow_mut()
-                            .extend(data.drain(..).map(|(row, t, r)| ((tag, row), t, r)));
+                        if keep {
+                            sink.borrow_mut()
+                                .extend(data.drain(..).map(|(row, t, r)| ((tag, row), t, r)));
+                        } else {
+                            data.clear();
+                        }
                     })
                 }
                 Output::Tagged(out) => {

@@ -1,0 +1,457 @@
+//! Partitioned replay: a batch of files evaluated by parts, each part on one worker with a
+//! dataflow of its own, so that no thread reads, diffs, merges or formats every fact or
+//! every line.
+//!
+//! * **Parts by time** ([`by_time`]). Where what holds at t depends on at most a bounded
+//!   number of time points before it ([`crate::plan::partition`]), the timeline is cut
+//!   into parts of about equal input ([`parts`]); a worker reads its part's lines from
+//!   the files itself, with the lines of the time points before them that it needs to
+//!   warm up, evaluates them alone and formats its own time points' output.
+//! * **The writer** (the calling thread) only appends the parts' bytes in order
+//!   ([`outbox`]); a part stopped by an input error ends the output where the sequential
+//!   reader would, a file found out of time order is read from that part on as one part.
+//! * Each worker is a thread of its own running a timely worker of its own ([`local`]):
+//!   no progress is agreed between workers, and a worker that has no part left ends.
+//!
+//! The threaded engine (`super::run`'s other path) runs what this cannot: live streams,
+//! clusters, files that cannot be split (pipes, compressed files, `--lateness`, formats
+//! whose lines do not read alone), programs that recurse through time, tuple windows,
+//! intervals and RTEC's recognitions, and `--output-dir`.
+
+mod by_key;
+mod by_time;
+mod local;
+mod outbox;
+mod parts;
+
+use std::io::Write;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use stgflow_io::drive::{FactSource, RunError, RunSummary, Splitting, Timeline};
+use stgflow_io::sink::{Sink, Template};
+use stgflow_lang::ir::{PredId, Program};
+
+use super::Split;
+use crate::plan::Plan;
+use crate::plan::partition::{Partitioning, Shard};
+use crate::render::AtSink;
+use outbox::{Outbox, PartDone, Piece};
+use parts::Cut;
+
+/// What every part's dataflow is made of.
+#[derive(Debug)]
+pub(super) struct Shared {
+    pub(super) program: Program,
+    pub(super) plan: Plan,
+    pub(super) outputs: Vec<PredId>,
+    pub(super) point_preds: Vec<bool>,
+    pub(super) at_sink: AtSink,
+    pub(super) any_order: bool,
+    pub(super) rank: Vec<usize>,
+    pub(super) stats: bool,
+    pub(super) batch_points: u64,
+    pub(super) batch_updates: usize,
+}
+
+/// Parts of a worker's share of the input, at most, beyond one per worker: more parts
+/// even out parts that take longer than others.
+const PARTS_PER_WORKER: usize = 4;
+
+/// The fewest input bytes a part is cut to.
+const PART_BYTES: u64 = 1 << 20;
+
+/// A part's warm-up is at most this share of its time points.
+const WARM_SHARE: u64 = 16;
+
+/// The fewest input bytes a part is cut to where shards evaluate the parts in step (each
+/// part costs every shard a round of its dataflow).
+const SHARD_PART_BYTES: u64 = 1 << 21;
+
+/// Parts per worker at most, where shards evaluate them in step.
+const SHARD_PARTS_PER_WORKER: usize = 16;
+
+/// How parts are evaluated.
+#[derive(Debug)]
+enum Mode {
+    /// Each part alone, by one worker ([`by_time`]).
+    ByTime,
+    /// Every part by every shard, in order ([`by_key`]), facts held by these keys.
+    ByKey(Vec<Shard>, Template),
+}
+
+/// How to replay `sources` by parts (see the module docs).
+pub(super) struct Replay {
+    cut: Cut,
+    workers: usize,
+    mode: Mode,
+}
+
+impl Replay {
+    /// How `sources` are replayed by parts on `workers` workers into `sink`, where they
+    /// can be: by time where a part's warm-up is a small share of it at one part per
+    /// worker, else by key where the program has one, else by time with fewer parts.
+    /// `split` says which ways are allowed, `part_bytes` how large the parts are where
+    /// not the engine's choice.
+    pub(super) fn plan<W: Write>(
+        program: &Program,
+        partitioning: &Partitioning,
+        sources: &[Box<dyn FactSource + '_>],
+        timeline: Timeline,
+        (workers, split, part_bytes): (usize, Split, Option<u64>),
+        sink: &Sink<W>,
+    ) -> Option<Replay> {
+        if !program.input_sequences.is_empty() {
+            return None;
+        }
+        let mut files = Vec::new();
+        for source in sources {
+            match source.splitting()? {
+                Splitting::File(file) => files.push(file),
+                Splitting::Program => {}
+            }
+        }
+        if files.is_empty() {
+            return None;
+        }
+        let bounds = parts::bounds(&files, program, timeline).ok()??;
+        let bytes: u64 = files.iter().map(|f| f.len()).sum();
+        let span = bounds.span();
+        // By time: a few parts per worker, each worker as many, while a part's warm-up
+        // stays a small share of it; one per worker at least, input allowing.
+        let chosen = |bytes_per_part: u64| (bytes / bytes_per_part).clamp(1, 1 << 12) as usize;
+        let by_time = (partitioning.horizon)
+            .filter(|_| sink.writes_by_parts() && matches!(split, Split::Auto | Split::ByTime))
+            .map(|horizon| {
+                let warm = horizon + 1;
+                let by_warm = (span / warm.saturating_mul(WARM_SHARE)).max(1) as usize;
+                let per_worker = (by_warm / workers).clamp(1, PARTS_PER_WORKER);
+                let parts = (workers * per_worker).min(by_warm.max(workers));
+                let parts = match part_bytes {
+                    Some(bytes) => chosen(bytes),
+                    None if workers <= 1 => 1,
+                    None => parts.min(chosen(PART_BYTES)),
+                };
+                (warm, parts, by_warm >= workers || part_bytes.is_some())
+            });
+        let by_key = (partitioning.keys.as_ref().ok())
+            .filter(|_| matches!(split, Split::Auto | Split::ByKey))
+            .zip(sink.template(true));
+        let (mode, wanted, warm) = match (by_time, by_key) {
+            (Some((warm, parts, true)), _) | (Some((warm, parts, _)), None) => {
+                (Mode::ByTime, parts, warm)
+            }
+            (_, Some((keys, template))) => {
+                // Parts small enough to stream through, however few the workers.
+                let parts = match part_bytes {
+                    Some(bytes) => chosen(bytes),
+                    None => chosen(SHARD_PART_BYTES).min(workers * SHARD_PARTS_PER_WORKER),
+                };
+                (Mode::ByKey(keys.clone(), template), parts, 0)
+            }
+            (None, None) => return None,
+        };
+        let mut cut = parts::cut(files, bounds, wanted, warm).ok()?;
+        parts::count_lines(&mut cut, workers).ok()?;
+        Some(Replay { cut, workers, mode })
+    }
+
+    /// How the run spreads over the workers, in words.
+    pub(super) fn spread(&self) -> super::Spread {
+        let parts = self.cut.len();
+        match &self.mode {
+            Mode::ByTime => super::Spread {
+                how: "by time",
+                detail: format!(
+                    "by time: {parts} part(s) of the timeline on {} worker(s), each part alone",
+                    self.workers.min(parts)
+                ),
+            },
+            Mode::ByKey(..) => super::Spread {
+                how: "by key",
+                detail: format!(
+                    "by key: {} shard(s), each running the whole timeline over its keys, {parts} part(s) read ahead",
+                    self.workers
+                ),
+            },
+        }
+    }
+
+    /// Runs the parts on the workers and writes their output to `sink` in order; the
+    /// summary, and with `--stats` per component its time scheduled and its output
+    /// updates, summed over the parts.
+    pub(super) fn run<W: Write>(
+        self,
+        shared: &Shared,
+        sink: &mut Sink<W>,
+    ) -> Result<Written, RunError> {
+        let Replay { cut, workers, mode } = self;
+        if let Mode::ByKey(keys, template) = mode {
+            let dealer = by_key::Dealer::by_ranges(keys, workers, &shared.program, &cut);
+            // `changes` are formatted by each shard, in groups to copy in order where shards
+            // take ranges of keys, else merged and then formatted: the sink keeps nothing
+            // per fact. Other output is formatted by each shard with its own sink, which
+            // keeps what its facts hold, each line keyed by its order.
+            let plain = sink.part(None);
+            let format = match (
+                sink.writes_changes() && sink.print_from.is_none(),
+                dealer.in_ranges(),
+            ) {
+                (true, true) => by_key::Format::Groups(&plain),
+                (true, false) => by_key::Format::Merged(&plain),
+                (false, _) => by_key::Format::Keyed(&template),
+            };
+            return by_keys(shared, &cut, &dealer, &format, sink);
+        }
+        let sinks = PartSinks::of(sink);
+        let (outbox, pieces) = Outbox::new();
+        let next = AtomicUsize::new(0);
+        let workers = workers.clamp(1, cut.len());
+        let (mut written, rest) = std::thread::scope(|scope| {
+            for i in 0..workers {
+                let (cut, outbox, next, sinks) = (&cut, &outbox, &next, &sinks);
+                let spawned = std::thread::Builder::new()
+                    .name(format!("stgflow:work-{i}"))
+                    .spawn_scoped(scope, move || {
+                        loop {
+                            let k = next.fetch_add(1, Ordering::Relaxed);
+                            if k >= cut.len() || !outbox.wanted(k) {
+                                return;
+                            }
+                            let (sink, emit_from) = sinks.part(cut, k);
+                            let done = by_time::evaluate(shared, cut, k, sink, emit_from, outbox);
+                            outbox.done(k, done);
+                        }
+                    });
+                if let Err(e) = spawned {
+                    outbox.unwanted_from(0);
+                    return Err(RunError::Cluster(format!("cannot start a worker: {e}")));
+                }
+            }
+            let written = write(cut.len(), &outbox, &pieces, sink);
+            // Workers still on parts after one that stopped the run end at their next
+            // batch.
+            outbox.unwanted_from(0);
+            written
+        })?;
+        if let Some(k) = rest {
+            // A file is out of time order at part k or before it: everything from there on
+            // is read as one part, as the sequential reader reads it.
+            let rest = cut.rest_from(k);
+            let (outbox, pieces) = Outbox::new();
+            let (sink_of_rest, emit_from) = sinks.part(&rest, 0);
+            let done = by_time::evaluate(shared, &rest, 0, sink_of_rest, emit_from, &outbox);
+            outbox.done(0, done);
+            let (more, _) = write(1, &outbox, &pieces, sink)?;
+            written.add(more);
+        }
+        sink.finish()?;
+        Ok(written)
+    }
+}
+
+/// Runs `cut` on the shards of `dealer`, writing to `sink` in order.
+fn by_keys<W: Write>(
+    shared: &Shared,
+    cut: &Cut,
+    dealer: &by_key::Dealer,
+    format: &by_key::Format<'_>,
+    sink: &mut Sink<W>,
+) -> Result<Written, RunError> {
+    let (outbox, pieces) = Outbox::new();
+    let (written, stats) = std::thread::scope(|scope| {
+        let outbox = &outbox;
+        let shards = scope.spawn(move || {
+            let stats = by_key::run(shared, cut, dealer, format, outbox);
+            // The writer is told every part is done, or wanted no more.
+            outbox.unwanted_from(0);
+            stats
+        });
+        let written = write(cut.len(), outbox, &pieces, sink);
+        outbox.unwanted_from(0);
+        let stats = shards
+            .join()
+            .unwrap_or_else(|_| Err(RunError::Cluster("a worker failed".to_owned())));
+        (written, stats)
+    });
+    let (mut written, _) = written?;
+    let (times, records) = stats?;
+    written.times = times;
+    written.records = records;
+    sink.finish()?;
+    Ok(written)
+}
+
+/// How each part's sink is made from the run's.
+struct PartSinks {
+    template: Sink<Vec<u8>>,
+    print_from: Option<u64>,
+    changes: bool,
+}
+
+impl PartSinks {
+    fn of<W: Write>(sink: &Sink<W>) -> PartSinks {
+        PartSinks {
+            template: sink.part(None),
+            print_from: sink.print_from,
+            changes: sink.writes_changes(),
+        }
+    }
+
+    /// The sink of part `k` of `cut` and the first time point whose changes it takes:
+    /// `changes` start at the part's own first time point (or, at `--print-from`, with
+    /// what holds there, which the warm-up's changes tell it); a sink that keeps what
+    /// holds takes the warm-up's changes and prints from the part's own first time point.
+    fn part(&self, cut: &Cut, k: usize) -> (Sink<Vec<u8>>, u64) {
+        let (start, end) = cut.times(k);
+        let start = start.max(cut.first);
+        let evaluated_from = cut.evaluated_from(k);
+        let (print_from, emit_from) = match self.print_from {
+            Some(p) if self.changes && p >= start && end.is_none_or(|e| p < e) => {
+                (Some(p), evaluated_from)
+            }
+            Some(p) if self.changes && p >= start => (None, u64::MAX),
+            _ if self.changes => (None, start),
+            p => (Some(p.map_or(start, |p| p.max(start))), evaluated_from),
+        };
+        (self.template.part(print_from), emit_from)
+    }
+}
+
+/// What the written parts add up to.
+#[derive(Debug, Default)]
+pub(super) struct Written {
+    /// Their summary, but for what the files skipped.
+    pub(super) summary: RunSummary,
+    /// What each file skipped, over the parts.
+    pub(super) skipped: Vec<stgflow_io::stream::SkipCounts>,
+    /// With `--stats`: per component, its time scheduled, then the time outside them.
+    pub(super) times: Vec<std::time::Duration>,
+    /// With `--stats`: per component, its output updates.
+    pub(super) records: Vec<u64>,
+}
+
+impl Written {
+    fn add(&mut self, more: Written) {
+        let Written {
+            summary,
+            skipped,
+            times,
+            records,
+        } = more;
+        merge_summary(&mut self.summary, summary);
+        self.skipped
+            .resize_with(self.skipped.len().max(skipped.len()), Default::default);
+        for (total, file) in self.skipped.iter_mut().zip(skipped) {
+            total.merge(file);
+        }
+        add_up(&mut self.times, &times);
+        add_up(&mut self.records, &records);
+    }
+
+    /// The summary, with what the files skipped added up in their order.
+    pub(super) fn summary(&self) -> RunSummary {
+        let mut summary = self.summary.clone();
+        for file in &self.skipped {
+            summary.skipped.merge(file.clone());
+        }
+        summary
+    }
+}
+
+fn add_up<T: Copy + Default + std::ops::AddAssign>(total: &mut Vec<T>, more: &[T]) {
+    if total.len() < more.len() {
+        total.resize(more.len(), T::default());
+    }
+    for (t, m) in total.iter_mut().zip(more) {
+        *t += *m;
+    }
+}
+
+fn merge_summary(total: &mut RunSummary, part: RunSummary) {
+    if total.first.is_none() {
+        total.first = part.first;
+    }
+    if part.last.is_some() {
+        total.last = part.last;
+    }
+    total.time_points += part.time_points;
+    total.input_facts += part.input_facts;
+    total.dropped += part.dropped;
+}
+
+/// Writes the parts' output to `sink` in order as it comes; the summary of the parts
+/// written, and the part from which the rest must be read as one, if a file is out of
+/// order there.
+fn write<W: Write>(
+    parts: usize,
+    outbox: &Outbox,
+    pieces: &crossbeam_channel::Receiver<Piece>,
+    sink: &mut Sink<W>,
+) -> Result<(Written, Option<usize>), RunError> {
+    let mut waiting: Vec<std::collections::VecDeque<Piece>> =
+        (0..parts).map(|_| Default::default()).collect();
+    let mut written = Written::default();
+    let mut writing = 0;
+    let mut flushed_on_stop = false;
+    while writing < parts {
+        while let Some(piece) = waiting[writing].pop_front() {
+            match piece {
+                Piece::Bytes { bytes, through, .. } => {
+                    sink.write_formatted(through, &bytes)?;
+                    outbox.written(bytes.len());
+                }
+                Piece::Done { done, .. } => {
+                    let PartDone {
+                        mut summary,
+                        fed,
+                        skipped,
+                        error,
+                        misplaced,
+                        times,
+                        records,
+                    } = *done;
+                    if misplaced {
+                        outbox.unwanted_from(writing);
+                        return Ok((written, Some(writing)));
+                    }
+                    summary.input_facts = fed.input_facts;
+                    summary.dropped = fed.dropped;
+                    written.add(Written {
+                        summary,
+                        skipped,
+                        times,
+                        records,
+                    });
+                    if let Some(error) = error {
+                        outbox.unwanted_from(writing + 1);
+                        let _ = sink.flush();
+                        return Err(error);
+                    }
+                    writing += 1;
+                    outbox.writing(writing);
+                    if writing == parts {
+                        return Ok((written, None));
+                    }
+                }
+            }
+        }
+        match pieces.recv_timeout(std::time::Duration::from_millis(50)) {
+            Ok(piece) => {
+                let part = match &piece {
+                    Piece::Bytes { part, .. } | Piece::Done { part, .. } => *part,
+                };
+                waiting[part].push_back(piece);
+            }
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
+                if !flushed_on_stop && stgflow_io::interrupt::requested().is_some() {
+                    flushed_on_stop = true;
+                    let _ = sink.flush();
+                }
+            }
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => {
+                return Err(RunError::Cluster("the workers stopped".to_owned()));
+            }
+        }
+    }
+    Ok((written, None))
+}

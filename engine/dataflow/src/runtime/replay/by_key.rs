@@ -1,0 +1,462 @@
+//! The timeline evaluated by shards: where a program recurses through time but every rule
+//! derives its head from facts of the head's own key ([`crate::plan::partition`]), each
+//! worker is a shard that holds the facts of its keys and runs its own dataflow over them
+//! for the whole timeline. Nothing is exchanged between shards while they evaluate.
+//!
+//! * **Parts in order.** The input is still cut into parts by time. Any worker reads a
+//!   part (its lines in every file, no warm-up) and deals its facts out by key
+//!   ([`deal`]). Reading runs ahead of the slowest shard by a bounded number of parts.
+//! * **Shards in step with the parts.** A shard takes its share of part after part, in
+//!   order, and publishes its output of a part in slices as it goes ([`output`]): every
+//!   so many bytes or time points, and at the part's end.
+//! * **Merged as far as every shard has got.** One worker per part (by the part's
+//!   number) merges the shards' slices up to the earliest time point every shard has
+//!   published, and sends the bytes to the writer; so output flows however long a part
+//!   runs.
+
+mod deal;
+mod output;
+
+use std::sync::{Condvar, Mutex, MutexGuard};
+
+pub(super) use deal::Dealer;
+pub(super) use output::Format;
+
+use super::super::messages::Update;
+use super::Shared;
+use super::local::Local;
+use super::outbox::{Outbox, PartDone};
+use super::parts::Cut;
+use crate::plan::partition::Shard;
+use deal::{Dealt, Share, deal};
+use output::{Formatter, Output};
+
+/// Parts read ahead of the slowest shard, per worker.
+const AHEAD_PER_WORKER: usize = 2;
+
+/// A shard publishes its output once it holds this many bytes (or updates × 16)...
+const SLICE_SIZE: usize = 1 << 18;
+
+/// ...or covers this many time points.
+const SLICE_POINTS: u64 = 1 << 14;
+
+/// The shards' output of one part, as far as it is published.
+#[derive(Debug)]
+struct Slices {
+    /// Per shard, what it published and is not merged yet.
+    pending: Vec<Option<Output>>,
+    /// Per shard, every time point before this one is published.
+    through: Vec<u64>,
+    /// The shards done with the part.
+    finished: usize,
+    /// Every time point before this one is merged.
+    merged_to: u64,
+    /// Whether the part is queued for its merger.
+    queued: bool,
+    /// A stop request ended the part, at the earliest time point every shard got to.
+    stopped: Option<stgflow_io::interrupt::Stop>,
+}
+
+/// What the workers share while they read, evaluate and merge.
+struct Board {
+    /// The next part to read.
+    next_read: usize,
+    /// Per part, once read.
+    dealt: Vec<Option<Dealt>>,
+    /// Per shard, the next part it evaluates.
+    at: Vec<usize>,
+    /// Per part, its shards' output and what the part did (once every shard has its
+    /// share).
+    slices: Vec<Slices>,
+    done: Vec<Option<PartDone>>,
+    /// Per worker, the parts it merges that have something to merge.
+    to_merge: Vec<Vec<usize>>,
+    /// Per part, whether its last slices are merged.
+    merged: Vec<bool>,
+    /// The parts up to this one (excluded) make the run; set by the part that ends it.
+    parts: usize,
+    /// Shares emptied by their shards, for the next reads to fill again.
+    spare: Vec<Share>,
+}
+
+struct Shards<'a> {
+    shared: &'a Shared,
+    cut: &'a Cut,
+    dealer: &'a Dealer,
+    board: Mutex<Board>,
+    /// Per worker, what wakes it: each waits on its own, so that what one worker can go
+    /// on with wakes that one.
+    wake: Vec<Condvar>,
+    outbox: &'a Outbox,
+    format: &'a Format<'a>,
+}
+
+/// Runs the shards of `dealer` on as many worker threads over `cut`, writing through
+/// `outbox`; per component, its time scheduled and output updates, summed over the shards
+/// (with `--stats`).
+pub(super) fn run(
+    shared: &Shared,
+    cut: &Cut,
+    dealer: &Dealer,
+    format: &Format<'_>,
+    outbox: &Outbox,
+) -> Result<(Vec<std::time::Duration>, Vec<u64>), stgflow_io::drive::RunError> {
+    let (parts, shards) = (cut.len(), dealer.shards());
+    let board = Board {
+        next_read: 0,
+        dealt: (0..parts).map(|_| None).collect(),
+        at: vec![0; shards],
+        slices: (0..parts)
+            .map(|k| Slices {
+                pending: (0..shards).map(|_| None).collect(),
+                through: vec![0; shards],
+                finished: 0,
+                merged_to: cut.times(k).0,
+                queued: false,
+                stopped: None,
+            })
+            .collect(),
+        done: (0..parts).map(|_| None).collect(),
+        to_merge: vec![Vec::new(); shards],
+        merged: vec![false; parts],
+        parts,
+        spare: Vec::new(),
+    };
+    let all = Shards {
+        shared,
+        cut,
+        dealer,
+        board: Mutex::new(board),
+        wake: (0..shards).map(|_| Condvar::new()).collect(),
+        outbox,
+        format,
+    };
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..shards)
+            .map(|shard| {
+                let all = &all;
+                std::thread::Builder::new()
+                    .name(format!("stgflow:work-{shard}"))
+                    .spawn_scoped(scope, move || all.work(shard))
+            })
+            .collect();
+        let mut totals = (Vec::new(), Vec::new());
+        let mut failed = None;
+        for handle in handles {
+            match handle.map(|h| h.join()) {
+                Ok(Ok((times, records))) => {
+                    super::add_up(&mut totals.0, &times);
+                    super::add_up(&mut totals.1, &records);
+                }
+                Ok(Err(_)) => failed = Some("a worker failed".to_owned()),
+                Err(e) => failed = Some(format!("cannot start a worker: {e}")),
+            }
+        }
+        match failed {
+            None => Ok(totals),
+            Some(failed) => {
+                outbox.unwanted_from(0);
+                all.wake_all();
+                Err(stgflow_io::drive::RunError::Cluster(failed))
+            }
+        }
+    })
+}
+
+impl Shards<'_> {
+    fn board(&self) -> MutexGuard<'_, Board> {
+        self.board
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn wake_all(&self) {
+        for wake in &self.wake {
+            wake.notify_one();
+        }
+    }
+
+    /// A worker: shard `shard`, and a reader and merger of parts for all. It merges the
+    /// parts whose number it has modulo the shards, first; then evaluates its share of
+    /// its next part; else reads the next part, within the parts read ahead.
+    fn work(&self, shard: usize) -> (Vec<std::time::Duration>, Vec<u64>) {
+        let shards = self.dealer.shards();
+        let kept: Vec<bool> = (self.dealer.keys().iter())
+            .map(|key| shard == 0 || *key != Shard::Everywhere)
+            .collect();
+        let mut evaluation = Evaluation {
+            shard,
+            local: Local::new(self.shared, Some(&kept)),
+            formatter: Formatter::new(self.format, self.cut.first),
+            out: Vec::new(),
+            next_t: self.cut.first,
+            published_to: self.cut.first,
+        };
+        let mut board = self.board();
+        loop {
+            // The writer gave up.
+            if !self.outbox.wanted(0) {
+                break;
+            }
+            if let Some(part) = board.to_merge[shard].pop() {
+                board = self.merge(board, part);
+                continue;
+            }
+            let part = board.at[shard];
+            let owed = (shard..board.parts)
+                .step_by(shards)
+                .any(|k| !board.merged[k]);
+            if part >= board.parts && !owed {
+                break;
+            }
+            let share = (board.dealt.get_mut(part).and_then(Option::as_mut)).and_then(|dealt| {
+                let span = (dealt.from, dealt.through, dealt.ended);
+                (dealt.shares[shard].take()).map(|share| (share, span))
+            });
+            if let Some((mut share, span)) = share {
+                drop(board);
+                self.evaluate(&mut evaluation, part, &mut share, span);
+                board = self.board();
+                board.spare.push(share);
+                let slowest = board.at.iter().copied().min();
+                board.at[shard] += 1;
+                if board.slices[part].finished == shards {
+                    board.dealt[part] = None;
+                }
+                // The slowest moved on: more parts may be read ahead.
+                if board.at.iter().copied().min() != slowest {
+                    self.wake_all();
+                }
+                continue;
+            }
+            let slowest = board.at.iter().copied().min().unwrap_or(0);
+            if board.next_read < board.parts
+                && board.next_read < slowest + AHEAD_PER_WORKER * shards
+            {
+                let part = board.next_read;
+                board.next_read += 1;
+                let at = board.spare.len().saturating_sub(shards);
+                let spare: Vec<Share> = board.spare.drain(at..).collect();
+                drop(board);
+                let mut dealt = self.read(part, spare);
+                board = self.board();
+                if dealt.last {
+                    board.parts = board.parts.min(part + 1);
+                }
+                board.done[part] = dealt.done.take();
+                board.dealt[part] = Some(dealt);
+                self.wake_all();
+                continue;
+            }
+            board = self.wake[shard]
+                .wait(board)
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+        }
+        drop(board);
+        self.wake_all();
+        evaluation.local.finish()
+    }
+
+    /// Reads part `part` and deals its facts out (into `spare` shares first); where a file
+    /// is out of time order there or before, the rest of the input instead, as one part
+    /// that ends the run.
+    fn read(&self, part: usize, spare: Vec<Share>) -> Dealt {
+        let (dealt, misplaced) = deal(self.shared, self.cut, self.dealer, part, spare);
+        if !misplaced {
+            return dealt;
+        }
+        // The rest has no end: it is the last part.
+        let rest = self.cut.rest_from(part);
+        deal(self.shared, &rest, self.dealer, 0, Vec::new()).0
+    }
+
+    /// Feeds a shard's share of part `part` into its dataflow (`share` is left empty) and
+    /// publishes its output of the part's time points `from..through` in slices (where
+    /// the input `ended` with the part, with the output's end). A stop request ends it at
+    /// its next batch, the part then ending at the earliest time point every shard got to.
+    fn evaluate(
+        &self,
+        evaluation: &mut Evaluation,
+        part: usize,
+        share: &mut Share,
+        (from, through, ended): (u64, u64, bool),
+    ) {
+        evaluation.published_to = from;
+        let fed = self.feed(evaluation, part, share, (from, through));
+        share.facts.clear();
+        share.times.clear();
+        if let Err(stop) = fed {
+            let output = evaluation.formatter.output(false);
+            let to = evaluation.local.fed_to();
+            let mut board = self.board();
+            board.slices[part].stopped = Some(stop);
+            board.parts = board.parts.min(part + 1);
+            drop(board);
+            self.publish(part, evaluation.shard, output, to, true);
+            return;
+        }
+        evaluation.next_t = evaluation.next_t.max(through);
+        evaluation.run(&self.shared.rank);
+        let output = evaluation.formatter.output(ended);
+        self.publish(part, evaluation.shard, output, through, true);
+    }
+
+    /// The feeding of [`Shards::evaluate`], batch by batch; `Err` where a stop was
+    /// requested.
+    fn feed(
+        &self,
+        evaluation: &mut Evaluation,
+        part: usize,
+        share: &mut Share,
+        (from, through): (u64, u64),
+    ) -> Result<(), stgflow_io::interrupt::Stop> {
+        let mut facts = share.facts.drain(..);
+        let mut taken = 0;
+        for &(t, end) in &share.times {
+            let mut at = evaluation.next_t;
+            while at < t {
+                at = evaluation.local.quiet(at, t);
+                self.batch(evaluation, part)?;
+            }
+            let input = facts.by_ref().take(end - taken).collect();
+            evaluation.local.complete(t, input);
+            taken = end;
+            evaluation.next_t = t + 1;
+            self.batch(evaluation, part)?;
+        }
+        let mut at = evaluation.next_t.max(from);
+        while at < through {
+            at = evaluation.local.quiet(at, through);
+            self.batch(evaluation, part)?;
+        }
+        Ok(())
+    }
+
+    /// Runs a full batch and publishes its output where due; `Err` where a stop was
+    /// requested.
+    fn batch(
+        &self,
+        evaluation: &mut Evaluation,
+        part: usize,
+    ) -> Result<(), stgflow_io::interrupt::Stop> {
+        if evaluation.local.full() {
+            evaluation.run(&self.shared.rank);
+            self.publish_slice(evaluation, part);
+            if let Some(stop) = stgflow_io::interrupt::requested() {
+                return Err(stop);
+            }
+        }
+        Ok(())
+    }
+
+    /// Publishes what the shard has formatted of part `part`, where it is much or covers
+    /// many time points; and merges what is queued for this worker to merge meanwhile
+    /// (output flows while a long part is evaluated).
+    fn publish_slice(&self, evaluation: &mut Evaluation, part: usize) {
+        let through = evaluation.local.fed_to();
+        let big = evaluation.formatter.size() >= SLICE_SIZE;
+        if big || through >= evaluation.published_to.saturating_add(SLICE_POINTS) {
+            evaluation.published_to = through;
+            let output = evaluation.formatter.output(false);
+            self.publish(part, evaluation.shard, output, through, false);
+            let mut board = self.board();
+            while let Some(part) = board.to_merge[evaluation.shard].pop() {
+                board = self.merge(board, part);
+            }
+        }
+    }
+
+    /// Adds a shard's `output` of part `part` through `through` (and whether it is the
+    /// shard's last of the part) to the part's slices, queueing the part for its merger
+    /// where every shard has got further.
+    fn publish(&self, part: usize, shard: usize, output: Output, through: u64, last: bool) {
+        let shards = self.dealer.shards();
+        let mut board = self.board();
+        let slices = &mut board.slices[part];
+        match &mut slices.pending[shard] {
+            Some(pending) => pending.append(output),
+            empty => *empty = Some(output),
+        }
+        let before = slices.through.iter().copied().min().unwrap_or(0);
+        slices.through[shard] = through;
+        slices.finished += usize::from(last);
+        let moved = slices.through.iter().copied().min().unwrap_or(0) > before;
+        if (moved || slices.finished == shards) && !slices.queued {
+            slices.queued = true;
+            board.to_merge[part % shards].push(part);
+            self.wake[part % shards].notify_one();
+        }
+    }
+
+    /// Merges what every shard has published of part `part`, and sends it; after the
+    /// part's last slices, what the part did. Takes the board and gives it back.
+    fn merge<'b>(&'b self, mut board: MutexGuard<'b, Board>, part: usize) -> MutexGuard<'b, Board> {
+        let shards = self.dealer.shards();
+        let slices = &mut board.slices[part];
+        slices.queued = false;
+        let last = slices.finished == shards;
+        let stopped = slices.stopped.take();
+        let bound = if last && stopped.is_none() {
+            u64::MAX
+        } else {
+            slices.through.iter().copied().min().unwrap_or(0)
+        };
+        if bound <= slices.merged_to && !last {
+            return board;
+        }
+        slices.merged_to = bound;
+        // The last merge takes everything, the output's end (at `u64::MAX`) too, but
+        // after a stop what every shard got to.
+        let outputs: Vec<Output> = (slices.pending.iter_mut())
+            .filter_map(|pending| match bound {
+                u64::MAX => pending.take(),
+                _ => {
+                    let output = pending.as_mut()?;
+                    let rest = output.split_off(bound);
+                    Some(std::mem::replace(output, rest))
+                }
+            })
+            .collect();
+        let done = if last {
+            board.merged[part] = true;
+            let mut done = board.done[part].take().unwrap_or_default();
+            if let Some(stop) = stopped {
+                done.error.get_or_insert(stop.into());
+            }
+            Some(done)
+        } else {
+            None
+        };
+        drop(board);
+        let (bytes, through) = output::merge(self.format, outputs, &self.shared.rank);
+        if !bytes.is_empty() {
+            self.outbox.bytes(part, bytes, through);
+        }
+        if last {
+            self.outbox.done(part, done.unwrap_or_default());
+        }
+        self.board()
+    }
+}
+
+/// A shard's evaluation: its dataflow, its formatter, and how far it has got.
+struct Evaluation {
+    shard: usize,
+    local: Local,
+    formatter: Formatter,
+    /// Output taken from the dataflow, in output order, not formatted yet.
+    out: Vec<Update>,
+    /// The next time point to feed.
+    next_t: u64,
+    /// Every time point before this one of the current part is published.
+    published_to: u64,
+}
+
+impl Evaluation {
+    /// Runs the dataflow through every time point fed, its output to the formatter.
+    fn run(&mut self, rank: &[usize]) {
+        self.local.run(&mut self.out);
+        self.formatter
+            .take(&mut self.out, self.local.fed_to(), rank);
+    }
+}

@@ -1,0 +1,143 @@
+//! Where the parts' output goes: each part's bytes, as its worker makes them, to the
+//! thread that writes them, in the parts' order. A part ahead of the one being written
+//! waits here for its turn; past a budget of bytes waiting, the worker of such a part
+//! waits before it sends more, so memory stays bounded whatever the output's size (the
+//! part being written never waits, so the writing always goes on).
+
+use std::sync::{Condvar, Mutex, MutexGuard};
+
+use crossbeam_channel::{Receiver, Sender, unbounded};
+use stgflow_io::drive::{Fed, RunError, RunSummary};
+use stgflow_io::stream::SkipCounts;
+
+/// Bytes the parts ahead of the one being written may hold.
+const BUDGET: usize = 512 << 20;
+
+/// What a worker sends the writer.
+pub(super) enum Piece {
+    /// Output of part `part`, through time point `through`.
+    Bytes {
+        part: usize,
+        bytes: Vec<u8>,
+        through: u64,
+    },
+    /// Part `part` is done.
+    Done { part: usize, done: Box<PartDone> },
+}
+
+/// What a part did, besides its output.
+#[derive(Debug, Default)]
+pub(super) struct PartDone {
+    /// Its own time points.
+    pub(super) summary: RunSummary,
+    /// The input facts of its own time points, and those it dropped (before the
+    /// timeline).
+    pub(super) fed: Fed,
+    /// What its own lines skipped, file by file (each file's counts are added up over the
+    /// parts, then the files' in their order, as the sequential driver adds them up).
+    pub(super) skipped: Vec<SkipCounts>,
+    /// The error that stopped it, after its output of every time point before.
+    pub(super) error: Option<RunError>,
+    /// A fact lay outside its range: its output and the parts' after it cannot be
+    /// trusted.
+    pub(super) misplaced: bool,
+    /// With `--stats`: per component, its time scheduled and its output updates.
+    pub(super) times: Vec<std::time::Duration>,
+    pub(super) records: Vec<u64>,
+}
+
+#[derive(Debug)]
+struct Flow {
+    /// Bytes sent and not written.
+    held: usize,
+    /// The part being written.
+    writing: usize,
+    /// Parts from this one on are not wanted any more (a part before stopped the run).
+    wanted_below: usize,
+}
+
+/// The workers' side and the writer's side of the parts' output.
+#[derive(Debug)]
+pub(super) struct Outbox {
+    sender: Sender<Piece>,
+    flow: Mutex<Flow>,
+    turn: Condvar,
+}
+
+impl Outbox {
+    pub(super) fn new() -> (Outbox, Receiver<Piece>) {
+        let (sender, receiver) = unbounded();
+        let outbox = Outbox {
+            sender,
+            flow: Mutex::new(Flow {
+                held: 0,
+                writing: 0,
+                wanted_below: usize::MAX,
+            }),
+            turn: Condvar::new(),
+        };
+        (outbox, receiver)
+    }
+
+    fn flow(&self) -> MutexGuard<'_, Flow> {
+        self.flow
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Sends output of `part`, waiting while the parts ahead hold more than their
+    /// budget; `false` if the part is not wanted any more.
+    pub(super) fn bytes(&self, part: usize, bytes: Vec<u8>, through: u64) -> bool {
+        let mut flow = self.flow();
+        while part != flow.writing && part < flow.wanted_below && flow.held + bytes.len() > BUDGET {
+            flow = self
+                .turn
+                .wait(flow)
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+        }
+        if part >= flow.wanted_below {
+            return false;
+        }
+        flow.held += bytes.len();
+        drop(flow);
+        let _ = self.sender.send(Piece::Bytes {
+            part,
+            bytes,
+            through,
+        });
+        true
+    }
+
+    /// Says that `part` is done.
+    pub(super) fn done(&self, part: usize, done: PartDone) {
+        let _ = self.sender.send(Piece::Done {
+            part,
+            done: Box::new(done),
+        });
+    }
+
+    /// Whether `part` is still wanted.
+    pub(super) fn wanted(&self, part: usize) -> bool {
+        part < self.flow().wanted_below
+    }
+
+    /// The writer has written `len` bytes.
+    pub(super) fn written(&self, len: usize) {
+        let mut flow = self.flow();
+        flow.held = flow.held.saturating_sub(len);
+        self.turn.notify_all();
+    }
+
+    /// The writer goes on to `part`.
+    pub(super) fn writing(&self, part: usize) {
+        self.flow().writing = part;
+        self.turn.notify_all();
+    }
+
+    /// The parts from `part` on are not wanted: their workers stop.
+    pub(super) fn unwanted_from(&self, part: usize) {
+        let mut flow = self.flow();
+        flow.wanted_below = flow.wanted_below.min(part);
+        self.turn.notify_all();
+    }
+}
