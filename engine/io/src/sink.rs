@@ -327,9 +327,11 @@ impl KeyedLines {
 }
 
 impl Sink<Vec<u8>> {
-    /// The bytes written so far, taken out.
-    pub fn take_bytes(&mut self) -> Vec<u8> {
-        std::mem::take(&mut self.out)
+    /// The bytes written so far, taken out; the sink writes on into `room` (emptied),
+    /// whose allocation it keeps.
+    pub fn take_bytes(&mut self, mut room: Vec<u8>) -> Vec<u8> {
+        room.clear();
+        std::mem::replace(&mut self.out, room)
     }
 
     /// How many bytes are written and not taken.

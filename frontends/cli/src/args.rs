@@ -177,6 +177,10 @@ pub(crate) struct RunArgs {
     /// workers); for tests that cut small files into many blocks.
     #[arg(long, value_name = "N", hide = true)]
     pub(crate) block_bytes: Option<usize>,
+    /// Replay by parts: about this many input bytes per part, where not the engine's
+    /// choice (for experiments).
+    #[arg(long, value_name = "N", hide = true)]
+    pub(crate) part_bytes: Option<u64>,
     /// Print help.
     #[arg(long, action = clap::ArgAction::Help)]
     pub(crate) help: Option<bool>,

@@ -468,6 +468,7 @@ fn engine_of(args: &RunArgs, live: bool, files: Option<Files>) -> Engine {
             format_on_workers: args.format_on_workers,
             stats: args.stats || args.stats_json.is_some(),
             files,
+            part_bytes: args.part_bytes,
             ..stgflow_engine::DataflowOptions::default()
         }),
     }

@@ -23,6 +23,7 @@ mod by_time;
 mod local;
 mod outbox;
 mod parts;
+mod slots;
 
 use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -399,6 +400,7 @@ fn write<W: Write>(
                 Piece::Bytes { bytes, through, .. } => {
                     sink.write_formatted(through, &bytes)?;
                     outbox.written(bytes.len());
+                    outbox.recycle(bytes);
                 }
                 Piece::Done { done, .. } => {
                     let PartDone {

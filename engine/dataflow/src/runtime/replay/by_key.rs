@@ -31,8 +31,13 @@ use crate::plan::partition::Shard;
 use deal::{Dealt, Share, deal};
 use output::{Formatter, Output};
 
-/// Parts read ahead of the slowest shard, per worker.
-const AHEAD_PER_WORKER: usize = 2;
+/// Parts read ahead of the slowest shard: a part is read by one worker and evaluated by
+/// all, so several are read at once for the shards to find their next share read (two,
+/// and one more per four workers); few, so that the input read and not evaluated stays
+/// small.
+fn ahead(shards: usize) -> usize {
+    2 + shards / 4
+}
 
 /// A shard publishes its output once it holds this many bytes (or updates × 16)...
 const SLICE_SIZE: usize = 1 << 18;
@@ -51,8 +56,9 @@ struct Slices {
     finished: usize,
     /// Every time point before this one is merged.
     merged_to: u64,
-    /// Whether the part is queued for its merger.
-    queued: bool,
+    /// Whether a worker is merging the part (one at a time, so that its bytes go out
+    /// in order).
+    merging: bool,
     /// A stop request ended the part, at the earliest time point every shard got to.
     stopped: Option<stgflow_io::interrupt::Stop>,
 }
@@ -69,10 +75,7 @@ struct Board {
     /// share).
     slices: Vec<Slices>,
     done: Vec<Option<PartDone>>,
-    /// Per worker, the parts it merges that have something to merge.
-    to_merge: Vec<Vec<usize>>,
-    /// Per part, whether its last slices are merged.
-    merged: Vec<bool>,
+
     /// The parts up to this one (excluded) make the run; set by the part that ends it.
     parts: usize,
     /// Shares emptied by their shards, for the next reads to fill again.
@@ -112,13 +115,12 @@ pub(super) fn run(
                 through: vec![0; shards],
                 finished: 0,
                 merged_to: cut.times(k).0,
-                queued: false,
+                merging: false,
                 stopped: None,
             })
             .collect(),
         done: (0..parts).map(|_| None).collect(),
-        to_merge: vec![Vec::new(); shards],
-        merged: vec![false; parts],
+
         parts,
         spare: Vec::new(),
     };
@@ -176,9 +178,9 @@ impl Shards<'_> {
         }
     }
 
-    /// A worker: shard `shard`, and a reader and merger of parts for all. It merges the
-    /// parts whose number it has modulo the shards, first; then evaluates its share of
-    /// its next part; else reads the next part, within the parts read ahead.
+    /// A worker: shard `shard`, and a reader and merger of parts for all. It evaluates its
+    /// share of its next part, merging what its slices make mergeable (see
+    /// [`Shards::publish`]); else reads the next part, within the parts read ahead.
     fn work(&self, shard: usize) -> (Vec<std::time::Duration>, Vec<u64>) {
         let shards = self.dealer.shards();
         let kept: Vec<bool> = (self.dealer.keys().iter())
@@ -198,15 +200,8 @@ impl Shards<'_> {
             if !self.outbox.wanted(0) {
                 break;
             }
-            if let Some(part) = board.to_merge[shard].pop() {
-                board = self.merge(board, part);
-                continue;
-            }
             let part = board.at[shard];
-            let owed = (shard..board.parts)
-                .step_by(shards)
-                .any(|k| !board.merged[k]);
-            if part >= board.parts && !owed {
+            if part >= board.parts {
                 break;
             }
             let share = (board.dealt.get_mut(part).and_then(Option::as_mut)).and_then(|dealt| {
@@ -230,9 +225,7 @@ impl Shards<'_> {
                 continue;
             }
             let slowest = board.at.iter().copied().min().unwrap_or(0);
-            if board.next_read < board.parts
-                && board.next_read < slowest + AHEAD_PER_WORKER * shards
-            {
+            if board.next_read < board.parts && board.next_read < slowest + ahead(shards) {
                 let part = board.next_read;
                 board.next_read += 1;
                 let at = board.spare.len().saturating_sub(shards);
@@ -286,19 +279,19 @@ impl Shards<'_> {
         share.facts.clear();
         share.times.clear();
         if let Err(stop) = fed {
-            let output = evaluation.formatter.output(false);
+            let output = evaluation.formatter.output(false, self.outbox);
             let to = evaluation.local.fed_to();
             let mut board = self.board();
             board.slices[part].stopped = Some(stop);
             board.parts = board.parts.min(part + 1);
             drop(board);
-            self.publish(part, evaluation.shard, output, to, true);
+            self.publish(part, evaluation.shard, output, (to, true));
             return;
         }
         evaluation.next_t = evaluation.next_t.max(through);
         evaluation.run(&self.shared.rank);
-        let output = evaluation.formatter.output(ended);
-        self.publish(part, evaluation.shard, output, through, true);
+        let output = evaluation.formatter.output(ended, self.outbox);
+        self.publish(part, evaluation.shard, output, (through, true));
     }
 
     /// The feeding of [`Shards::evaluate`], batch by batch; `Err` where a stop was
@@ -350,92 +343,88 @@ impl Shards<'_> {
     }
 
     /// Publishes what the shard has formatted of part `part`, where it is much or covers
-    /// many time points; and merges what is queued for this worker to merge meanwhile
-    /// (output flows while a long part is evaluated).
+    /// many time points (output flows while a long part is evaluated).
     fn publish_slice(&self, evaluation: &mut Evaluation, part: usize) {
         let through = evaluation.local.fed_to();
         let big = evaluation.formatter.size() >= SLICE_SIZE;
         if big || through >= evaluation.published_to.saturating_add(SLICE_POINTS) {
             evaluation.published_to = through;
-            let output = evaluation.formatter.output(false);
-            self.publish(part, evaluation.shard, output, through, false);
-            let mut board = self.board();
-            while let Some(part) = board.to_merge[evaluation.shard].pop() {
-                board = self.merge(board, part);
-            }
+            let output = evaluation.formatter.output(false, self.outbox);
+            self.publish(part, evaluation.shard, output, (through, false));
         }
     }
 
-    /// Adds a shard's `output` of part `part` through `through` (and whether it is the
-    /// shard's last of the part) to the part's slices, queueing the part for its merger
-    /// where every shard has got further.
-    fn publish(&self, part: usize, shard: usize, output: Output, through: u64, last: bool) {
-        let shards = self.dealer.shards();
+    /// Adds a shard's `output` of part `part` up to time point `through` (and whether it
+    /// is the shard's last of the part) to the part's slices; where every shard has got
+    /// further, and no worker merges the part, merges it here.
+    fn publish(&self, part: usize, shard: usize, output: Output, (through, last): (u64, bool)) {
         let mut board = self.board();
         let slices = &mut board.slices[part];
         match &mut slices.pending[shard] {
             Some(pending) => pending.append(output),
             empty => *empty = Some(output),
         }
-        let before = slices.through.iter().copied().min().unwrap_or(0);
         slices.through[shard] = through;
         slices.finished += usize::from(last);
-        let moved = slices.through.iter().copied().min().unwrap_or(0) > before;
-        if (moved || slices.finished == shards) && !slices.queued {
-            slices.queued = true;
-            board.to_merge[part % shards].push(part);
-            self.wake[part % shards].notify_one();
+        if !slices.merging {
+            slices.merging = true;
+            drop(self.merge(board, part));
         }
     }
 
-    /// Merges what every shard has published of part `part`, and sends it; after the
-    /// part's last slices, what the part did. Takes the board and gives it back.
+    /// Merges what every shard has published of part `part`, and sends it, for as long as
+    /// there is something to merge; after the part's last slices, what the part did.
+    /// Takes the board and gives it back (the part marked as merged by no worker).
     fn merge<'b>(&'b self, mut board: MutexGuard<'b, Board>, part: usize) -> MutexGuard<'b, Board> {
         let shards = self.dealer.shards();
-        let slices = &mut board.slices[part];
-        slices.queued = false;
-        let last = slices.finished == shards;
-        let stopped = slices.stopped.take();
-        let bound = if last && stopped.is_none() {
-            u64::MAX
-        } else {
-            slices.through.iter().copied().min().unwrap_or(0)
-        };
-        if bound <= slices.merged_to && !last {
-            return board;
-        }
-        slices.merged_to = bound;
-        // The last merge takes everything, the output's end (at `u64::MAX`) too, but
-        // after a stop what every shard got to.
-        let outputs: Vec<Output> = (slices.pending.iter_mut())
-            .filter_map(|pending| match bound {
-                u64::MAX => pending.take(),
-                _ => {
-                    let output = pending.as_mut()?;
-                    let rest = output.split_off(bound);
-                    Some(std::mem::replace(output, rest))
-                }
-            })
-            .collect();
-        let done = if last {
-            board.merged[part] = true;
-            let mut done = board.done[part].take().unwrap_or_default();
-            if let Some(stop) = stopped {
-                done.error.get_or_insert(stop.into());
+        loop {
+            let slices = &mut board.slices[part];
+            let last = slices.finished == shards;
+            let stopped = if last { slices.stopped.take() } else { None };
+            let bound = if last && stopped.is_none() {
+                u64::MAX
+            } else {
+                slices.through.iter().copied().min().unwrap_or(0)
+            };
+            if bound <= slices.merged_to && !last {
+                slices.merging = false;
+                return board;
             }
-            Some(done)
-        } else {
-            None
-        };
-        drop(board);
-        let (bytes, through) = output::merge(self.format, outputs, &self.shared.rank);
-        if !bytes.is_empty() {
-            self.outbox.bytes(part, bytes, through);
+            slices.merged_to = bound;
+            // The last merge takes everything, the output's end (at `u64::MAX`) too, but
+            // after a stop what every shard got to.
+            let outputs: Vec<Output> = (slices.pending.iter_mut())
+                .filter_map(|pending| match bound {
+                    u64::MAX => pending.take(),
+                    _ => {
+                        let output = pending.as_mut()?;
+                        let rest = output.split_off(bound);
+                        Some(std::mem::replace(output, rest))
+                    }
+                })
+                .collect();
+            let done = if last {
+                let mut done = board.done[part].take().unwrap_or_default();
+                if let Some(stop) = stopped {
+                    done.error.get_or_insert(stop.into());
+                }
+                Some(done)
+            } else {
+                None
+            };
+            drop(board);
+            let rank = &self.shared.rank;
+            let (bytes, through) = output::merge(self.format, outputs, rank, self.outbox);
+            if !bytes.is_empty() {
+                // Shards take no slot (see `super::slots`): they evaluate in step.
+                self.outbox.bytes(part, bytes, through, &mut None);
+            }
+            if let Some(done) = done {
+                self.outbox.done(part, done);
+                return self.board();
+            }
+            board = self.board();
         }
-        if last {
-            self.outbox.done(part, done.unwrap_or_default());
-        }
-        self.board()
     }
 }
 

@@ -64,6 +64,7 @@ pub(super) fn evaluate(
         },
     };
     let mut run = TimePart {
+        slot: Some(outbox.slots.take(k)),
         local: Local::new(shared, None),
         sink,
         own_from: start.max(cut.first),
@@ -132,6 +133,8 @@ impl FactSource for PartRef<'_> {
 
 /// The driver's consumer for a part: the part's dataflow, its sink, and what it wrote.
 struct TimePart<'a> {
+    /// The part's turn on a core (see [`super::slots`]).
+    slot: Option<super::slots::Slot<'a>>,
     local: Local,
     sink: Sink<Vec<u8>>,
     /// The first time point the part owns.
@@ -182,8 +185,8 @@ impl TimePart<'_> {
         self.pending.drain(..at);
         self.next = Some(t);
         if (last && self.sink.written() > 0) || self.sink.written() >= CHUNK {
-            let bytes = self.sink.take_bytes();
-            if !self.outbox.bytes(self.part, bytes, t.saturating_sub(1)) {
+            let bytes = self.sink.take_bytes(self.outbox.buffer());
+            if !(self.outbox).bytes(self.part, bytes, t.saturating_sub(1), &mut self.slot) {
                 self.stopped = true;
                 return Err(RunError::Cluster("stopped".to_owned()));
             }

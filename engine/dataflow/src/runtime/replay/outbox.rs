@@ -3,10 +3,16 @@
 //! waits here for its turn; past a budget of bytes waiting, the worker of such a part
 //! waits before it sends more, so memory stays bounded whatever the output's size (the
 //! part being written never waits, so the writing always goes on).
+//!
+//! Byte buffers come back once written ([`Outbox::buffer`], [`Outbox::recycle`]): a
+//! buffer freshly allocated by each worker for each piece cost a page fault per page,
+//! and with a heap per thread the workers' faults added up.
 
 use std::sync::{Condvar, Mutex, MutexGuard};
 
 use crossbeam_channel::{Receiver, Sender, unbounded};
+
+use super::slots::{Slot, Slots};
 use stgflow_io::drive::{Fed, RunError, RunSummary};
 use stgflow_io::stream::SkipCounts;
 
@@ -62,7 +68,14 @@ pub(super) struct Outbox {
     sender: Sender<Piece>,
     flow: Mutex<Flow>,
     turn: Condvar,
+    /// Emptied byte buffers, to fill again.
+    buffers: Mutex<Vec<Vec<u8>>>,
+    /// The workers' turns on the cores.
+    pub(super) slots: Slots,
 }
+
+/// Emptied byte buffers kept at most.
+const BUFFERS_KEPT: usize = 64;
 
 impl Outbox {
     pub(super) fn new() -> (Outbox, Receiver<Piece>) {
@@ -75,8 +88,34 @@ impl Outbox {
                 wanted_below: usize::MAX,
             }),
             turn: Condvar::new(),
+            buffers: Mutex::new(Vec::new()),
+            slots: Slots::per_core(),
         };
         (outbox, receiver)
+    }
+
+    /// An empty byte buffer, one written before where there is one.
+    pub(super) fn buffer(&self) -> Vec<u8> {
+        let mut buffers = self
+            .buffers
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        buffers.pop().unwrap_or_default()
+    }
+
+    /// Keeps `buffer`'s room for [`Outbox::buffer`].
+    pub(super) fn recycle(&self, mut buffer: Vec<u8>) {
+        buffer.clear();
+        if buffer.capacity() == 0 {
+            return;
+        }
+        let mut buffers = self
+            .buffers
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if buffers.len() < BUFFERS_KEPT {
+            buffers.push(buffer);
+        }
     }
 
     fn flow(&self) -> MutexGuard<'_, Flow> {
@@ -86,14 +125,33 @@ impl Outbox {
     }
 
     /// Sends output of `part`, waiting while the parts ahead hold more than their
-    /// budget; `false` if the part is not wanted any more.
-    pub(super) fn bytes(&self, part: usize, bytes: Vec<u8>, through: u64) -> bool {
+    /// budget (without the caller's `slot` meanwhile); `false` if the part is not wanted
+    /// any more.
+    pub(super) fn bytes<'a>(
+        &'a self,
+        part: usize,
+        bytes: Vec<u8>,
+        through: u64,
+        slot: &mut Option<Slot<'a>>,
+    ) -> bool {
         let mut flow = self.flow();
-        while part != flow.writing && part < flow.wanted_below && flow.held + bytes.len() > BUDGET {
-            flow = self
-                .turn
-                .wait(flow)
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let over = |flow: &Flow| {
+            part != flow.writing && part < flow.wanted_below && flow.held + bytes.len() > BUDGET
+        };
+        if over(&flow) {
+            // The slot goes back while this worker waits.
+            let held = slot.take().is_some();
+            while over(&flow) {
+                flow = self
+                    .turn
+                    .wait(flow)
+                    .unwrap_or_else(|poisoned| poisoned.into_inner());
+            }
+            if held {
+                drop(flow);
+                *slot = Some(self.slots.take(part));
+                flow = self.flow();
+            }
         }
         if part >= flow.wanted_below {
             return false;

@@ -180,8 +180,18 @@ pub(super) fn deal(
             None => cut.until,
         },
     };
+    // Each share made as big as it will about get (a fact a line): grown by doubling, its
+    // copies took fresh pages.
+    let lines: usize = (cut.ranges[part].iter())
+        .map(|range| range.lines.1.saturating_sub(range.lines.0))
+        .sum();
     let mut shares = spare;
     shares.resize_with(dealer.shards, Share::default);
+    for share in &mut shares {
+        share
+            .facts
+            .reserve(lines / dealer.shards + lines / (4 * dealer.shards));
+    }
     let mut deal = Deal {
         dealer,
         shares,

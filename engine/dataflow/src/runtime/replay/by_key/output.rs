@@ -17,6 +17,7 @@ use stgflow_lang::ir::PredId;
 
 use super::super::super::messages::Update;
 use super::super::super::order::merge_time_points;
+use super::super::outbox::Outbox;
 
 /// How shards format their output (see the module docs).
 pub(in crate::runtime::replay) enum Format<'a> {
@@ -174,11 +175,11 @@ impl Formatter {
     }
 
     /// The output taken so far; where the input `ended`, with the output's end (the
-    /// intervals still open).
-    pub(super) fn output(&mut self, ended: bool) -> Output {
+    /// intervals still open). The bytes of lines go on into a buffer of `outbox`'s.
+    pub(super) fn output(&mut self, ended: bool, outbox: &Outbox) -> Output {
         match self {
             Formatter::Groups(sink, groups) => {
-                Output::Groups(sink.take_bytes(), std::mem::take(groups))
+                Output::Groups(sink.take_bytes(outbox.buffer()), std::mem::take(groups))
             }
             Formatter::Merged(taken) => Output::Updates(std::mem::take(taken)),
             Formatter::Keyed(sink, _) => {
@@ -191,9 +192,15 @@ impl Formatter {
     }
 }
 
-/// The bytes of the shards' `outputs` of a part, in order, and the last time point they
-/// hold output of.
-pub(super) fn merge(format: &Format<'_>, outputs: Vec<Output>, rank: &[usize]) -> (Vec<u8>, u64) {
+/// The bytes of the shards' `outputs` of a part, in order (in a buffer of `outbox`'s,
+/// the outputs' own buffers going back to it), and the last time point they hold output
+/// of.
+pub(super) fn merge(
+    format: &Format<'_>,
+    outputs: Vec<Output>,
+    rank: &[usize],
+    outbox: &Outbox,
+) -> (Vec<u8>, u64) {
     match format {
         Format::Groups(_) => {
             let runs: Vec<Groups> = (outputs.into_iter())
@@ -202,7 +209,11 @@ pub(super) fn merge(format: &Format<'_>, outputs: Vec<Output>, rank: &[usize]) -
                     _ => None,
                 })
                 .collect();
-            merge_groups(&runs)
+            let merged = merge_groups(&runs, outbox.buffer());
+            for (text, _) in runs {
+                outbox.recycle(text);
+            }
+            merged
         }
         Format::Merged(template) => {
             let mut runs: Vec<Vec<Update>> = (outputs.into_iter())
@@ -227,7 +238,7 @@ pub(super) fn merge(format: &Format<'_>, outputs: Vec<Output>, rank: &[usize]) -
                 let _ = sink.emit_sorted(t, changes);
                 through = t;
             }
-            (sink.take_bytes(), through)
+            (sink.take_bytes(Vec::new()), through)
         }
         Format::Keyed(_) => {
             let runs: Vec<KeyedLines> = (outputs.into_iter())
@@ -236,7 +247,8 @@ pub(super) fn merge(format: &Format<'_>, outputs: Vec<Output>, rank: &[usize]) -
                     _ => None,
                 })
                 .collect();
-            let mut bytes = Vec::with_capacity(runs.iter().map(|r| r.text.len()).sum());
+            let mut bytes = outbox.buffer();
+            bytes.reserve(runs.iter().map(|r| r.text.len()).sum());
             let mut points = Vec::new();
             merge_keyed(&runs, &mut bytes, &mut points);
             let through = (points.iter().rev().map(|&(t, _)| t))
@@ -247,9 +259,9 @@ pub(super) fn merge(format: &Format<'_>, outputs: Vec<Output>, rank: &[usize]) -
     }
 }
 
-/// The shards' groups in order of time point, predicate, and shard.
-fn merge_groups(runs: &[Groups]) -> (Vec<u8>, u64) {
-    let mut bytes = Vec::with_capacity(runs.iter().map(|(text, _)| text.len()).sum());
+/// The shards' groups in order of time point, predicate, and shard, into `bytes`.
+fn merge_groups(runs: &[Groups], mut bytes: Vec<u8>) -> (Vec<u8>, u64) {
+    bytes.reserve(runs.iter().map(|(text, _)| text.len()).sum());
     let mut at = vec![0usize; runs.len()];
     let head = |at: &[usize], i: usize| runs[i].1.get(at[i]).map(|&(t, rank, _)| (t, rank));
     let mut through = 0;
