@@ -234,7 +234,9 @@ pub fn run<W: Write>(
             stats: options.stats,
             batch_points: options.batch_points,
             batch_updates: batch_updates(options.batch_updates, components, 1),
+            cluster: options.cluster.clone(),
         };
+        let shared = Arc::new(shared);
         let labels = component_labels(program, &shared.plan);
         let spread = replay.spread();
         let written = replay.run(&shared, sink)?;
@@ -368,12 +370,7 @@ fn replayable(
     sink: &Sink<impl Write>,
 ) -> Option<replay::Replay> {
     let threaded = options.read_on_workers || options.diff_on_workers || options.format_on_workers;
-    if options.split == Split::Off
-        || threaded
-        || options.live
-        || options.cluster.processes > 1
-        || options.files.is_some()
-    {
+    if options.split == Split::Off || threaded || options.live || options.files.is_some() {
         return None;
     }
     let partitioning = crate::plan::partition::Partitioning::of(program);
@@ -387,6 +384,7 @@ fn replayable(
             options.split,
             options.part_bytes,
         ),
+        options.cluster.processes.max(1),
         sink,
     )
 }

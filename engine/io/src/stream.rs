@@ -86,6 +86,44 @@ pub struct SkipCounts {
     pub first_late: Option<String>,
 }
 
+/// [`SkipCounts`] as they travel between processes.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SentSkips {
+    unknown: u64,
+    unknown_names: Vec<(String, (u64, String))>,
+    wrong_arity: Vec<(String, (usize, u64, String))>,
+    late: u64,
+    first_late: Option<String>,
+}
+
+impl From<&SkipCounts> for SentSkips {
+    fn from(skipped: &SkipCounts) -> SentSkips {
+        SentSkips {
+            unknown: skipped.unknown,
+            unknown_names: (skipped.unknown_names.iter())
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            wrong_arity: (skipped.wrong_arity.iter())
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            late: skipped.late,
+            first_late: skipped.first_late.clone(),
+        }
+    }
+}
+
+impl From<SentSkips> for SkipCounts {
+    fn from(sent: SentSkips) -> SkipCounts {
+        SkipCounts {
+            unknown: sent.unknown,
+            unknown_names: sent.unknown_names.into_iter().collect(),
+            wrong_arity: sent.wrong_arity.into_iter().collect(),
+            late: sent.late,
+            first_late: sent.first_late,
+        }
+    }
+}
+
 /// How many distinct unknown predicate names a reader remembers (garbage input would
 /// otherwise grow the map without bound); the count covers them all.
 pub const UNKNOWN_NAMES_KEPT: usize = 16;

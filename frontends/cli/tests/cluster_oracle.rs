@@ -5,7 +5,9 @@
 //! hash on every worker of every process (`--diff-on-workers`); with 2 × 2 and 3 × 2
 //! every process cuts its own copy of the file into blocks and its workers parse those
 //! process 0 gives them and introduce their facts (`--read-on-workers`). Each worker's
-//! output comes back to process 0. Laser's programs in `--mode laser` likewise.
+//! output comes back to process 0. Laser's programs in `--mode laser` likewise. Where a
+//! program's horizon is bounded, 2 × 2 and 3 × 1 replay the input by parts of a few
+//! bytes, each process evaluating its own parts from its own copy of the file.
 
 mod common;
 
@@ -58,20 +60,20 @@ fn check_files(seed: u64, files: [(&str, &String); 2], flags: &[&str]) -> Result
     let mut args: Vec<String> = ["run", program, stream].map(str::to_owned).to_vec();
     args.extend(flags.iter().map(|flag| (*flag).to_owned()));
     // 2 × 1 with the input diffed on the calling thread, 3 × 2 on the workers of every
-    // process after an exchange, 2 × 2 and 3 × 2 read (parsed) on the workers of process 0.
-    let configs = [
-        (2, 1, None),
-        (3, 2, Some("--diff-on-workers")),
-        (2, 2, Some("--read-on-workers")),
-        (3, 2, Some("--read-on-workers")),
+    // process after an exchange, 2 × 2 and 3 × 2 read (parsed) on the workers of process 0
+    // (many blocks for the workers to parse, not one the calling thread reads); 2 × 2 and
+    // 3 × 1 by parts of a few bytes where the program's horizon is bounded.
+    let configs: [(usize, usize, &[&str]); 6] = [
+        (2, 1, &[]),
+        (3, 2, &["--diff-on-workers"]),
+        (2, 2, &["--read-on-workers", "--block-bytes", "40"]),
+        (3, 2, &["--read-on-workers", "--block-bytes", "40"]),
+        (2, 2, &["--part-bytes", "30"]),
+        (3, 1, &["--part-bytes", "20"]),
     ];
     for (processes, workers, flag) in configs {
         let mut args = args.clone();
-        args.extend(flag.map(str::to_owned));
-        if flag == Some("--read-on-workers") {
-            // Many blocks for the workers to parse, not one the calling thread reads.
-            args.extend(["--block-bytes".to_owned(), "40".to_owned()]);
-        }
+        args.extend(flag.iter().map(|f| (*f).to_owned()));
         let outputs = run_cluster(&dir, &args, processes, workers);
         for (index, output) in outputs.iter().enumerate() {
             if !output.status.success() {

@@ -73,6 +73,31 @@ impl Cluster {
         Ok(addresses)
     }
 
+    /// How many of the cluster's processes run on this one's host (by the hostfile's host
+    /// names; the default addresses are all this machine's): they share its cores.
+    pub(super) fn processes_here(&self) -> usize {
+        if self.processes <= 1 {
+            return 1;
+        }
+        let Ok(addresses) = self.addresses() else {
+            return 1;
+        };
+        let host = |address: &str| {
+            address
+                .rsplit_once(':')
+                .map_or(address, |(h, _)| h)
+                .to_owned()
+        };
+        let Some(here) = addresses.get(self.process).map(|a| host(a)) else {
+            return 1;
+        };
+        addresses[..self.processes.min(addresses.len())]
+            .iter()
+            .filter(|a| host(a) == here)
+            .count()
+            .max(1)
+    }
+
     /// Starts the workers of this process running `func`.
     pub(super) fn execute<F>(
         &self,

@@ -20,13 +20,15 @@
 
 mod by_key;
 mod by_time;
+mod cluster;
 mod local;
 mod outbox;
 mod parts;
 mod slots;
 
 use std::io::Write;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
 
 use stgflow_io::drive::{FactSource, RunError, RunSummary, Splitting, Timeline};
 use stgflow_io::sink::{Sink, Template};
@@ -52,6 +54,8 @@ pub(super) struct Shared {
     pub(super) stats: bool,
     pub(super) batch_points: u64,
     pub(super) batch_updates: usize,
+    /// The cluster the parts are spread over (one process: its threads).
+    pub(super) cluster: super::Cluster,
 }
 
 /// Parts of a worker's share of the input, at most, beyond one per worker: more parts
@@ -99,6 +103,7 @@ impl Replay {
         sources: &[Box<dyn FactSource + '_>],
         timeline: Timeline,
         (workers, split, part_bytes): (usize, Split, Option<u64>),
+        processes: usize,
         sink: &Sink<W>,
     ) -> Option<Replay> {
         if !program.input_sequences.is_empty() {
@@ -117,6 +122,9 @@ impl Replay {
         let bounds = parts::bounds(&files, program, timeline).ok()??;
         let bytes: u64 = files.iter().map(|f| f.len()).sum();
         let span = bounds.span();
+        // In a cluster, every process's workers take parts but process 0's relay.
+        let local_workers = workers;
+        let workers: usize = cluster::evaluators(processes, workers).iter().sum();
         // By time: a few parts per worker, each worker as many, while a part's warm-up
         // stays a small share of it; one per worker at least, input allowing.
         let chosen = |bytes_per_part: u64| (bytes / bytes_per_part).clamp(1, 1 << 12) as usize;
@@ -134,8 +142,9 @@ impl Replay {
                 };
                 (warm, parts, by_warm >= workers || part_bytes.is_some())
             });
+        // Shards of a cluster would deal facts over the network: only parts by time there.
         let by_key = (partitioning.keys.as_ref().ok())
-            .filter(|_| matches!(split, Split::Auto | Split::ByKey))
+            .filter(|_| matches!(split, Split::Auto | Split::ByKey) && processes <= 1)
             .zip(sink.template(true));
         let (mode, wanted, warm) = match (by_time, by_key) {
             (Some((warm, parts, true)), _) | (Some((warm, parts, _)), None) => {
@@ -152,8 +161,12 @@ impl Replay {
             (None, None) => return None,
         };
         let mut cut = parts::cut(files, bounds, wanted, warm).ok()?;
-        parts::count_lines(&mut cut, workers).ok()?;
-        Some(Replay { cut, workers, mode })
+        parts::count_lines(&mut cut, local_workers).ok()?;
+        Some(Replay {
+            cut,
+            workers: local_workers,
+            mode,
+        })
     }
 
     /// How the run spreads over the workers, in words.
@@ -182,7 +195,7 @@ impl Replay {
     /// updates, summed over the parts.
     pub(super) fn run<W: Write>(
         self,
-        shared: &Shared,
+        shared: &Arc<Shared>,
         sink: &mut Sink<W>,
     ) -> Result<Written, RunError> {
         let Replay { cut, workers, mode } = self;
@@ -203,46 +216,69 @@ impl Replay {
             };
             return by_keys(shared, &cut, &dealer, &format, sink);
         }
-        let sinks = PartSinks::of(sink);
-        let (outbox, pieces) = Outbox::new();
-        let next = AtomicUsize::new(0);
-        let workers = workers.clamp(1, cut.len());
-        let (mut written, rest) = std::thread::scope(|scope| {
-            for i in 0..workers {
-                let (cut, outbox, next, sinks) = (&cut, &outbox, &next, &sinks);
-                let spawned = std::thread::Builder::new()
-                    .name(format!("stgflow:work-{i}"))
-                    .spawn_scoped(scope, move || {
-                        loop {
-                            let k = next.fetch_add(1, Ordering::Relaxed);
-                            if k >= cut.len() || !outbox.wanted(k) {
-                                return;
-                            }
-                            let (sink, emit_from) = sinks.part(cut, k);
-                            let done = by_time::evaluate(shared, cut, k, sink, emit_from, outbox);
-                            outbox.done(k, done);
-                        }
-                    });
-                if let Err(e) = spawned {
-                    outbox.unwanted_from(0);
-                    return Err(RunError::Cluster(format!("cannot start a worker: {e}")));
+        let (outbox, pieces) = Outbox::new(shared.cluster.processes_here());
+        let cluster = (shared.cluster.processes > 1).then(|| shared.cluster.clone());
+        let (processes, process) = cluster
+            .as_ref()
+            .map_or((1, 0), |c| (c.processes, c.process));
+        let work = Arc::new(cluster::Work {
+            shared: shared.clone(),
+            sinks: Arc::new(PartSinks::of(sink)),
+            outbox: Arc::new(outbox),
+            parts: cluster::owners(cut.len(), &cluster::evaluators(processes, workers))
+                .into_iter()
+                .enumerate()
+                .filter(|&(_, owner)| owner == process)
+                .map(|(k, _)| k)
+                .collect(),
+            cut: Arc::new(cut),
+            next: AtomicUsize::new(0),
+            process,
+            workers,
+        });
+        let (mut written, rest) = match cluster {
+            None => std::thread::scope(|scope| {
+                for i in 0..workers.clamp(1, work.parts.len().max(1)) {
+                    let work = &work;
+                    let spawned = std::thread::Builder::new()
+                        .name(format!("stgflow:work-{i}"))
+                        .spawn_scoped(scope, move || work.parts(&*work.outbox));
+                    if let Err(e) = spawned {
+                        work.outbox.unwanted_from(0);
+                        return Err(RunError::Cluster(format!("cannot start a worker: {e}")));
+                    }
                 }
+                let written = write(work.cut.len(), &work.outbox, &pieces, sink, false);
+                // Workers still on parts after one that stopped the run end at their next
+                // batch.
+                work.outbox.unwanted_from(0);
+                written
+            })?,
+            Some(cluster) => {
+                let on_workers = work.clone();
+                let guards = cluster.execute(move |worker| on_workers.work(worker))?;
+                if process != 0 {
+                    super::join(guards)?;
+                    return Ok(Written::default());
+                }
+                let written = write(work.cut.len(), &work.outbox, &pieces, sink, true);
+                work.outbox.unwanted_from(0);
+                let joined = super::join(guards);
+                let written = written?;
+                joined?;
+                written
             }
-            let written = write(cut.len(), &outbox, &pieces, sink);
-            // Workers still on parts after one that stopped the run end at their next
-            // batch.
-            outbox.unwanted_from(0);
-            written
-        })?;
+        };
+        let (cut, sinks) = (&work.cut, &work.sinks);
         if let Some(k) = rest {
             // A file is out of time order at part k or before it: everything from there on
             // is read as one part, as the sequential reader reads it.
             let rest = cut.rest_from(k);
-            let (outbox, pieces) = Outbox::new();
+            let (outbox, pieces) = Outbox::new(1);
             let (sink_of_rest, emit_from) = sinks.part(&rest, 0);
             let done = by_time::evaluate(shared, &rest, 0, sink_of_rest, emit_from, &outbox);
             outbox.done(0, done);
-            let (more, _) = write(1, &outbox, &pieces, sink)?;
+            let (more, _) = write(1, &outbox, &pieces, sink, false)?;
             written.add(more);
         }
         sink.finish()?;
@@ -258,7 +294,7 @@ fn by_keys<W: Write>(
     format: &by_key::Format<'_>,
     sink: &mut Sink<W>,
 ) -> Result<Written, RunError> {
-    let (outbox, pieces) = Outbox::new();
+    let (outbox, pieces) = Outbox::new(1);
     let (written, stats) = std::thread::scope(|scope| {
         let outbox = &outbox;
         let shards = scope.spawn(move || {
@@ -267,7 +303,7 @@ fn by_keys<W: Write>(
             outbox.unwanted_from(0);
             stats
         });
-        let written = write(cut.len(), outbox, &pieces, sink);
+        let written = write(cut.len(), outbox, &pieces, sink, false);
         outbox.unwanted_from(0);
         let stats = shards
             .join()
@@ -388,6 +424,7 @@ fn write<W: Write>(
     outbox: &Outbox,
     pieces: &crossbeam_channel::Receiver<Piece>,
     sink: &mut Sink<W>,
+    cluster: bool,
 ) -> Result<(Written, Option<usize>), RunError> {
     let mut waiting: Vec<std::collections::VecDeque<Piece>> =
         (0..parts).map(|_| Default::default()).collect();
@@ -445,9 +482,17 @@ fn write<W: Write>(
                 waiting[part].push_back(piece);
             }
             Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
-                if !flushed_on_stop && stgflow_io::interrupt::requested().is_some() {
-                    flushed_on_stop = true;
-                    let _ = sink.flush();
+                if let Some(stop) = stgflow_io::interrupt::requested() {
+                    if !flushed_on_stop {
+                        flushed_on_stop = true;
+                        let _ = sink.flush();
+                    }
+                    // This process's parts stop at their next time point; the other
+                    // processes' are not told.
+                    if cluster {
+                        outbox.unwanted_from(0);
+                        return Err(stop.into());
+                    }
                 }
             }
             Err(crossbeam_channel::RecvTimeoutError::Disconnected) => {

@@ -126,11 +126,7 @@ pub struct SentSummary {
     last: Option<u64>,
     latest: Option<(u64, usize)>,
     timeline: Option<(u64, u64)>,
-    unknown: u64,
-    unknown_names: Vec<(String, (u64, String))>,
-    wrong_arity: Vec<(String, (usize, u64, String))>,
-    late: u64,
-    first_late: Option<String>,
+    skipped: super::SentSkips,
 }
 
 impl BlockSummary {
@@ -144,15 +140,7 @@ impl BlockSummary {
             last: self.last,
             latest: self.end.latest,
             timeline: self.end.timeline,
-            unknown: skipped.unknown,
-            unknown_names: (skipped.unknown_names.iter())
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
-            wrong_arity: (skipped.wrong_arity.iter())
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
-            late: skipped.late,
-            first_late: skipped.first_late.clone(),
+            skipped: skipped.into(),
         }
     }
 }
@@ -169,13 +157,7 @@ impl SentSummary {
                 latest: self.latest,
                 timeline: self.timeline,
             },
-            skipped: SkipCounts {
-                unknown: self.unknown,
-                unknown_names: self.unknown_names.into_iter().collect(),
-                wrong_arity: self.wrong_arity.into_iter().collect(),
-                late: self.late,
-                first_late: self.first_late,
-            },
+            skipped: self.skipped.into(),
         }
     }
 }

@@ -20,7 +20,7 @@ use stgflow_lang::value::Row;
 use super::super::messages::Update;
 use super::Shared;
 use super::local::Local;
-use super::outbox::{Outbox, PartDone};
+use super::outbox::{Out, PartDone};
 use super::parts::Cut;
 
 /// Bytes of output a part gathers before it sends them.
@@ -34,7 +34,7 @@ pub(super) fn evaluate(
     k: usize,
     sink: Sink<Vec<u8>>,
     emit_from: u64,
-    outbox: &Outbox,
+    outbox: &dyn Out,
 ) -> PartDone {
     let (start, end) = cut.times(k);
     let first = cut.evaluated_from(k);
@@ -64,7 +64,7 @@ pub(super) fn evaluate(
         },
     };
     let mut run = TimePart {
-        slot: Some(outbox.slots.take(k)),
+        slot: Some(outbox.slots().take(k)),
         local: Local::new(shared, None),
         sink,
         own_from: start.max(cut.first),
@@ -149,7 +149,7 @@ struct TimePart<'a> {
     /// The input facts of the part's own time points.
     own_facts: u64,
     part: usize,
-    outbox: &'a Outbox,
+    outbox: &'a dyn Out,
     /// The part is not wanted any more (an earlier one stopped the run).
     stopped: bool,
 }

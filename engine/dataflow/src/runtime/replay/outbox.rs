@@ -52,6 +52,56 @@ pub(super) struct PartDone {
     pub(super) records: Vec<u64>,
 }
 
+/// Where a part evaluated by time sends its output: this process's writer ([`Outbox`]),
+/// or process 0's over the cluster's connections (`super::cluster`).
+pub(super) trait Out {
+    /// Sends output of `part` (see [`Outbox::bytes`]); `false` if the part is not wanted
+    /// any more.
+    fn bytes<'a>(
+        &'a self,
+        part: usize,
+        bytes: Vec<u8>,
+        through: u64,
+        slot: &mut Option<Slot<'a>>,
+    ) -> bool;
+    /// Says that `part` is done.
+    fn done(&self, part: usize, done: PartDone);
+    /// Whether `part` is still wanted.
+    fn wanted(&self, part: usize) -> bool;
+    /// An empty byte buffer to fill.
+    fn buffer(&self) -> Vec<u8>;
+    /// The workers' turns on this machine's cores.
+    fn slots(&self) -> &Slots;
+}
+
+impl Out for Outbox {
+    fn bytes<'a>(
+        &'a self,
+        part: usize,
+        bytes: Vec<u8>,
+        through: u64,
+        slot: &mut Option<Slot<'a>>,
+    ) -> bool {
+        Outbox::bytes(self, part, bytes, through, slot)
+    }
+
+    fn done(&self, part: usize, done: PartDone) {
+        Outbox::done(self, part, done);
+    }
+
+    fn wanted(&self, part: usize) -> bool {
+        Outbox::wanted(self, part)
+    }
+
+    fn buffer(&self) -> Vec<u8> {
+        Outbox::buffer(self)
+    }
+
+    fn slots(&self) -> &Slots {
+        &self.slots
+    }
+}
+
 #[derive(Debug)]
 struct Flow {
     /// Bytes sent and not written.
@@ -78,7 +128,9 @@ pub(super) struct Outbox {
 const BUFFERS_KEPT: usize = 64;
 
 impl Outbox {
-    pub(super) fn new() -> (Outbox, Receiver<Piece>) {
+    /// An outbox whose workers share this machine's cores with `processes` processes of
+    /// their cluster (themselves included).
+    pub(super) fn new(processes: usize) -> (Outbox, Receiver<Piece>) {
         let (sender, receiver) = unbounded();
         let outbox = Outbox {
             sender,
@@ -89,7 +141,7 @@ impl Outbox {
             }),
             turn: Condvar::new(),
             buffers: Mutex::new(Vec::new()),
-            slots: Slots::per_core(),
+            slots: Slots::per_core(processes),
         };
         (outbox, receiver)
     }
@@ -164,6 +216,15 @@ impl Outbox {
             through,
         });
         true
+    }
+
+    /// Passes on a piece of another process's part, at once: the relay that receives them
+    /// must never wait, or the pieces of the part being written could wait behind them.
+    pub(super) fn forward(&self, piece: Piece) {
+        if let Piece::Bytes { bytes, .. } = &piece {
+            self.flow().held += bytes.len();
+        }
+        let _ = self.sender.send(piece);
     }
 
     /// Says that `part` is done.

@@ -30,9 +30,11 @@ pub(super) struct Slot<'a> {
 }
 
 impl Slots {
-    /// As many slots as the machine has cores (at least one).
-    pub(super) fn per_core() -> Slots {
+    /// As many slots as the machine has cores (at least one), shared out among the
+    /// `processes` of a cluster that run on this machine.
+    pub(super) fn per_core(processes: usize) -> Slots {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let cores = (cores / processes.max(1)).max(1);
         Slots {
             state: Mutex::new(State {
                 free: cores,
