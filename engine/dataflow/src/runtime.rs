@@ -182,6 +182,49 @@ pub struct Spread {
     pub how: &'static str,
     /// In words, with why where it was not split.
     pub detail: String,
+    /// With `--stats`: the CPU time of each thread of this process that took part (its
+    /// name), as each ended.
+    pub threads: Vec<(String, std::time::Duration)>,
+}
+
+/// The CPU time of the threads of a run, each recorded by the thread itself as it ends
+/// (the system forgets a thread once it has ended).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ThreadTimes(Arc<std::sync::Mutex<Vec<(String, std::time::Duration)>>>);
+
+impl ThreadTimes {
+    /// Records the calling thread's CPU time so far, under its name.
+    pub(crate) fn record(&self) {
+        use nix::sys::resource::{UsageWho, getrusage};
+        let Ok(usage) = getrusage(UsageWho::RUSAGE_THREAD) else {
+            return;
+        };
+        let micros = |t: nix::sys::time::TimeVal| {
+            u64::try_from(t.tv_sec()).unwrap_or(0) * 1_000_000
+                + u64::try_from(t.tv_usec()).unwrap_or(0)
+        };
+        let cpu = micros(usage.user_time()) + micros(usage.system_time());
+        let name = std::thread::current()
+            .name()
+            .unwrap_or("stgflow")
+            .to_owned();
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .push((name, std::time::Duration::from_micros(cpu)));
+    }
+
+    /// The threads recorded, busiest first.
+    pub(crate) fn take(&self) -> Vec<(String, std::time::Duration)> {
+        let mut threads = std::mem::take(
+            &mut *self
+                .0
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner()),
+        );
+        threads.sort_by_key(|thread| std::cmp::Reverse(thread.1));
+        threads
+    }
 }
 
 /// Runs `program` over `sources` on timely workers, writing what holds to `sink`; what it
@@ -235,14 +278,18 @@ pub fn run<W: Write>(
             batch_points: options.batch_points,
             batch_updates: batch_updates(options.batch_updates, components, 1),
             cluster: options.cluster.clone(),
+            threads: ThreadTimes::default(),
+            files: options.files.clone(),
         };
         let shared = Arc::new(shared);
         let labels = component_labels(program, &shared.plan);
-        let spread = replay.spread();
+        let mut spread = replay.spread();
         let written = replay.run(&shared, sink)?;
         let mut summary = written.summary();
         if options.stats {
             summary.components = component_stats(labels, &written.times, &written.records);
+            shared.threads.record();
+            spread.threads = shared.threads.take();
         }
         return Ok((summary, spread));
     }
@@ -259,6 +306,7 @@ pub fn run<W: Write>(
         any_order,
         at_sink,
         remote_reading,
+        threads: ThreadTimes::default(),
     });
     let labels = component_labels(program, &setup.plan);
     let (to_workers, from_main): (Vec<Sender<ToWorker>>, Vec<Receiver<ToWorker>>) =
@@ -273,6 +321,7 @@ pub fn run<W: Write>(
             .collect(),
     );
     let woken = wakers.clone();
+    let threads = setup.threads.clone();
     let guards = options
         .cluster
         .execute(move |worker| work(worker, &setup, &from_main, &to_main, &woken))?;
@@ -333,7 +382,14 @@ pub fn run<W: Write>(
     };
     drop(feeder);
     join(guards)?;
-    finished.map(|summary| (summary, threaded(options)))
+    finished.map(|summary| {
+        let mut spread = threaded(options);
+        if options.stats {
+            threads.record();
+            spread.threads = threads.take();
+        }
+        (summary, spread)
+    })
 }
 
 /// The threaded path's spread, and why the run is not replayed by parts.
@@ -342,8 +398,6 @@ fn threaded(options: &Options) -> Spread {
         "a live stream"
     } else if options.cluster.processes > 1 {
         "a cluster of processes"
-    } else if options.files.is_some() {
-        "--output-dir"
     } else if options.split == Split::Off {
         "replay by parts is off"
     } else if options.read_on_workers || options.diff_on_workers || options.format_on_workers {
@@ -357,6 +411,7 @@ fn threaded(options: &Options) -> Spread {
             "threaded over {} worker(s), the workers exchanging facts ({why})",
             options.cluster.workers.max(1)
         ),
+        threads: Vec::new(),
     }
 }
 
@@ -370,7 +425,7 @@ fn replayable(
     sink: &Sink<impl Write>,
 ) -> Option<replay::Replay> {
     let threaded = options.read_on_workers || options.diff_on_workers || options.format_on_workers;
-    if options.split == Split::Off || threaded || options.live || options.files.is_some() {
+    if options.split == Split::Off || threaded || options.live {
         return None;
     }
     let partitioning = crate::plan::partition::Partitioning::of(program);

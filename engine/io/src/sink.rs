@@ -104,7 +104,10 @@ impl Encoding {
     }
 }
 
-/// Where a run writes one file per printed predicate (the CLI's `--output-dir`), and how.
+/// Where a run writes its output as part files, a directory per printed predicate (the
+/// CLI's `--output-dir`: `DIR/q/part-00003.csv`, the way distributed engines write
+/// theirs), and how. Each part file holds its predicate's lines of one part of the run,
+/// in time order; a run evaluated whole writes part 0 alone.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Files {
     pub dir: std::path::PathBuf,
@@ -117,17 +120,18 @@ pub struct Files {
 }
 
 impl Files {
-    /// A sink writing the files of the printed predicates `owned` accepts (and nothing to
-    /// `out`).
+    /// A sink writing part `part`'s files of the printed predicates `owned` accepts (and
+    /// nothing to `out`).
     pub fn sink<W: Write>(
         &self,
         out: W,
         program: &Program,
+        part: usize,
         owned: impl Fn(PredId) -> bool,
     ) -> io::Result<Sink<W>> {
         let mut sink = Sink::to_files(
             out,
-            &self.dir,
+            (&self.dir, part),
             self.encoding,
             self.mode.clone(),
             program,
@@ -137,11 +141,41 @@ impl Files {
         sink.flush_each = self.flush_each;
         Ok(sink)
     }
+
+    /// Removes the part files an earlier run left of `program`'s printed predicates
+    /// (a run of fewer parts would leave them beside its own).
+    pub fn clear(&self, program: &Program) -> io::Result<()> {
+        self.remove_parts(program, 0)
+    }
+
+    /// Removes the part files of `program`'s printed predicates from part `from` on: the
+    /// parts after one that stopped the run, written by workers ahead of it.
+    pub fn remove_parts(&self, program: &Program, from: usize) -> io::Result<()> {
+        for p in program.output_predicates() {
+            let dir = self.dir.join(&program.predicates[p].name);
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries {
+                let path = entry?.path();
+                let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                let number = (name.strip_prefix("part-"))
+                    .and_then(|rest| rest.split('.').next())
+                    .and_then(|n| n.parse::<usize>().ok());
+                if number.is_some_and(|n| n >= from) {
+                    std::fs::remove_file(&path)?;
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
-/// The file `dir/<name>.<ending>` that [`Sink::to_files`] writes predicate `name` to.
-pub fn file_of(dir: &Path, name: &str, encoding: Encoding) -> std::path::PathBuf {
-    dir.join(format!("{name}.{}", encoding.extension()))
+/// The file `dir/<name>/part-<part>.<ending>` that [`Sink::to_files`] writes part `part`
+/// of predicate `name` to.
+pub fn file_of(dir: &Path, name: &str, part: usize, encoding: Encoding) -> std::path::PathBuf {
+    dir.join(name)
+        .join(format!("part-{part:05}.{}", encoding.extension()))
 }
 
 /// An output mode a front end adds: each time point is written whole, from every fact
@@ -355,13 +389,14 @@ impl Sink<io::Sink> {
 }
 
 impl<W: Write> Sink<W> {
-    /// A sink that writes each printed predicate `owned` accepts to its own file in `dir`
-    /// ([`file_of`]), created (or emptied) now, in `encoding`; a CSV file starts with its
-    /// header; `out` gets nothing. A [`Mode::Snapshot`] is written whole per time point, so
-    /// it has no file per predicate: it is refused.
+    /// A sink that writes each printed predicate `owned` accepts to its own file of part
+    /// `part` in `dir` ([`file_of`]), created (or emptied) now with its directory, in
+    /// `encoding`; a CSV file starts with its header; `out` gets nothing. A
+    /// [`Mode::Snapshot`] is written whole per time point, so it has no file per
+    /// predicate: it is refused.
     pub fn to_files(
         out: W,
-        dir: &Path,
+        (dir, part): (&Path, usize),
         encoding: Encoding,
         mode: Mode,
         program: &Program,
@@ -380,7 +415,12 @@ impl<W: Write> Sink<W> {
             if !owned(p) {
                 continue;
             }
-            let path = file_of(dir, &program.predicates[p].name, encoding);
+            let path = file_of(dir, &program.predicates[p].name, part, encoding);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| {
+                    io::Error::new(e.kind(), format!("cannot create {}: {e}", parent.display()))
+                })?;
+            }
             let mut file = Buffered::aligned(
                 BUFFER,
                 File::create(&path).map_err(|e| {
@@ -830,11 +870,24 @@ impl<W: Write> Sink<W> {
         }
         // Until `print_from` has been reached the facts are kept, to start from what holds.
         let keep = self.print_from.is_some() && !self.printing();
-        if !matches!(self.mode, Mode::Changes) || !self.files.is_empty() || keep {
+        if !matches!(self.mode, Mode::Changes) || keep {
             let owned = changes
                 .map(|(pred, args, diff)| ((pred, Row::from(args)), diff))
                 .collect();
             return self.write_changes(t, owned);
+        }
+        if !self.files.is_empty() {
+            // Each change is a line of its predicate's file: nothing is kept per fact, so
+            // a part's first time point retracts what its warm-up made.
+            self.line.clear();
+            for (pred, args, diff) in changes {
+                self.fact_line(pred, args, t, diff)?;
+            }
+            self.last_time = Some(t);
+            if self.flush_each {
+                self.flush()?;
+            }
+            return Ok(());
         }
         self.line.clear();
         // ` @t` and the newline end every line of the time point: formatted once, at the

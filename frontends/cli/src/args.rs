@@ -112,9 +112,9 @@ pub(crate) struct RunArgs {
     /// Which evaluator runs the program.
     #[arg(long, value_enum, default_value_t = EngineKind::Dataflow)]
     pub(crate) engine: EngineKind,
-    /// Worker threads per process (dataflow engine).
-    #[arg(short = 'w', long, default_value_t = 1, value_name = "N", value_parser = at_least_one)]
-    pub(crate) workers: usize,
+    /// Worker threads per process (dataflow engine); by default, the machine's cores.
+    #[arg(short = 'w', long, value_name = "N", value_parser = at_least_one)]
+    pub(crate) workers: Option<usize>,
     /// Number of processes in a timely cluster (dataflow engine); start one per process
     /// with the same arguments and its own `-p`.
     #[arg(short = 'n', long, default_value_t = 1, value_name = "N", value_parser = at_least_one)]
@@ -136,38 +136,26 @@ pub(crate) struct RunArgs {
     /// lowered).
     #[arg(long, alias = "no-window-lowering")]
     pub(crate) no_lowering: bool,
-    /// Batch replay (dataflow engine): most time points handed to the workers at once.
-    /// Larger batches cost fewer rounds of coordination; smaller ones keep less history
-    /// in the joins' arrangements between compactions.
-    #[arg(long, default_value_t = stgflow_engine::DataflowOptions::default().batch_points, value_name = "N")]
+    // The engine's own tuning, hidden: settings for experiments with the threaded path
+    // (replay by parts takes none of them; `ARCHITECTURE.md` says what each does).
+    /// Threaded path: most time points handed to the workers at once.
+    #[arg(long, default_value_t = stgflow_engine::DataflowOptions::default().batch_points, value_name = "N", hide = true)]
     pub(crate) batch_points: u64,
-    /// Dataflow engine: diff each time point's input against the previous one on the
-    /// workers, each its share after an exchange by hash, instead of on the thread that
-    /// reads. For many workers on many cores, where that thread is the bottleneck; on 2
-    /// cores, and for facts that hold over long intervals, it costs more (BENCHMARKS.md).
-    #[arg(long)]
+    /// Threaded path: diff each time point's input on the workers, after an exchange by
+    /// hash, instead of on the thread that reads.
+    #[arg(long, hide = true)]
     pub(crate) diff_on_workers: bool,
-    /// Dataflow engine, batch replay: every worker parses its share of each input file's
-    /// blocks of lines and introduces the facts itself, and the input is diffed on the
-    /// workers; the thread that reads only cuts the files into blocks and keeps them in
-    /// order. For many workers on many cores (BENCHMARKS.md); a file that cannot be read
-    /// in blocks (`--lateness`, a pipe) is read on that thread as before.
-    #[arg(long)]
+    /// Threaded path: every worker parses its share of each file's blocks of lines and
+    /// introduces the facts itself.
+    #[arg(long, hide = true)]
     pub(crate) read_on_workers: bool,
-    /// Dataflow engine: every worker formats its own share of the output (points, changes
-    /// or intervals to stdout) into lines, each with a key that orders it, and the thread
-    /// that writes only merges the workers' lines on their keys: the same bytes. For many
-    /// workers on many cores, where that thread is the bottleneck; on 2 cores it costs
-    /// more (BENCHMARKS.md).
-    #[arg(long)]
+    /// Threaded path: every worker formats its own share of the output into keyed lines,
+    /// which the thread that writes merges.
+    #[arg(long, hide = true)]
     pub(crate) format_on_workers: bool,
-    /// Batch replay: threads that parse each input file, a block of lines at a time, ahead
-    /// of the evaluation. By default, the cores left over by the workers and the thread
-    /// that feeds them (none on 2 cores with `-w 1`). 0 reads files line by line on the
-    /// calling thread, as stdin is; so are RTEC records and `--lateness`. Also the threads
-    /// that read the files ahead for an RTEC event description's dynamic domains, a large
-    /// file in as many parts (by default every core; 0 as 1).
-    #[arg(long, value_name = "N")]
+    /// Threads that parse a file read whole ahead of the evaluation, and that read an RTEC
+    /// description's dynamic domains ahead (by default, the cores the workers leave).
+    #[arg(long, value_name = "N", hide = true)]
     pub(crate) parse_threads: Option<usize>,
     /// With `--mode intervals`: draw the intervals printed as a timeline picture, SVG or
     /// PNG by FILE's ending (as `stgflow plot` draws a file of them; at most 300 facts).
@@ -191,9 +179,11 @@ pub(crate) struct RunArgs {
     /// every predicate a rule defines.
     #[arg(long, value_delimiter = ',', value_name = "PRED,…")]
     pub(crate) output: Vec<String>,
-    /// Write one file per printed predicate into DIR (created if missing), `DIR/p.facts`,
-    /// `.csv` or `.jsonl`, instead of printing; the dataflow engine's workers write them
-    /// in parallel, each its share of the predicates. Not with `--mode laser`.
+    /// Write the output into DIR (created if missing) instead of printing it: a directory
+    /// per printed predicate, of part files `DIR/p/part-00000.facts` (`.csv`, `.jsonl`),
+    /// each in time order, written by the workers in parallel (in a cluster, every
+    /// process its own parts); together they hold what would be printed. Part files an
+    /// earlier run left are removed. Not with `--mode laser`.
     #[arg(long, value_name = "DIR")]
     pub(crate) output_dir: Option<std::path::PathBuf>,
     /// With `--output-dir`: the files' lines as TD (`td`, as printed), CSV after a header
@@ -260,6 +250,14 @@ pub(crate) struct ToleranceArgs {
     /// warning).
     #[arg(long)]
     pub(crate) strict: bool,
+}
+
+impl RunArgs {
+    /// The dataflow engine's worker threads per process: `-w`, or the machine's cores.
+    pub(crate) fn workers(&self) -> usize {
+        self.workers
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+    }
 }
 
 impl ToleranceArgs {

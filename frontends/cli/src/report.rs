@@ -35,7 +35,13 @@ impl Context<'_> {
                     self.report_summary(&outcome.summary, started);
                 }
                 if args.stats || args.stats_json.is_some() {
-                    let report = RunReport::new(&outcome.summary, started, lines);
+                    let mut report = RunReport::new(&outcome.summary, started, lines);
+                    if let Some(spread) = &outcome.spread {
+                        report.spread = Some(spread.detail.clone());
+                        report.threads = (spread.threads.iter())
+                            .map(|(name, cpu)| (name.clone(), cpu.as_secs_f64()))
+                            .collect();
+                    }
                     if args.stats {
                         let _ = self.stderr.write_all(report.text().as_bytes());
                     }
@@ -208,6 +214,10 @@ struct RunReport {
     /// The dataflow engine's components: their time on the workers of process 0 and their
     /// output updates.
     components: Vec<(String, f64, Option<u64>)>,
+    /// How the dataflow engine spread the run over its workers.
+    spread: Option<String>,
+    /// The CPU time of each thread that took part (of process 0), busiest first.
+    threads: Vec<(String, f64)>,
 }
 
 impl RunReport {
@@ -250,7 +260,17 @@ impl RunReport {
                 .iter()
                 .map(|c| (c.name.clone(), c.time.as_secs_f64(), c.records))
                 .collect(),
+            spread: None,
+            threads: Vec::new(),
         }
+    }
+
+    /// The busiest thread and its share of the CPU time, where the threads are known: what
+    /// bounds a run's speed on as many cores as it has threads.
+    fn busiest(&self) -> Option<(&str, f64, f64)> {
+        let (name, cpu) = self.threads.first()?;
+        let total = (self.user + self.system).max(1e-9);
+        Some((name, *cpu, cpu / total))
     }
 
     fn rate(&self) -> f64 {
@@ -311,7 +331,18 @@ impl RunReport {
             self.peak_rss_kib as f64 / 1024.0,
             self.rate(),
         );
-        report + &components
+        let mut spread = String::new();
+        if let Some(detail) = &self.spread {
+            spread.push_str(&format!("  parallel      {detail}\n"));
+        }
+        if let Some((name, cpu, share)) = self.busiest() {
+            spread.push_str(&format!(
+                "  threads       {} recorded; the busiest, {name}, {cpu:.3} s of CPU ({:.1} % of the run's): on as many cores, the run takes at least that long\n",
+                self.threads.len(),
+                100.0 * share
+            ));
+        }
+        report + &spread + &components
     }
 
     fn json(&self) -> String {
@@ -327,8 +358,23 @@ impl RunReport {
                 )
             })
             .collect();
+        let threads: Vec<String> = (self.threads.iter())
+            .map(|(name, cpu)| {
+                format!(
+                    "{{\"thread\":{},\"cpu_s\":{cpu:.6}}}",
+                    stgflow_io::sink::json_string(name)
+                )
+            })
+            .collect();
+        let spread = self
+            .spread
+            .as_deref()
+            .map_or("null".to_owned(), stgflow_io::sink::json_string);
+        let busiest_share = self
+            .busiest()
+            .map_or("null".to_owned(), |(_, _, share)| format!("{share:.4}"));
         format!(
-            "{{\"time_points\":{},\"first\":{},\"last\":{},\"input_facts\":{},\"skipped\":{{\"unknown\":{},\"wrong_arity\":{},\"late\":{}}},\"outside_timeline\":{},\"output_lines\":{},\"wall_s\":{:.6},\"cpu_s\":{:.6},\"user_s\":{:.6},\"system_s\":{:.6},\"peak_rss_kib\":{},\"input_facts_per_s\":{:.1},\"components\":[{}]}}\n",
+            "{{\"time_points\":{},\"first\":{},\"last\":{},\"input_facts\":{},\"skipped\":{{\"unknown\":{},\"wrong_arity\":{},\"late\":{}}},\"outside_timeline\":{},\"output_lines\":{},\"wall_s\":{:.6},\"cpu_s\":{:.6},\"user_s\":{:.6},\"system_s\":{:.6},\"peak_rss_kib\":{},\"input_facts_per_s\":{:.1},\"components\":[{}],\"parallel\":{spread},\"threads\":[{}],\"busiest_share\":{busiest_share}}}\n",
             self.time_points,
             optional(self.first),
             optional(self.last),
@@ -345,6 +391,7 @@ impl RunReport {
             self.peak_rss_kib,
             self.rate(),
             components.join(","),
+            threads.join(","),
         )
     }
 }

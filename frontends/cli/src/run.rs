@@ -32,7 +32,9 @@ impl Context<'_> {
             ));
         }
         if args.engine != EngineKind::Dataflow
-            && (args.workers > 1 || args.processes > 1 || args.hostfile.is_some())
+            && (args.workers.is_some_and(|w| w > 1)
+                || args.processes > 1
+                || args.hostfile.is_some())
         {
             return Err(Failure::Message(
                 "-w, -n and -h are the dataflow engine's; --engine reference and --engine stg run on one thread".to_owned(),
@@ -84,6 +86,13 @@ impl Context<'_> {
             .as_deref()
             .map(|dir| output_files(dir, &args, live))
             .transpose()?;
+        // Part files an earlier run left; in a cluster, process 0 clears them before the
+        // others connect (on one machine they share the directory).
+        if let (Some(files), 0) = (&files, args.process) {
+            files
+                .clear(program)
+                .map_err(|e| Failure::Message(format!("--output-dir: {e}")))?;
+        }
         let timeline = Timeline {
             from: args.from.map(|t| t / args.tick),
             until: args.until.map(|t| t / args.tick),
@@ -108,7 +117,7 @@ impl Context<'_> {
         let mut sink = match files {
             // The dataflow engine's workers write the files; the others write them here.
             Some(files) if !matches!(engine, Engine::Dataflow(_)) => files
-                .sink(out, program, |_| true)
+                .sink(out, program, 0, |_| true)
                 .map_err(|e| Failure::Message(format!("--output-dir: {e}")))?,
             _ if args.mode == OutputMode::Rtec => {
                 let grounded: Vec<_> = self
@@ -354,7 +363,7 @@ fn whole_file<'p>(
         threads: args.parse_threads.unwrap_or_else(|| {
             Parallelism::default()
                 .threads
-                .saturating_sub(args.workers + 1)
+                .saturating_sub(args.workers() + 1)
         }),
         ..Parallelism::default()
     };
@@ -454,7 +463,7 @@ fn engine_of(args: &RunArgs, live: bool, files: Option<Files>) -> Engine {
         }),
         EngineKind::Dataflow => Engine::Dataflow(stgflow_engine::DataflowOptions {
             cluster: stgflow_engine::Cluster {
-                workers: args.workers,
+                workers: args.workers(),
                 processes: args.processes,
                 process: args.process,
                 hostfile: args.hostfile.clone(),

@@ -16,7 +16,7 @@ fn completion_scripts_know_the_commands_and_their_flags() {
     ] {
         let script = stdout_of(&["completions", shell]);
         assert!(script.contains(opening), "{shell}: {script}");
-        for word in ["explain", "read-on-workers", "output-format", "completions"] {
+        for word in ["explain", "workers", "output-format", "completions"] {
             assert!(script.contains(word), "{shell}: no `{word}`");
         }
     }
@@ -37,7 +37,7 @@ fn manual_pages_for_stgflow_and_each_command() {
     }
     let run = stdout_of(&["man", "run"]);
     assert!(run.contains(".TH stgflow-run 1"), "{run}");
-    assert!(run.contains(r"\-\-read\-on\-workers") && run.contains(r"\-\-lateness"));
+    assert!(run.contains(r"\-\-output\-dir") && run.contains(r"\-\-lateness"));
     let unknown = stgflow()
         .args(["man", "walk"])
         .output()

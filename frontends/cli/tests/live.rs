@@ -212,7 +212,7 @@ fn intervals_are_printed_as_they_close_on_a_live_stream() {
     }
 }
 
-/// `--output-dir` on a live stream: each file is flushed at every time point, so what the
+/// `--output-dir` on a live stream (one part, part 0): each file is flushed at every time point, so what the
 /// input so far completes is in the files before the next line arrives.
 #[test]
 fn output_files_are_written_as_time_points_complete_on_a_live_stream() {
@@ -222,7 +222,7 @@ fn output_files_are_written_as_time_points_complete_on_a_live_stream() {
         let flags = [engine, &["--mode", "changes", "--output-dir", &out]].concat();
         let mut live = Live::start(&flags);
         live.write("repair(d1,1).\nrepair(d3,10).\n");
-        let file = dir.join("out/trusted.facts");
+        let file = dir.join("out/trusted/part-00000.facts");
         let deadline = Instant::now() + PATIENCE;
         while std::fs::read_to_string(&file).unwrap_or_default() != "+trusted(d1) @4\n" {
             assert!(
@@ -237,7 +237,7 @@ fn output_files_are_written_as_time_points_complete_on_a_live_stream() {
         assert_eq!(code, Some(0), "{engine:?}: {stderr}");
         assert!(seen.is_empty(), "{engine:?}: nothing on stdout: {seen:?}");
         assert_eq!(
-            std::fs::read_to_string(dir.join("out/safe.facts")).unwrap_or_default(),
+            std::fs::read_to_string(dir.join("out/safe/part-00000.facts")).unwrap_or_default(),
             "+safe(d1) @2\n",
             "{engine:?}"
         );

@@ -10,13 +10,22 @@
 //! * **The writer** (the calling thread) only appends the parts' bytes in order
 //!   ([`outbox`]); a part stopped by an input error ends the output where the sequential
 //!   reader would, a file found out of time order is read from that part on as one part.
+//! * **Parts by key** ([`by_key`]). Where the program recurses through time but every
+//!   fact's dependencies share a key (an entity), each worker is a shard holding the
+//!   facts of its keys over the whole timeline; the shards read the same parts of the
+//!   files in step, each keeping its own keys' facts, and merge a part's output as soon
+//!   as every shard has got past it (one merger at a time per part, no fixed thread).
 //! * Each worker is a thread of its own running a timely worker of its own ([`local`]):
 //!   no progress is agreed between workers, and a worker that has no part left ends.
+//! * With `--output-dir`, each part (by time) or shard (by key) writes its own part
+//!   files; in a cluster ([`cluster`]) every process reads and evaluates its own parts by
+//!   time.
 //!
 //! The threaded engine (`super::run`'s other path) runs what this cannot: live streams,
-//! clusters, files that cannot be split (pipes, compressed files, `--lateness`, formats
-//! whose lines do not read alone), programs that recurse through time, tuple windows,
-//! intervals and RTEC's recognitions, and `--output-dir`.
+//! files that cannot be split (pipes, stdin, compressed files, `--lateness`, RTEC's
+//! records, whose lines do not read alone), programs with neither a horizon nor a key
+//! (`check --dump plan` says which), tuple windows, and in a cluster what cannot be cut
+//! by time.
 
 mod by_key;
 mod by_time;
@@ -31,7 +40,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
 
 use stgflow_io::drive::{FactSource, RunError, RunSummary, Splitting, Timeline};
-use stgflow_io::sink::{Sink, Template};
+use stgflow_io::sink::{Files, Sink, Template};
 use stgflow_lang::ir::{PredId, Program};
 
 use super::Split;
@@ -56,6 +65,10 @@ pub(super) struct Shared {
     pub(super) batch_updates: usize,
     /// The cluster the parts are spread over (one process: its threads).
     pub(super) cluster: super::Cluster,
+    /// Each worker's CPU time, recorded as it ends (`--stats`).
+    pub(super) threads: super::ThreadTimes,
+    /// Part files to write instead of the output (`--output-dir`).
+    pub(super) files: Option<Files>,
 }
 
 /// Parts of a worker's share of the input, at most, beyond one per worker: more parts
@@ -179,6 +192,7 @@ impl Replay {
                     "by time: {parts} part(s) of the timeline on {} worker(s), each part alone",
                     self.workers.min(parts)
                 ),
+                threads: Vec::new(),
             },
             Mode::ByKey(..) => super::Spread {
                 how: "by key",
@@ -186,6 +200,7 @@ impl Replay {
                     "by key: {} shard(s), each running the whole timeline over its keys, {parts} part(s) read ahead",
                     self.workers
                 ),
+                threads: Vec::new(),
             },
         }
     }
@@ -205,11 +220,22 @@ impl Replay {
             // take ranges of keys, else merged and then formatted: the sink keeps nothing
             // per fact. Other output is formatted by each shard with its own sink, which
             // keeps what its facts hold, each line keyed by its order.
+            // With `--output-dir`, each shard writes its own part files.
             let plain = sink.part(None);
+            let files = match &shared.files {
+                Some(files) => (0..dealer.shards())
+                    .map(|shard| {
+                        let sink = files.sink(std::io::sink(), &shared.program, shard, |_| true);
+                        sink.map(|sink| std::sync::Mutex::new(Some(sink)))
+                    })
+                    .collect::<std::io::Result<Vec<_>>>()?,
+                None => Vec::new(),
+            };
             let format = match (
                 sink.writes_changes() && sink.print_from.is_none(),
                 dealer.in_ranges(),
             ) {
+                _ if shared.files.is_some() => by_key::Format::Files(&files),
                 (true, true) => by_key::Format::Groups(&plain),
                 (true, false) => by_key::Format::Merged(&plain),
                 (false, _) => by_key::Format::Keyed(&template),
@@ -223,7 +249,7 @@ impl Replay {
             .map_or((1, 0), |c| (c.processes, c.process));
         let work = Arc::new(cluster::Work {
             shared: shared.clone(),
-            sinks: Arc::new(PartSinks::of(sink)),
+            sinks: Arc::new(PartSinks::of(sink, shared)),
             outbox: Arc::new(outbox),
             parts: cluster::owners(cut.len(), &cluster::evaluators(processes, workers))
                 .into_iter()
@@ -236,24 +262,39 @@ impl Replay {
             process,
             workers,
         });
-        let (mut written, rest) = match cluster {
+        // The first part whose part files are not the run's, where it stopped early: they
+        // are removed once the workers have ended.
+        let dropped = std::cell::Cell::new(None);
+        let drop_from = |n: usize| dropped.set(Some(n));
+        let outcome = match cluster {
             None => std::thread::scope(|scope| {
                 for i in 0..workers.clamp(1, work.parts.len().max(1)) {
                     let work = &work;
                     let spawned = std::thread::Builder::new()
                         .name(format!("stgflow:work-{i}"))
-                        .spawn_scoped(scope, move || work.parts(&*work.outbox));
+                        .spawn_scoped(scope, move || {
+                            work.parts(&*work.outbox);
+                            if work.shared.stats {
+                                work.shared.threads.record();
+                            }
+                        });
                     if let Err(e) = spawned {
                         work.outbox.unwanted_from(0);
                         return Err(RunError::Cluster(format!("cannot start a worker: {e}")));
                     }
                 }
-                let written = write(work.cut.len(), &work.outbox, &pieces, sink, false);
+                let written = write(
+                    work.cut.len(),
+                    (&work.outbox, &pieces),
+                    sink,
+                    false,
+                    &drop_from,
+                );
                 // Workers still on parts after one that stopped the run end at their next
                 // batch.
                 work.outbox.unwanted_from(0);
                 written
-            })?,
+            }),
             Some(cluster) => {
                 let on_workers = work.clone();
                 let guards = cluster.execute(move |worker| on_workers.work(worker))?;
@@ -261,24 +302,32 @@ impl Replay {
                     super::join(guards)?;
                     return Ok(Written::default());
                 }
-                let written = write(work.cut.len(), &work.outbox, &pieces, sink, true);
+                let written = write(
+                    work.cut.len(),
+                    (&work.outbox, &pieces),
+                    sink,
+                    true,
+                    &drop_from,
+                );
                 work.outbox.unwanted_from(0);
                 let joined = super::join(guards);
-                let written = written?;
-                joined?;
-                written
+                joined.and(written)
             }
         };
+        if let (Some(from), Some(files)) = (dropped.get(), &shared.files) {
+            files.remove_parts(&shared.program, from)?;
+        }
+        let (mut written, rest) = outcome?;
         let (cut, sinks) = (&work.cut, &work.sinks);
         if let Some(k) = rest {
             // A file is out of time order at part k or before it: everything from there on
             // is read as one part, as the sequential reader reads it.
             let rest = cut.rest_from(k);
             let (outbox, pieces) = Outbox::new(1);
-            let (sink_of_rest, emit_from) = sinks.part(&rest, 0);
+            let (sink_of_rest, emit_from) = sinks.part(&rest, 0)?;
             let done = by_time::evaluate(shared, &rest, 0, sink_of_rest, emit_from, &outbox);
             outbox.done(0, done);
-            let (more, _) = write(1, &outbox, &pieces, sink, false)?;
+            let (more, _) = write(1, (&outbox, &pieces), sink, false, &|_| {})?;
             written.add(more);
         }
         sink.finish()?;
@@ -303,7 +352,7 @@ fn by_keys<W: Write>(
             outbox.unwanted_from(0);
             stats
         });
-        let written = write(cut.len(), outbox, &pieces, sink, false);
+        let written = write(cut.len(), (outbox, &pieces), sink, false, &|_| {});
         outbox.unwanted_from(0);
         let stats = shards
             .join()
@@ -323,14 +372,17 @@ struct PartSinks {
     template: Sink<Vec<u8>>,
     print_from: Option<u64>,
     changes: bool,
+    /// Each part writes its own part files instead (`--output-dir`).
+    files: Option<(Files, Arc<Shared>)>,
 }
 
 impl PartSinks {
-    fn of<W: Write>(sink: &Sink<W>) -> PartSinks {
+    fn of<W: Write>(sink: &Sink<W>, shared: &Arc<Shared>) -> PartSinks {
         PartSinks {
             template: sink.part(None),
             print_from: sink.print_from,
             changes: sink.writes_changes(),
+            files: (shared.files.clone()).map(|files| (files, shared.clone())),
         }
     }
 
@@ -338,7 +390,8 @@ impl PartSinks {
     /// `changes` start at the part's own first time point (or, at `--print-from`, with
     /// what holds there, which the warm-up's changes tell it); a sink that keeps what
     /// holds takes the warm-up's changes and prints from the part's own first time point.
-    fn part(&self, cut: &Cut, k: usize) -> (Sink<Vec<u8>>, u64) {
+    /// Where the part writes files, its sink writes them, part `k` of each predicate.
+    fn part(&self, cut: &Cut, k: usize) -> std::io::Result<(Sink<Vec<u8>>, u64)> {
         let (start, end) = cut.times(k);
         let start = start.max(cut.first);
         let evaluated_from = cut.evaluated_from(k);
@@ -350,7 +403,15 @@ impl PartSinks {
             _ if self.changes => (None, start),
             p => (Some(p.map_or(start, |p| p.max(start))), evaluated_from),
         };
-        (self.template.part(print_from), emit_from)
+        let mut sink = match &self.files {
+            Some((files, shared)) => {
+                let number = cut.first_part + k;
+                files.sink(Vec::new(), &shared.program, number, |_| true)?
+            }
+            None => self.template.part(None),
+        };
+        sink.print_from = print_from;
+        Ok((sink, emit_from))
     }
 }
 
@@ -418,13 +479,14 @@ fn merge_summary(total: &mut RunSummary, part: RunSummary) {
 
 /// Writes the parts' output to `sink` in order as it comes; the summary of the parts
 /// written, and the part from which the rest must be read as one, if a file is out of
-/// order there.
+/// order there. Where the run stops before its end, `drop` is told the first part whose
+/// output (part files the workers wrote themselves) is not the run's.
 fn write<W: Write>(
     parts: usize,
-    outbox: &Outbox,
-    pieces: &crossbeam_channel::Receiver<Piece>,
+    (outbox, pieces): (&Outbox, &crossbeam_channel::Receiver<Piece>),
     sink: &mut Sink<W>,
     cluster: bool,
+    drop: &dyn Fn(usize),
 ) -> Result<(Written, Option<usize>), RunError> {
     let mut waiting: Vec<std::collections::VecDeque<Piece>> =
         (0..parts).map(|_| Default::default()).collect();
@@ -451,6 +513,7 @@ fn write<W: Write>(
                     } = *done;
                     if misplaced {
                         outbox.unwanted_from(writing);
+                        drop(writing);
                         return Ok((written, Some(writing)));
                     }
                     summary.input_facts = fed.input_facts;
@@ -463,6 +526,7 @@ fn write<W: Write>(
                     });
                     if let Some(error) = error {
                         outbox.unwanted_from(writing + 1);
+                        drop(writing + 1);
                         let _ = sink.flush();
                         return Err(error);
                     }
@@ -491,6 +555,7 @@ fn write<W: Write>(
                     // processes' are not told.
                     if cluster {
                         outbox.unwanted_from(0);
+                        drop(writing + 1);
                         return Err(stop.into());
                     }
                 }

@@ -77,6 +77,8 @@ pub(super) struct Setup {
     /// of the other processes parse and introduce the blocks process 0 gives them, told
     /// through a control dataflow ([`Control`]).
     pub(super) remote_reading: bool,
+    /// Each worker's CPU time, recorded as it ends (`--stats`).
+    pub(super) threads: super::ThreadTimes,
 }
 
 /// A worker's ends of the control dataflow ([`Control`]): what it sends, each message to
@@ -230,7 +232,7 @@ pub(super) fn work(
         // This worker's files: those of the printed predicates it owns; or its lines.
         let files = setup.files.as_ref().map(|files| {
             files
-                .sink(std::io::sink(), program, |p| owner[p] == local as u64)
+                .sink(std::io::sink(), program, 0, |p| owner[p] == local as u64)
                 .map_err(|e| e.to_string())
         });
         let files = files.or_else(|| setup.formatter.clone().map(|t| Ok(Sink::keyed(t))));
@@ -247,6 +249,9 @@ pub(super) fn work(
         );
         let (operators, records) = &components;
         let times = profile.map_or_else(Vec::new, |p| p.per_component(worker, operators));
+        if setup.stats {
+            setup.threads.record();
+        }
         let _ = to_main.send(FromWorker::Done {
             worker: local,
             fed,

@@ -61,6 +61,8 @@ struct Slices {
     merging: bool,
     /// A stop request ended the part, at the earliest time point every shard got to.
     stopped: Option<stgflow_io::interrupt::Stop>,
+    /// A shard could not write its part files: the run ends with the part.
+    failed: Option<std::io::Error>,
 }
 
 /// What the workers share while they read, evaluate and merge.
@@ -117,6 +119,7 @@ pub(super) fn run(
                 merged_to: cut.times(k).0,
                 merging: false,
                 stopped: None,
+                failed: None,
             })
             .collect(),
         done: (0..parts).map(|_| None).collect(),
@@ -189,7 +192,7 @@ impl Shards<'_> {
         let mut evaluation = Evaluation {
             shard,
             local: Local::new(self.shared, Some(&kept)),
-            formatter: Formatter::new(self.format, self.cut.first),
+            formatter: Formatter::new(self.format, shard, self.cut.first),
             out: Vec::new(),
             next_t: self.cut.first,
             published_to: self.cut.first,
@@ -247,6 +250,9 @@ impl Shards<'_> {
         }
         drop(board);
         self.wake_all();
+        if self.shared.stats {
+            self.shared.threads.record();
+        }
         evaluation.local.finish()
     }
 
@@ -291,6 +297,11 @@ impl Shards<'_> {
         evaluation.next_t = evaluation.next_t.max(through);
         evaluation.run(&self.shared.rank);
         let output = evaluation.formatter.output(ended, self.outbox);
+        if let Some(failed) = evaluation.formatter.failed() {
+            let mut board = self.board();
+            board.slices[part].failed.get_or_insert(failed);
+            board.parts = board.parts.min(part + 1);
+        }
         self.publish(part, evaluation.shard, output, (through, true));
     }
 
@@ -407,6 +418,9 @@ impl Shards<'_> {
                 let mut done = board.done[part].take().unwrap_or_default();
                 if let Some(stop) = stopped {
                     done.error.get_or_insert(stop.into());
+                }
+                if let Some(failed) = board.slices[part].failed.take() {
+                    done.error.get_or_insert(failed.into());
                 }
                 Some(done)
             } else {

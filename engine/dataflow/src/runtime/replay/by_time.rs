@@ -78,7 +78,8 @@ pub(super) fn evaluate(
         stopped: false,
     };
     let result = feed(&shared.program, &mut sources, timeline, &mut run);
-    let flushed = run.flush(true);
+    // The part's own files (`--output-dir`) are flushed once its output is written.
+    let flushed = run.flush(true).and_then(|()| Ok(run.sink.flush()?));
     let skipped: Vec<SkipCounts> = sources[1..].iter().map(|s| s.skipped()).collect();
     drop(sources);
     let misplaced = parts.iter().any(|p| p.misplaced());

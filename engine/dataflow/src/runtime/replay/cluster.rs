@@ -343,6 +343,14 @@ impl Work {
     /// 0 relays what comes over it to the writer, and takes parts only where it is its
     /// process's only worker (relaying costs about what a part does).
     pub(super) fn work(&self, worker: &mut timely::worker::Worker) {
+        self.evaluate(worker);
+        if self.shared.stats {
+            self.shared.threads.record();
+        }
+    }
+
+    /// [`Work::work`] but for the record of the worker's CPU time.
+    fn evaluate(&self, worker: &mut timely::worker::Worker) {
         let bus = Bus::build(worker);
         let relay = self.process == 0 && worker.index() % self.workers == 0;
         if relay && self.workers > 1 {
@@ -383,8 +391,15 @@ impl Work {
             if !out.wanted(k) {
                 return;
             }
-            let (sink, emit_from) = self.sinks.part(&self.cut, k);
-            let done = by_time::evaluate(&self.shared, &self.cut, k, sink, emit_from, out);
+            let done = match self.sinks.part(&self.cut, k) {
+                Ok((sink, emit_from)) => {
+                    by_time::evaluate(&self.shared, &self.cut, k, sink, emit_from, out)
+                }
+                Err(error) => PartDone {
+                    error: Some(error.into()),
+                    ..PartDone::default()
+                },
+            };
             out.done(k, done);
         }
     }

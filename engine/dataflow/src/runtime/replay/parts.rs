@@ -25,6 +25,9 @@ pub(super) struct Cut {
     pub(super) warm_from: Vec<Option<u64>>,
     /// Per part, where it reads in each file, in the order of `files`.
     pub(super) ranges: Vec<Vec<PartRange>>,
+    /// The number of its first part among the run's (the rest of a run read as one part
+    /// is numbered as the part it starts at: its part files' number).
+    pub(super) first_part: usize,
 }
 
 impl Cut {
@@ -63,6 +66,7 @@ impl Cut {
             starts: vec![self.starts[k]],
             warm_from: vec![self.warm_from[k]],
             ranges: vec![ranges],
+            first_part: self.first_part + k,
         }
     }
 }
@@ -171,6 +175,7 @@ pub(super) fn cut(
         starts,
         warm_from,
         ranges,
+        first_part: 0,
     })
 }
 

@@ -11,6 +11,8 @@
 //! * **Keyed** (points, intervals, `--print-from`: a sink that keeps what its facts hold):
 //!   each shard formats its lines with its own sink, each line with a key that orders
 //!   it ([`Sink::keyed`]); the merge compares keys.
+//! * **Files** (`--output-dir`): each shard writes its own part files, part number its
+//!   shard's, given every time point as a keyed sink is; nothing is merged.
 
 use stgflow_io::sink::{KeyedLines, Sink, Template, merge_keyed};
 use stgflow_lang::ir::PredId;
@@ -24,6 +26,9 @@ pub(in crate::runtime::replay) enum Format<'a> {
     Groups(&'a Sink<Vec<u8>>),
     Merged(&'a Sink<Vec<u8>>),
     Keyed(&'a Template),
+    /// Each shard's part files, made before the shards start (so that a directory that
+    /// cannot be written to fails the run at once), taken by the shard.
+    Files(&'a [std::sync::Mutex<Option<Sink<std::io::Sink>>>]),
 }
 
 /// A shard's formatted lines of a part, and per group of one predicate at one time point:
@@ -110,12 +115,21 @@ pub(super) enum Formatter {
     Merged(Vec<Update>),
     /// A keyed sink and the next time point it writes.
     Keyed(Sink<std::io::Sink>, u64),
+    /// A sink writing part files (none for a shard beyond those made), the next time
+    /// point it writes (each, as a keyed sink's), and the first error writing them.
+    Files(Option<Sink<std::io::Sink>>, u64, Option<std::io::Error>),
 }
 
 impl Formatter {
-    /// A shard's formatter for `format`, its first part starting at `first`.
-    pub(super) fn new(format: &Format<'_>, first: u64) -> Formatter {
+    /// Shard `shard`'s formatter for `format`, its first part starting at `first`.
+    pub(super) fn new(format: &Format<'_>, shard: usize, first: u64) -> Formatter {
         match format {
+            Format::Files(sinks) => {
+                let sink = (sinks[shard].lock())
+                    .unwrap_or_else(|poisoned| poisoned.into_inner())
+                    .take();
+                Formatter::Files(sink, first, None)
+            }
             Format::Groups(template) => Formatter::Groups(template.part(None), Vec::new()),
             Format::Merged(_) => Formatter::Merged(Vec::new()),
             Format::Keyed(template) => Formatter::Keyed(Sink::keyed((*template).clone()), first),
@@ -147,6 +161,27 @@ impl Formatter {
                 out.drain(..end);
             }
             Formatter::Merged(taken) => taken.extend(out.drain(..end)),
+            Formatter::Files(sink, written, failed) => {
+                let Some(sink) = sink else {
+                    out.drain(..end);
+                    return;
+                };
+                let mut at = 0;
+                while *written < upto {
+                    let start = at;
+                    while at < end && out[at].1 == *written {
+                        at += 1;
+                    }
+                    let changes = out[start..at]
+                        .iter()
+                        .map(|((pred, row), _, diff)| (*pred as PredId, &row[..], *diff));
+                    if let Err(e) = sink.emit_sorted(*written, changes) {
+                        failed.get_or_insert(e);
+                    }
+                    *written += 1;
+                }
+                out.drain(..end);
+            }
             Formatter::Keyed(sink, written) => {
                 let mut at = 0;
                 while *written < upto {
@@ -171,6 +206,7 @@ impl Formatter {
             Formatter::Groups(sink, _) => sink.written(),
             Formatter::Merged(taken) => taken.len() * 16,
             Formatter::Keyed(sink, _) => sink.keyed_size(),
+            Formatter::Files(..) => 0,
         }
     }
 
@@ -188,6 +224,20 @@ impl Formatter {
                 }
                 Output::Lines(sink.take_keyed())
             }
+            Formatter::Files(sink, _, failed) => {
+                if ended && let Some(Err(e)) = sink.as_mut().map(Sink::finish) {
+                    failed.get_or_insert(e);
+                }
+                Output::Groups(Vec::new(), Vec::new())
+            }
+        }
+    }
+
+    /// The first error writing part files, taken.
+    pub(super) fn failed(&mut self) -> Option<std::io::Error> {
+        match self {
+            Formatter::Files(_, _, failed) => failed.take(),
+            _ => None,
         }
     }
 }
@@ -202,6 +252,7 @@ pub(super) fn merge(
     outbox: &Outbox,
 ) -> (Vec<u8>, u64) {
     match format {
+        Format::Files(_) => (Vec::new(), 0),
         Format::Groups(_) => {
             let runs: Vec<Groups> = (outputs.into_iter())
                 .filter_map(|o| match o {
