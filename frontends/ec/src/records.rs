@@ -53,9 +53,13 @@ impl Format for RtecRecords {
         if self.claims_csv { &[".csv"] } else { &[] }
     }
 
-    /// Interval records queue a fact for every time point of their interval.
+    /// An interval record queues a fact for every time point of its interval, which later
+    /// lines' blocks would need; events and point fluents are each their own line's.
     fn reads_in_blocks(&self) -> bool {
-        false
+        !self
+            .shapes
+            .values()
+            .any(|shape| *shape == RtecShape::Interval)
     }
 
     fn parse_line(&self, text: &str, state: &mut ReaderState) -> Result<(), Box<StreamError>> {

@@ -83,7 +83,7 @@ const WARM_SHARE: u64 = 16;
 
 /// The fewest input bytes a part is cut to where shards evaluate the parts in step (each
 /// part costs every shard a round of its dataflow).
-const SHARD_PART_BYTES: u64 = 1 << 21;
+const SHARD_PART_BYTES: u64 = 1 << 20;
 
 /// Parts per worker at most, where shards evaluate them in step.
 const SHARD_PARTS_PER_WORKER: usize = 16;
@@ -156,8 +156,14 @@ impl Replay {
                 (warm, parts, by_warm >= workers || part_bytes.is_some())
             });
         // Shards of a cluster would deal facts over the network: only parts by time there.
+        // One shard alone would only add the shards' formatting and merging to the
+        // threaded path, whose reading thread also runs beside the worker.
         let by_key = (partitioning.keys.as_ref().ok())
-            .filter(|_| matches!(split, Split::Auto | Split::ByKey) && processes <= 1)
+            .filter(|_| {
+                matches!(split, Split::Auto | Split::ByKey)
+                    && processes <= 1
+                    && (workers > 1 || split == Split::ByKey)
+            })
             .zip(sink.template(true));
         let (mode, wanted, warm) = match (by_time, by_key) {
             (Some((warm, parts, true)), _) | (Some((warm, parts, _)), None) => {

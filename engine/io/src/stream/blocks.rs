@@ -510,31 +510,24 @@ impl BlockOrder {
     }
 }
 
-/// A job for a parsing thread.
-type Job = Box<dyn FnOnce() + Send>;
-
-/// Threads that run parsing jobs in the order given; they end once the pool is dropped
-/// and the jobs given are done. Jobs are not bounded here: the reader gives one per block
-/// it has handed the caller, and those are bounded.
-struct Pool {
-    jobs: Sender<Job>,
-}
+/// The parsing threads: a rayon pool, its jobs taken in the order given (earlier blocks
+/// are wanted first); its threads end once it is dropped and the jobs given are done.
+/// Jobs are not bounded here: the reader gives one per block it has handed the caller,
+/// and those are bounded.
+struct Pool(rayon::ThreadPool);
 
 impl Pool {
     fn new(threads: usize) -> io::Result<Pool> {
-        let (jobs, queue) = crossbeam_channel::unbounded::<Job>();
-        for i in 0..threads {
-            let queue = queue.clone();
-            std::thread::Builder::new()
-                .name(format!("stgflow:parse-{i}"))
-                .spawn(move || queue.into_iter().for_each(|job| job()))?;
-        }
-        Ok(Pool { jobs })
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("stgflow:parse-{i}"))
+            .build()
+            .map(Pool)
+            .map_err(io::Error::other)
     }
 
     fn spawn(&self, job: impl FnOnce() + Send + 'static) {
-        // The threads end only when the pool is dropped, so the queue is open here.
-        let _ = self.jobs.send(Box::new(job));
+        self.0.spawn_fifo(job);
     }
 }
 
