@@ -42,7 +42,9 @@
 
 use std::io::Write;
 
-pub use stgflow_dataflow::runtime::{Cluster, Options as DataflowOptions, OutputSort, Split};
+pub use stgflow_dataflow::runtime::{
+    Cluster, ClusterKey, Fingerprint, Options as DataflowOptions, OutputSort, Split,
+};
 use stgflow_eval::reference::Reference;
 pub use stgflow_eval::stg::Options as StgOptions;
 use stgflow_eval::stg::{self, Stg};
@@ -55,6 +57,10 @@ pub use stgflow_lang::{Compiled, compile_str};
 
 /// Which evaluator runs a program.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one per run: boxing the dataflow's options would save nothing"
+)]
 pub enum Engine {
     /// The single-threaded reference evaluator: per time point, per stratum, semi-naive.
     /// The oracle every other engine is tested against.

@@ -57,6 +57,7 @@ use stgflow_lang::stratify::Analysis;
 
 pub use cluster::Cluster;
 use feeder::Feeder;
+pub use greeting::{ClusterKey, Fingerprint};
 use messages::{FromWorker, IN_FLIGHT, ToWorker};
 use worker::{Setup, work};
 

@@ -130,6 +130,16 @@ pub(crate) struct RunArgs {
     /// Seconds a cluster process waits for the others to connect before giving up.
     #[arg(long, default_value_t = 30, value_name = "SECS")]
     pub(crate) connect_timeout: u64,
+    /// A file holding a secret that every process of the cluster holds: each proves to
+    /// the others that it holds it (a challenge and response, the key never sent), and
+    /// a process that cannot is refused. For clusters whose ports others can reach.
+    #[arg(
+        long,
+        value_name = "FILE",
+        env = "STGFLOW_CLUSTER_KEY_FILE",
+        hide_env_values = true
+    )]
+    pub(crate) cluster_key_file: Option<PathBuf>,
     /// Run every rule as written: window definitions (♢/□) as literal rules instead of
     /// the delay operators, and persistence (EC inertia) on the time-stepping operator
     /// instead of its own (for checking that they agree; `check --dump plan` shows what is

@@ -12,6 +12,7 @@ pub mod args;
 mod check;
 mod domains;
 mod explain;
+mod fingerprint;
 mod plot;
 mod report;
 pub mod reserve;

@@ -99,7 +99,8 @@ impl Context<'_> {
         };
         // From here a signal stops the run cleanly (see `stgflow_io::interrupt`).
         let listening = stgflow_io::interrupt::listen();
-        let engine = engine_of(&args, live, files.clone());
+        let identity = cluster_identity(&args, program)?;
+        let engine = engine_of(&args, live, files.clone(), identity);
         let lines = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
         let copy = args.plot.as_ref().map(|_| std::rc::Rc::default());
         let counted = crate::report::Lines {
@@ -451,9 +452,52 @@ fn output_files(dir: &std::path::Path, args: &RunArgs, live: bool) -> Result<Fil
     })
 }
 
+/// What a cluster process proves to the others: its fingerprint and, with
+/// `--cluster-key-file`, that it holds the key (nothing for a single process).
+fn cluster_identity(
+    args: &RunArgs,
+    program: &stgflow_lang::ir::Program,
+) -> Result<
+    (
+        stgflow_engine::Fingerprint,
+        Option<stgflow_engine::ClusterKey>,
+    ),
+    Failure,
+> {
+    if args.processes <= 1 {
+        return Ok(Default::default());
+    }
+    let key = match &args.cluster_key_file {
+        None => None,
+        Some(path) => {
+            let bytes = std::fs::read(path).map_err(|e| {
+                Failure::Message(format!(
+                    "--cluster-key-file: cannot read {}: {e}",
+                    path.display()
+                ))
+            })?;
+            // A key written with a line end is the same key.
+            let end = bytes.trim_ascii_end().len();
+            let key = stgflow_engine::ClusterKey::new(bytes[..end].to_vec()).ok_or_else(|| {
+                Failure::Message(format!("--cluster-key-file: {} is empty", path.display()))
+            })?;
+            Some(key)
+        }
+    };
+    Ok((crate::fingerprint::of(args, program), key))
+}
+
 /// The engine `--engine` and its flags ask for; the dataflow engine's workers write
 /// `files`, if given.
-fn engine_of(args: &RunArgs, live: bool, files: Option<Files>) -> Engine {
+fn engine_of(
+    args: &RunArgs,
+    live: bool,
+    files: Option<Files>,
+    (fingerprint, key): (
+        stgflow_engine::Fingerprint,
+        Option<stgflow_engine::ClusterKey>,
+    ),
+) -> Engine {
     match args.engine {
         EngineKind::Reference => Engine::Reference,
         EngineKind::Stg => Engine::Stg(stgflow_engine::StgOptions {
@@ -468,6 +512,8 @@ fn engine_of(args: &RunArgs, live: bool, files: Option<Files>) -> Engine {
                 process: args.process,
                 hostfile: args.hostfile.clone(),
                 connect_timeout: std::time::Duration::from_secs(args.connect_timeout),
+                fingerprint,
+                key,
             },
             lower: !args.no_lowering,
             live,

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use stgflow_io::drive::RunError;
 
-use super::greeting::connect;
+use super::greeting::{ClusterKey, Fingerprint, Identity, connect};
 
 /// Where the workers run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -21,6 +21,10 @@ pub struct Cluster {
     pub hostfile: Option<PathBuf>,
     /// How long a process waits for the others to connect.
     pub connect_timeout: std::time::Duration,
+    /// What every process must agree on: the others refuse a process that differs.
+    pub fingerprint: Fingerprint,
+    /// A secret every process must prove it holds (`--cluster-key-file`).
+    pub key: Option<ClusterKey>,
 }
 
 impl Default for Cluster {
@@ -31,6 +35,8 @@ impl Default for Cluster {
             process: 0,
             hostfile: None,
             connect_timeout: std::time::Duration::from_secs(30),
+            fingerprint: Fingerprint::default(),
+            key: None,
         }
     }
 }
@@ -127,10 +133,15 @@ impl Cluster {
         }
         let addresses = self.addresses()?;
         stgflow_io::interrupt::watch_cluster_failures();
+        let identity = Identity {
+            me: self.process,
+            workers: threads,
+            fingerprint: self.fingerprint,
+            key: self.key.as_ref(),
+        };
         let sockets = connect(
             &addresses[..self.processes],
-            self.process,
-            threads,
+            &identity,
             self.connect_timeout,
         )?;
         use timely::communication::allocator::zero_copy::initialize::initialize_networking_from_sockets;
