@@ -390,7 +390,13 @@ impl Plan {
                         format!("; starts {}", rules(&s.starts))
                     },
                     s.horizon,
-                    s.key.as_ref().map_or("none".to_owned(), key),
+                    s.key.as_ref().map_or_else(
+                        || format!(
+                            "none, so it runs on one worker: {}",
+                            why_unkeyed(program, s)
+                        ),
+                        key
+                    ),
                     s.sub_key.as_ref().map_or(String::new(), |sub| {
                         let mut parts: Vec<String> = sub
                             .iter()
@@ -724,16 +730,65 @@ fn stepper(
 /// facts it came from).
 fn find_key(program: &Program, rules: &[usize]) -> Option<HashMap<PredId, usize>> {
     let first = program.rules.get(*rules.first()?)?.head.pred;
-    (0..program.predicates[first].arity).find_map(|start| {
-        follow(program, rules, first, start, |rule, key, positions| {
-            rule.body.iter().filter_map(Literal::atom).all(|atom| {
-                atom.args
-                    .iter()
-                    .position(|t| *t == Term::Var(key))
-                    .is_some_and(|at| *positions.entry(atom.pred).or_insert(at) == at)
-            })
+    (0..program.predicates[first].arity)
+        .find_map(|start| follow_key(program, rules, first, start).ok())
+}
+
+/// The key that starts at position `start` of `first`, or where it stops.
+fn follow_key(
+    program: &Program,
+    rules: &[usize],
+    first: PredId,
+    start: usize,
+) -> Result<HashMap<PredId, usize>, Stuck> {
+    follow(program, rules, first, start, |rule, key, positions| {
+        rule.body.iter().filter_map(Literal::atom).all(|atom| {
+            atom.args
+                .iter()
+                .position(|t| *t == Term::Var(key))
+                .is_some_and(|at| *positions.entry(atom.pred).or_insert(at) == at)
         })
     })
+}
+
+/// Why the stepper component of `rules` has no key, for `check --dump plan`: of the
+/// variables at the first head's positions, the one that runs through the most rules, and
+/// the rule that stops it.
+fn why_unkeyed(program: &Program, plan: &StepperPlan) -> String {
+    if plan.reads_unit {
+        let rule = plan
+            .rules
+            .iter()
+            .find(|&&r| !program.rules[r].has_positive_atom());
+        return match rule {
+            Some(r) => format!("r{r} has no positive atom to carry one"),
+            None => "a rule has no positive atom to carry one".to_owned(),
+        };
+    }
+    let Some(first) = plan.rules.first().map(|&r| program.rules[r].head.pred) else {
+        return "no rules".to_owned();
+    };
+    let best = (0..program.predicates[first].arity)
+        .filter_map(|start| follow_key(program, &plan.rules, first, start).err())
+        .max_by_key(|stuck| stuck.settled);
+    let name = program.pred_name(first);
+    match best {
+        None => format!("{name} has no arguments"),
+        Some(Stuck { at: Some(r), .. }) => format!(
+            "no argument of {name} runs through every rule (the furthest stops at r{r}, whose atoms do not all carry it, each at one position; `check --dump ir` lists r{r})"
+        ),
+        Some(Stuck { at: None, .. }) => {
+            format!("no argument of {name} reaches every rule through the rules' heads")
+        }
+    }
+}
+
+/// Where [`follow`] stopped: after `settled` rules, at rule `at` (a head without the
+/// variable, or one `visit` refused), or with rules the variable never reached (`None`).
+#[derive(Clone, Copy, Debug)]
+struct Stuck {
+    settled: usize,
+    at: Option<usize>,
 }
 
 /// Follows the variable at position `start` of `first`'s heads through `rules`, from
@@ -747,7 +802,7 @@ fn follow(
     first: PredId,
     start: usize,
     mut visit: impl FnMut(&Rule, VarId, &mut HashMap<PredId, usize>) -> bool,
-) -> Option<HashMap<PredId, usize>> {
+) -> Result<HashMap<PredId, usize>, Stuck> {
     let mut positions: HashMap<PredId, usize> = HashMap::from([(first, start)]);
     let mut settled: HashSet<usize> = HashSet::new();
     while settled.len() < rules.len() {
@@ -761,19 +816,26 @@ fn follow(
                 continue;
             }
             progress = true;
+            let stuck = Stuck {
+                settled: settled.len() - 1,
+                at: Some(r),
+            };
             let Some(Term::Var(var)) = rule.head.args.get(head_position) else {
-                return None;
+                return Err(stuck);
             };
             if !visit(rule, *var, &mut positions) {
-                return None;
+                return Err(stuck);
             }
         }
         if !progress {
             // Rules whose head never got a position: the variable does not reach them.
-            return None;
+            return Err(Stuck {
+                settled: settled.len(),
+                at: None,
+            });
         }
     }
-    Some(positions)
+    Ok(positions)
 }
 
 /// Per predicate, the refining positions of a key ([`StepperPlan::sub_key`]).
@@ -852,7 +914,8 @@ fn sub_component(
         }
         // A state's facts come from its own facts: a positive atom binds the variable.
         carried
-    })?;
+    })
+    .ok()?;
     Some((positions, partial))
 }
 
