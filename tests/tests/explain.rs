@@ -111,6 +111,7 @@ fn example_1_derivation_of_trusted_a_4_is_a_real_derivation() {
         analysis,
         &mut sources,
         stgflow_io::drive::Timeline::default(),
+        None,
     )
     .expect("runs");
     let fact = stgflow_eval::explain::parse_fact(&compiled.program, "trusted(a, 4)").expect("fact");
@@ -135,4 +136,50 @@ fn example_1_derivation_of_trusted_a_4_is_a_real_derivation() {
         materialised.explain(&unknown),
         stgflow_eval::explain::Answer::DoesNotHold(..)
     ));
+}
+
+/// Explaining a fact evaluates the stream up to its time only, with the answer of the
+/// whole run: for every fact of example 1 at every time point (and past the stream's end,
+/// where nothing holds), held or not.
+#[test]
+fn explaining_up_to_the_facts_time_gives_the_whole_runs_answer() {
+    let dir = explain_dir();
+    let program = std::fs::read_to_string(dir.join("example1.tdl")).expect("program");
+    let compiled = stgflow_lang::compile_str("example1.tdl", &program);
+    let analysis = compiled.analysis.as_ref().expect("valid");
+    let stream = std::fs::read_to_string(dir.join("example1.facts")).expect("stream");
+    let materialise = |through: Option<u64>| {
+        let reader = stgflow_io::stream::FactReader::new(
+            stream.as_bytes(),
+            "example1.facts",
+            std::sync::Arc::new(stgflow_io::stream::td::Td),
+            stgflow_io::stream::Schema::new(&compiled.program),
+        );
+        let mut sources: Vec<Box<dyn stgflow_io::drive::FactSource + '_>> = vec![Box::new(reader)];
+        stgflow_eval::explain::materialise(
+            &compiled.program,
+            analysis,
+            &mut sources,
+            stgflow_io::drive::Timeline::default(),
+            through,
+        )
+        .expect("runs")
+    };
+    let whole = materialise(None);
+    let last = whole.last.expect("a timeline");
+    let mut held = 0;
+    for t in 0..=last + 2 {
+        let cut = materialise(Some(t));
+        for pred in ["safe", "trusted"] {
+            for device in ["a", "b", "c"] {
+                let text = format!("{pred}({device}, {t})");
+                let fact =
+                    stgflow_eval::explain::parse_fact(&compiled.program, &text).expect("fact");
+                let answer = whole.explain(&fact);
+                held += usize::from(matches!(answer, stgflow_eval::explain::Answer::Holds(_)));
+                assert_eq!(cut.explain(&fact), answer, "{text}");
+            }
+        }
+    }
+    assert!(held > 5, "the example derives facts: {held}");
 }

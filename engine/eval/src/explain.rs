@@ -128,7 +128,14 @@ struct Collector<'a, 'p> {
     strata: &'a [(Vec<usize>, bool)],
     state: Materialised<'p>,
     current: u64,
+    /// The last time point wanted: nothing after it can change what held before.
+    through: Option<u64>,
 }
+
+/// The collector's way to end the run at its last time point wanted.
+#[derive(Debug, thiserror::Error)]
+#[error("the time point explained was reached")]
+struct Reached;
 
 impl Facts for Collector<'_, '_> {
     type Relation = Relation;
@@ -163,16 +170,22 @@ impl TimePoints for Collector<'_, '_> {
         for (rules, recursive) in strata {
             evaluate_stratum(plans, rules, *recursive, t, self);
         }
+        if self.through.is_some_and(|through| t >= through) {
+            return Err(RunError::Evaluation(Box::new(Reached)));
+        }
         Ok(())
     }
 }
 
-/// Evaluates `program` over `sources`, keeping every time point.
+/// Evaluates `program` over `sources`, keeping every time point up to `through` (all of
+/// them with `None`): a fact at t depends on nothing after t, so explaining it needs no
+/// more. The timeline is the run's: it is not cut at `through`, only not read past it.
 pub fn materialise<'p>(
     program: &'p Program,
     analysis: &Analysis,
     sources: &mut [Box<dyn FactSource + '_>],
     timeline: Timeline,
+    through: Option<u64>,
 ) -> Result<Materialised<'p>, RunError> {
     let (plans, strata) = stratified_plans(program, analysis);
     let mut collector = Collector {
@@ -187,9 +200,13 @@ pub fn materialise<'p>(
             time_scale: 1,
         },
         current: 0,
+        through,
     };
-    feed(program, sources, timeline, &mut collector)?;
-    Ok(collector.state)
+    match feed(program, sources, timeline, &mut collector) {
+        Ok(_) => Ok(collector.state),
+        Err(RunError::Evaluation(e)) if e.is::<Reached>() => Ok(collector.state),
+        Err(e) => Err(e),
+    }
 }
 
 /// A derivation tree.

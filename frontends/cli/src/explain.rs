@@ -57,15 +57,16 @@ impl Context<'_> {
             from: args.from.map(|t| t / args.tick),
             until: args.until.map(|t| t / args.tick),
         };
-        let mut materialised = match explain::materialise(program, analysis, &mut sources, timeline)
-        {
-            Ok(materialised) => materialised,
-            Err(RunError::Stream(e)) => {
-                let _ = writeln!(self.stderr, "{e}");
-                return Err(Failure::Reported);
-            }
-            Err(e) => return Err(Failure::Message(e.to_string())),
-        };
+        let through = Some(fact.time);
+        let mut materialised =
+            match explain::materialise(program, analysis, &mut sources, timeline, through) {
+                Ok(materialised) => materialised,
+                Err(RunError::Stream(e)) => {
+                    let _ = writeln!(self.stderr, "{e}");
+                    return Err(Failure::Reported);
+                }
+                Err(e) => return Err(Failure::Message(e.to_string())),
+            };
         materialised.time_scale = args.tick;
         let answer = materialised.explain(&fact);
         let text = if args.json {

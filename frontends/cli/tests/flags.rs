@@ -425,3 +425,30 @@ fn a_misspelt_predicate_gets_a_did_you_mean() {
         text(&output.stderr)
     );
 }
+
+/// `explain` reads the stream only up to the fact's time: a fact at t depends on nothing
+/// after it, so a malformed line long after t does not stop it, and the answer is the one
+/// the whole stream gives where the whole stream reads.
+#[test]
+fn explain_reads_the_stream_up_to_the_facts_time() {
+    let dir = common::tempdir();
+    let good =
+        std::fs::read_to_string(common::root().join(STREAM)).unwrap_or_else(|e| panic!("{e}"));
+    let broken = dir.join("broken.facts");
+    std::fs::write(&broken, format!("{good}repair(d1, 40).\nnot a fact\n"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let broken = broken.to_string_lossy().into_owned();
+    let whole = run(&["explain", PROGRAM, STREAM, "trusted(d1, 5)"]);
+    assert!(whole.status.success(), "{}", text(&whole.stderr));
+    let early = run(&["explain", PROGRAM, &broken, "trusted(d1, 5)"]);
+    assert!(early.status.success(), "{}", text(&early.stderr));
+    assert_eq!(text(&early.stdout), text(&whole.stdout));
+    // A fact after the malformed line meets it.
+    let late = run(&["explain", PROGRAM, &broken, "trusted(d1, 41)"]);
+    assert_eq!(late.status.code(), Some(1));
+    assert!(
+        text(&late.stderr).contains("broken.facts:"),
+        "{}",
+        text(&late.stderr)
+    );
+}
