@@ -90,15 +90,13 @@ fn explain_golden_cases() {
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
-/// What a derivation must be: the fact's own rule, body facts at their times, negated
-/// conditions absent, input facts at the leaves.
-#[test]
-fn example_1_derivation_of_trusted_a_4_is_a_real_derivation() {
-    let dir = explain_dir();
-    let program = std::fs::read_to_string(dir.join("example1.tdl")).expect("program");
-    let compiled = stgflow_lang::compile_str("example1.tdl", &program);
+/// Example 1 materialised up to `through` (every time point with `None`).
+fn example1_materialised<'p>(
+    compiled: &'p stgflow_lang::Compiled,
+    stream: &str,
+    through: Option<u64>,
+) -> stgflow_eval::explain::Materialised<'p> {
     let analysis = compiled.analysis.as_ref().expect("valid");
-    let stream = std::fs::read_to_string(dir.join("example1.facts")).expect("stream");
     let reader = stgflow_io::stream::FactReader::new(
         stream.as_bytes(),
         "example1.facts",
@@ -106,14 +104,25 @@ fn example_1_derivation_of_trusted_a_4_is_a_real_derivation() {
         stgflow_io::stream::Schema::new(&compiled.program),
     );
     let mut sources: Vec<Box<dyn stgflow_io::drive::FactSource + '_>> = vec![Box::new(reader)];
-    let materialised = stgflow_eval::explain::materialise(
+    stgflow_eval::explain::materialise(
         &compiled.program,
         analysis,
         &mut sources,
         stgflow_io::drive::Timeline::default(),
-        None,
+        through,
     )
-    .expect("runs");
+    .expect("runs")
+}
+
+/// What a derivation must be: the fact's own rule, body facts at their times, negated
+/// conditions absent, input facts at the leaves.
+#[test]
+fn example_1_derivation_of_trusted_a_4_is_a_real_derivation() {
+    let dir = explain_dir();
+    let program = std::fs::read_to_string(dir.join("example1.tdl")).expect("program");
+    let compiled = stgflow_lang::compile_str("example1.tdl", &program);
+    let stream = std::fs::read_to_string(dir.join("example1.facts")).expect("stream");
+    let materialised = example1_materialised(&compiled, &stream, None);
     let fact = stgflow_eval::explain::parse_fact(&compiled.program, "trusted(a, 4)").expect("fact");
     let stgflow_eval::explain::Answer::Holds(derivation) = materialised.explain(&fact) else {
         panic!("trusted(a,4) holds");
@@ -146,25 +155,8 @@ fn explaining_up_to_the_facts_time_gives_the_whole_runs_answer() {
     let dir = explain_dir();
     let program = std::fs::read_to_string(dir.join("example1.tdl")).expect("program");
     let compiled = stgflow_lang::compile_str("example1.tdl", &program);
-    let analysis = compiled.analysis.as_ref().expect("valid");
     let stream = std::fs::read_to_string(dir.join("example1.facts")).expect("stream");
-    let materialise = |through: Option<u64>| {
-        let reader = stgflow_io::stream::FactReader::new(
-            stream.as_bytes(),
-            "example1.facts",
-            std::sync::Arc::new(stgflow_io::stream::td::Td),
-            stgflow_io::stream::Schema::new(&compiled.program),
-        );
-        let mut sources: Vec<Box<dyn stgflow_io::drive::FactSource + '_>> = vec![Box::new(reader)];
-        stgflow_eval::explain::materialise(
-            &compiled.program,
-            analysis,
-            &mut sources,
-            stgflow_io::drive::Timeline::default(),
-            through,
-        )
-        .expect("runs")
-    };
+    let materialise = |through: Option<u64>| example1_materialised(&compiled, &stream, through);
     let whole = materialise(None);
     let last = whole.last.expect("a timeline");
     let mut held = 0;

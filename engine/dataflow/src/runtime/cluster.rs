@@ -80,7 +80,7 @@ impl Cluster {
     }
 
     /// How many of the cluster's processes run on this one's host (by the hostfile's host
-    /// names; the default addresses are all this machine's): they share its cores.
+    /// names; the default addresses are all the local host's): they share its cores.
     pub(super) fn processes_here(&self) -> usize {
         if self.processes <= 1 {
             return 1;

@@ -47,6 +47,32 @@ impl Batch {
         self.len
     }
 
+    /// Time point `t`'s input as changes against the previous one (`diff`): what held
+    /// before and holds again costs nothing, what is new is +1, what is left of the
+    /// previous time point is −1; facts read as points (`point_preds`: by ♢ windows
+    /// alone) go in as they are, +1 each.
+    pub(super) fn push_diffed(
+        &mut self,
+        diff: &mut PointDiff<(PredId, Row)>,
+        point_preds: &[bool],
+        t: u64,
+        mut input: Vec<(PredId, Row)>,
+    ) {
+        if !point_preds.is_empty() {
+            input.retain_mut(|(pred, row)| {
+                let point = point_preds.get(*pred).copied().unwrap_or(false);
+                if point {
+                    self.push(*pred as u32, std::mem::take(row), t, 1);
+                }
+                !point
+            });
+        }
+        diff.next(input.into_iter(), |(pred, row)| {
+            self.push(*pred as u32, Row::from_slice(row), t, 1);
+        });
+        diff.left(|(pred, row)| self.push(pred as u32, row, t, -1));
+    }
+
     pub(super) fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -703,29 +729,11 @@ impl<'a, W: Write> Feeder<'a, W> {
 }
 
 impl<W: Write> TimePoints for Feeder<'_, W> {
-    fn complete(&mut self, t: u64, mut input: Vec<(PredId, Row)>) -> Result<(), RunError> {
+    fn complete(&mut self, t: u64, input: Vec<(PredId, Row)>) -> Result<(), RunError> {
         self.batch_start.get_or_insert(t);
         self.feed_unit(t);
         match &mut self.diff {
-            // What held before and holds again costs nothing; what is new is +1; what is
-            // left of the previous time point is −1.
-            // Facts read as points (by ♢ windows alone) go out as they are, +1 each.
-            Some(diff) => {
-                let (batch, point_preds) = (&mut self.batch, &self.point_preds);
-                if !point_preds.is_empty() {
-                    input.retain_mut(|(pred, row)| {
-                        let point = point_preds.get(*pred).copied().unwrap_or(false);
-                        if point {
-                            batch.push(*pred as u32, std::mem::take(row), t, 1);
-                        }
-                        !point
-                    });
-                }
-                diff.next(input.into_iter(), |(pred, row)| {
-                    batch.push(*pred as u32, Row::from_slice(row), t, 1);
-                });
-                diff.left(|(pred, row)| batch.push(pred as u32, row, t, -1));
-            }
+            Some(diff) => self.batch.push_diffed(diff, &self.point_preds, t, input),
             // The facts as they are: the workers diff them.
             None => {
                 for (pred, row) in input {

@@ -128,23 +128,9 @@ impl Local {
 
     /// Time point `t` (the next one) holds `input`: its changes go into the batch.
     /// Whether the batch is full (see [`Local::run`]).
-    pub(super) fn complete(&mut self, t: u64, mut input: Vec<(PredId, Row)>) -> bool {
+    pub(super) fn complete(&mut self, t: u64, input: Vec<(PredId, Row)>) -> bool {
         self.start(t);
-        let (batch, point_preds) = (&mut self.batch, &self.point_preds);
-        if !point_preds.is_empty() {
-            input.retain_mut(|(pred, row)| {
-                let point = point_preds.get(*pred).copied().unwrap_or(false);
-                if point {
-                    batch.push(*pred as u32, std::mem::take(row), t, 1);
-                }
-                !point
-            });
-        }
-        self.diff.next(input.into_iter(), |(pred, row)| {
-            batch.push(*pred as u32, Row::from_slice(row), t, 1);
-        });
-        self.diff
-            .left(|(pred, row)| batch.push(pred as u32, row, t, -1));
+        (self.batch).push_diffed(&mut self.diff, &self.point_preds, t, input);
         self.fed_to = t + 1;
         self.full()
     }

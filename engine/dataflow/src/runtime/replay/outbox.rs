@@ -70,7 +70,7 @@ pub(super) trait Out {
     fn wanted(&self, part: usize) -> bool;
     /// An empty byte buffer to fill.
     fn buffer(&self) -> Vec<u8>;
-    /// The workers' turns on this machine's cores.
+    /// The workers' turns on the host's cores.
     fn slots(&self) -> &Slots;
 }
 
@@ -128,7 +128,7 @@ pub(super) struct Outbox {
 const BUFFERS_KEPT: usize = 64;
 
 impl Outbox {
-    /// An outbox whose workers share this machine's cores with `processes` processes of
+    /// An outbox whose workers share the host's cores with `processes` processes of
     /// their cluster (themselves included).
     pub(super) fn new(processes: usize) -> (Outbox, Receiver<Piece>) {
         let (sender, receiver) = unbounded();

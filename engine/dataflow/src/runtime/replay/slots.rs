@@ -31,7 +31,7 @@ pub(super) struct Slot<'a> {
 
 impl Slots {
     /// As many slots as the machine has cores (at least one), shared out among the
-    /// `processes` of a cluster that run on this machine.
+    /// `processes` of a cluster that run on the same host.
     pub(super) fn per_core(processes: usize) -> Slots {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let cores = (cores / processes.max(1)).max(1);

@@ -162,39 +162,16 @@ impl Formatter {
             }
             Formatter::Merged(taken) => taken.extend(out.drain(..end)),
             Formatter::Files(sink, written, failed) => {
-                let Some(sink) = sink else {
-                    out.drain(..end);
-                    return;
-                };
-                let mut at = 0;
-                while *written < upto {
-                    let start = at;
-                    while at < end && out[at].1 == *written {
-                        at += 1;
-                    }
-                    let changes = out[start..at]
-                        .iter()
-                        .map(|((pred, row), _, diff)| (*pred as PredId, &row[..], *diff));
-                    if let Err(e) = sink.emit_sorted(*written, changes) {
-                        failed.get_or_insert(e);
-                    }
-                    *written += 1;
+                if let Some(sink) = sink
+                    && let Err(e) = emit_each_point(sink, written, &out[..end], upto)
+                {
+                    failed.get_or_insert(e);
                 }
                 out.drain(..end);
             }
             Formatter::Keyed(sink, written) => {
-                let mut at = 0;
-                while *written < upto {
-                    let start = at;
-                    while at < end && out[at].1 == *written {
-                        at += 1;
-                    }
-                    let changes = out[start..at]
-                        .iter()
-                        .map(|((pred, row), _, diff)| (*pred as PredId, &row[..], *diff));
-                    let _ = sink.emit_sorted(*written, changes);
-                    *written += 1;
-                }
+                // A sink writing into memory cannot fail.
+                let _ = emit_each_point(sink, written, &out[..end], upto);
                 out.drain(..end);
             }
         }
@@ -244,6 +221,35 @@ impl Formatter {
 
 /// The bytes of the shards' `outputs` of a part, in order (in a buffer of `outbox`'s,
 /// the outputs' own buffers going back to it), and the last time point they hold output
+
+/// Gives `sink` every time point from `written` up to `upto`, each with its changes in
+/// `out` (in output order), with or without any; the first error, if one.
+fn emit_each_point<W: std::io::Write>(
+    sink: &mut Sink<W>,
+    written: &mut u64,
+    out: &[Update],
+    upto: u64,
+) -> std::io::Result<()> {
+    let mut at = 0;
+    let mut result = Ok(());
+    while *written < upto {
+        let start = at;
+        while at < out.len() && out[at].1 == *written {
+            at += 1;
+        }
+        let changes = out[start..at]
+            .iter()
+            .map(|((pred, row), _, diff)| (*pred as PredId, &row[..], *diff));
+        if let Err(e) = sink.emit_sorted(*written, changes)
+            && result.is_ok()
+        {
+            result = Err(e);
+        }
+        *written += 1;
+    }
+    result
+}
+
 /// of.
 pub(super) fn merge(
     format: &Format<'_>,
