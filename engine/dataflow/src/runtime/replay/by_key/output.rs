@@ -219,9 +219,6 @@ impl Formatter {
     }
 }
 
-/// The bytes of the shards' `outputs` of a part, in order (in a buffer of `outbox`'s,
-/// the outputs' own buffers going back to it), and the last time point they hold output
-
 /// Gives `sink` every time point from `written` up to `upto`, each with its changes in
 /// `out` (in output order), with or without any; the first error, if one.
 fn emit_each_point<W: std::io::Write>(
@@ -250,6 +247,8 @@ fn emit_each_point<W: std::io::Write>(
     result
 }
 
+/// The bytes of the shards' `outputs` of a part, in order (in a buffer of `outbox`'s,
+/// the outputs' own buffers going back to it), and the last time point they hold output
 /// of.
 pub(super) fn merge(
     format: &Format<'_>,
