@@ -27,6 +27,7 @@ pub mod diag;
 pub mod ir;
 pub mod stratify;
 pub mod syntax;
+pub mod typos;
 pub mod validate;
 pub mod value;
 
@@ -84,8 +85,13 @@ pub fn compile(
 ) -> Compiled {
     let (mut program, lowering, traced) = ir::lower_traced(&ast);
     diagnostics.extend(lowering);
+    // Only a TD file as written: a front end's translation has names of its own making.
+    let written = origins.is_empty();
     attach_origins(origins, &traced, &mut program);
     diagnostics.extend(validate::validate(&program));
+    if written {
+        diagnostics.extend(typos::typos(&program));
+    }
     let analysis = (!diagnostics.has_errors()).then(|| stratify::analyse(&program));
     Compiled {
         sources,

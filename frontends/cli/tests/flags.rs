@@ -452,3 +452,37 @@ fn explain_reads_the_stream_up_to_the_facts_time() {
         text(&late.stderr)
     );
 }
+
+/// `check` names a body predicate one letter from a predicate the program reads elsewhere
+/// (a typo that would only show as a rule that never fires), and an `#output` of a
+/// predicate whose rule it rejected is not also called unknown.
+#[test]
+fn check_names_a_likely_typo_and_no_knock_on_warning() {
+    let dir = common::tempdir();
+    let typo = dir.join("typo.tdl");
+    std::fs::write(
+        &typo,
+        "#output rising, low.\n\
+         rising(X, T) :- reading(X, T), not reading(X, T-1).\n\
+         low(X, T) :- readng(X, T), X < 3.\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let output = run(&["check", &typo.to_string_lossy()]);
+    let stderr = text(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("[W002]"), "{stderr}");
+    assert!(stderr.contains("did you mean `reading`?"), "{stderr}");
+    assert!(stderr.contains("typo.tdl:3:14"), "{stderr}");
+
+    let future = dir.join("future.tdl");
+    std::fs::write(
+        &future,
+        "#output rising.\nrising(X, T+1) :- reading(X, T).\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let output = run(&["check", &future.to_string_lossy()]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("[E006]"), "{stderr}");
+    assert!(!stderr.contains("[W001]"), "{stderr}");
+}

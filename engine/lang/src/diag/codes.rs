@@ -92,5 +92,6 @@ crate::error_codes! {
         E010 => "a fact that is not ground or has no valid time",
         E011 => "arithmetic inside an atom argument",
         W001 => "`#output` names an unknown predicate",
+        W002 => "a predicate read once and defined nowhere, one letter away from one the program uses: a typo?",
     }
 }

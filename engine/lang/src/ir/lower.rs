@@ -36,14 +36,18 @@ pub fn lower_traced(program: &ast::Program) -> (Program, Diagnostics, Vec<usize>
                     if let Some(rule) = lowering.rule(&piece, count.as_ref()) {
                         lowering.program.rules.push(rule);
                         traced.push(at);
+                    } else {
+                        lowering.rejected.insert(piece.head.predicate.name.clone());
                     }
                 }
             }
             ast::Item::Rule(rule) => {
                 let at = from.next().unwrap_or_default();
-                if let Some(rule) = lowering.rule(rule, None) {
-                    lowering.program.rules.push(rule);
+                if let Some(lowered) = lowering.rule(rule, None) {
+                    lowering.program.rules.push(lowered);
                     traced.push(at);
+                } else {
+                    lowering.rejected.insert(rule.head.predicate.name.clone());
                 }
             }
             ast::Item::Fact(atom) => {
@@ -74,6 +78,9 @@ struct Lowering {
     counts: usize,
     /// The predicates the counts made, by name.
     hidden: Vec<String>,
+    /// The heads of rules that did not lower: their errors say what is wrong, so
+    /// `#output` naming them is not an unknown predicate as well.
+    rejected: std::collections::HashSet<String>,
 }
 
 /// What a piece of a rule with `#count` counts, when it is the counting rule itself: the
@@ -726,6 +733,8 @@ impl Lowering {
                         outputs.push(pred);
                     }
                 }
+                // A rule of it was rejected, with an error that says why.
+                None if self.rejected.contains(&ident.name) => {}
                 None => {
                     let mut diagnostic = Diagnostic::warning(
                         Code::W001,
