@@ -77,8 +77,6 @@ fn differ_in_a_digit(a: &str, b: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     fn warnings(text: &str) -> Vec<String> {
         let compiled = crate::compile_str("p.tdl", text);
         (compiled.diagnostics.iter())
