@@ -76,6 +76,9 @@ impl Context<'_> {
         // The bytes read of the stream files, for the progress line.
         let read = Arc::new(AtomicU64::new(0));
         let (mut sources, live) = self.open_sources(&args, program, stdin, &read)?;
+        if !live && !self.quiet {
+            self.warn_of_a_flood(&args);
+        }
         let bar = (!live && !self.quiet && io::stderr().is_terminal() && !args.streams.is_empty())
             .then(|| progress_bar(input_size(&args.streams)));
         if let Some(bar) = &bar {
@@ -184,6 +187,27 @@ impl Context<'_> {
             }
         }
         self.report(result, &args, program, started, lines)
+    }
+
+    /// Warns (W104) before a large log is replayed in `points` mode: it prints every fact
+    /// at every time point, which over a long log is orders of magnitude more than the log
+    /// (a fact that holds for a million time points is a million lines).
+    fn warn_of_a_flood(&mut self, args: &RunArgs) {
+        // Overridden by tests, which use small logs.
+        let large = std::env::var("STGFLOW_LARGE_INPUT_BYTES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(LARGE_INPUT);
+        let size = input_size(&args.streams).unwrap_or(0);
+        if args.mode != OutputMode::Points || args.streams.is_empty() || size < large {
+            return;
+        }
+        let _ = writeln!(
+            self.stderr,
+            "warning[{}]: `--mode points` (the default) prints every fact at every time point it holds: over {} MB of log, that can be orders of magnitude more than the log; `--mode changes` prints when each fact starts and stops holding, `--mode intervals` each interval it holds (README: \"Replaying a large log\")",
+            stgflow_io::stream::Code::W104,
+            size / 1_000_000
+        );
     }
 
     /// Compiles the program, with `--output`'s predicates as its outputs if given.
@@ -315,6 +339,9 @@ impl<R: io::Read> io::Read for Counted<R> {
 
 /// The size of the stream files together, if each is a regular file (the progress line's
 /// length: the bytes read of them, before decompression).
+/// Input bytes from which a replay in `points` mode is warned about (W104).
+const LARGE_INPUT: u64 = 256 << 20;
+
 fn input_size(streams: &[String]) -> Option<u64> {
     streams
         .iter()

@@ -486,3 +486,25 @@ fn check_names_a_likely_typo_and_no_knock_on_warning() {
     assert!(stderr.contains("[E006]"), "{stderr}");
     assert!(!stderr.contains("[W001]"), "{stderr}");
 }
+
+/// A large log replayed in the default `points` mode is warned about before it floods the
+/// output (W104); `changes`, `-q` and a small log are not. The size at which a log is
+/// large is lowered for the test.
+#[test]
+fn a_large_log_in_points_mode_is_warned_about_before_the_run() {
+    let warned = |args: &[&str], large: &str| {
+        let output = stgflow()
+            .args(["run", PROGRAM, STREAM])
+            .args(args)
+            .env("STGFLOW_LARGE_INPUT_BYTES", large)
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(output.status.success(), "{}", text(&output.stderr));
+        text(&output.stderr).contains("warning[W104]")
+    };
+    assert!(warned(&[], "10"));
+    assert!(warned(&["--mode", "points"], "10"));
+    assert!(!warned(&["--mode", "changes"], "10"));
+    assert!(!warned(&["-q"], "10"));
+    assert!(!warned(&[], "1000000"));
+}

@@ -15,6 +15,7 @@ stgflow_lang::error_codes! {
         W101 => "stream facts skipped: the wrong number of arguments",
         W102 => "stream facts skipped: a predicate the program does not use",
         W103 => "stream facts skipped: later than `--lateness` (with `--skip-late`)",
+        W104 => "a large log replayed in `points` mode, which prints every fact at every time point",
     }
 }
 
