@@ -36,6 +36,7 @@ impl Context<'_> {
                 }
                 if args.stats || args.stats_json.is_some() {
                     let mut report = RunReport::new(&outcome.summary, started, lines);
+                    report.config = configuration(args);
                     if let Some(spread) = &outcome.spread {
                         report.spread = Some(spread.detail.clone());
                         report.threads = (spread.threads.iter())
@@ -218,6 +219,8 @@ struct RunReport {
     spread: Option<String>,
     /// The CPU time of each thread that took part (of process 0), busiest first.
     threads: Vec<(String, f64)>,
+    /// What was run, as a JSON object ([`configuration`]).
+    config: String,
 }
 
 impl RunReport {
@@ -262,6 +265,7 @@ impl RunReport {
                 .collect(),
             spread: None,
             threads: Vec::new(),
+            config: "null".to_owned(),
         }
     }
 
@@ -374,7 +378,7 @@ impl RunReport {
             .busiest()
             .map_or("null".to_owned(), |(_, _, share)| format!("{share:.4}"));
         format!(
-            "{{\"time_points\":{},\"first\":{},\"last\":{},\"input_facts\":{},\"skipped\":{{\"unknown\":{},\"wrong_arity\":{},\"late\":{}}},\"outside_timeline\":{},\"output_lines\":{},\"wall_s\":{:.6},\"cpu_s\":{:.6},\"user_s\":{:.6},\"system_s\":{:.6},\"peak_rss_kib\":{},\"input_facts_per_s\":{:.1},\"components\":[{}],\"parallel\":{spread},\"threads\":[{}],\"busiest_share\":{busiest_share}}}\n",
+            "{{\"time_points\":{},\"first\":{},\"last\":{},\"input_facts\":{},\"skipped\":{{\"unknown\":{},\"wrong_arity\":{},\"late\":{}}},\"outside_timeline\":{},\"output_lines\":{},\"wall_s\":{:.6},\"cpu_s\":{:.6},\"user_s\":{:.6},\"system_s\":{:.6},\"peak_rss_kib\":{},\"input_facts_per_s\":{:.1},\"components\":[{}],\"parallel\":{spread},\"threads\":[{}],\"busiest_share\":{busiest_share},\"config\":{}}}\n",
             self.time_points,
             optional(self.first),
             optional(self.last),
@@ -392,6 +396,26 @@ impl RunReport {
             self.rate(),
             components.join(","),
             threads.join(","),
+            self.config,
         )
     }
+}
+
+/// What a run was, for `--stats-json`: stgflow's version, the command line, and what the
+/// engine made of it (the engine, the workers and processes, the output mode, the files).
+fn configuration(args: &RunArgs) -> String {
+    let lower = |debug: String| debug.to_lowercase();
+    serde_json::json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "command": std::env::args().collect::<Vec<String>>(),
+        "program": args.program.to_string_lossy(),
+        "background": args.background.iter().map(|p| p.to_string_lossy()).collect::<Vec<_>>(),
+        "streams": args.streams,
+        "engine": lower(format!("{:?}", args.engine)),
+        // The other engines run on one thread.
+        "workers": (args.engine == crate::args::EngineKind::Dataflow).then(|| args.workers()),
+        "processes": args.processes,
+        "mode": lower(format!("{:?}", args.mode)),
+    })
+    .to_string()
 }

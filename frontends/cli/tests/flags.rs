@@ -401,6 +401,28 @@ fn stats_report_any_engine_and_json_for_scripts() {
         ] {
             assert!(json.contains(&field), "{field} in {json}");
         }
+        // The configuration, for a script that gathers reports.
+        let parsed: serde_json::Value =
+            serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"));
+        let config = &parsed["config"];
+        assert_eq!(config["program"], PROGRAM, "{json}");
+        assert_eq!(config["streams"][0], STREAM, "{json}");
+        assert_eq!(config["mode"], "changes", "{json}");
+        assert_eq!(config["version"], env!("CARGO_PKG_VERSION"), "{json}");
+        let expected_engine = if engine[0] == "--engine" {
+            engine[1]
+        } else {
+            "dataflow"
+        };
+        assert_eq!(config["engine"], expected_engine, "{json}");
+        match engine[0] {
+            "-w" => assert_eq!(config["workers"].to_string(), engine[1], "{json}"),
+            _ => assert!(config["workers"].is_null(), "{json}"),
+        }
+        assert!(
+            config["command"].as_array().is_some_and(|c| c.len() > 3),
+            "{json}"
+        );
         assert!(
             json.starts_with('{') && json.trim_end().ends_with('}'),
             "{json}"
