@@ -313,12 +313,30 @@ pub(crate) fn open_input(
     let reader: Box<dyn io::Read + Send> = match Compression::of(stream).0 {
         Compression::None => Box::new(file),
         Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(BufReader::new(file))),
-        Compression::Zstd => Box::new(
+        Compression::Zstd => Box::new(Zstd(
             ruzstd::decoding::StreamingDecoder::new(BufReader::new(file))
                 .map_err(|e| Failure::Message(format!("{stream}: not a zstandard file: {e}")))?,
-        ),
+        )),
     };
     Ok((reader, regular))
+}
+
+/// A zstandard decoder with its errors in words (the decoder's are its types' debug text).
+struct Zstd<R>(R);
+
+impl<R: io::Read> io::Read for Zstd<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.read(buf).map_err(|e| {
+            let text = e.to_string();
+            let why = if text.contains("UnexpectedEof") {
+                "the zstandard data ends in the middle of a block (a file cut short?)".to_owned()
+            } else {
+                let what = text.split(':').next().unwrap_or("damaged data").trim();
+                format!("the zstandard data is damaged ({})", what.to_lowercase())
+            };
+            io::Error::new(e.kind(), why)
+        })
+    }
 }
 
 /// A reader that counts the bytes it reads (for the progress line).

@@ -109,3 +109,41 @@ fn binary_input_is_an_error_whose_excerpt_shows_no_raw_bytes() {
         .find(|c| c.is_control() && *c != '\n' && *c != '\t');
     assert_eq!(raw, None, "a control character in: {stderr:?}");
 }
+
+/// A compressed file cut short is an E103 that says so in words, for zstandard and gzip
+/// alike, not the decoder's debug text.
+#[test]
+fn a_compressed_file_cut_short_says_so_in_words() {
+    let dir = tempdir();
+    let facts: String = (0..200_000)
+        .map(|i| format!("repair(d{}, {i}).\n", i % 50))
+        .collect();
+    for (name, bytes, says) in [
+        (
+            "cut.facts.zst",
+            zstd(facts.as_bytes()),
+            "the zstandard data ends in the middle of a block",
+        ),
+        ("cut.facts.gz", gzip(facts.as_bytes()), "cannot read input"),
+    ] {
+        let file = dir.join(name);
+        std::fs::write(&file, &bytes[..bytes.len() / 2]).unwrap_or_else(|e| panic!("{e}"));
+        let output = stgflow()
+            .args([
+                "run",
+                "datasets/examples/device_safety.tdl",
+                &path(&file),
+                "-q",
+            ])
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{name}: {stderr}");
+        assert!(stderr.contains("error[E103]"), "{name}: {stderr}");
+        assert!(stderr.contains(says), "{name}: {stderr}");
+        assert!(
+            !stderr.contains("Error {") && !stderr.contains("kind:"),
+            "{name}: {stderr}"
+        );
+    }
+}
