@@ -425,4 +425,13 @@ pub(crate) struct PlotArgs {
     /// The title (default: the file's name).
     #[arg(long)]
     pub(crate) title: Option<String>,
+    /// Only these predicates' facts, comma-separated.
+    #[arg(long, value_delimiter = ',', value_name = "P,Q")]
+    pub(crate) predicates: Vec<String>,
+    /// Only from this time on: intervals are cut there.
+    #[arg(long, value_name = "T")]
+    pub(crate) from: Option<u64>,
+    /// Only up to this time (included): intervals are cut after it.
+    #[arg(long, value_name = "T")]
+    pub(crate) until: Option<u64>,
 }

@@ -34,9 +34,10 @@ struct Timeline {
     span: (u64, u64),
 }
 
-/// Reads the intervals of `text` (from `file`), a row per fact grouped by predicate (in
-/// name order, each predicate's facts by their first start), at most `most` rows.
-fn timeline(text: &str, file: &str, most: usize) -> Result<Timeline, Failure> {
+/// Reads the intervals of `text` (from `file`) that `select` keeps, a row per fact
+/// grouped by predicate (in name order, each predicate's facts by their first start), at
+/// most `most` rows.
+fn timeline(text: &str, file: &str, most: usize, select: &Select) -> Result<Timeline, Failure> {
     let mut facts: BTreeMap<(String, String), Vec<(u64, u64)>> = BTreeMap::new();
     for (n, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -62,10 +63,13 @@ fn timeline(text: &str, file: &str, most: usize) -> Result<Timeline, Failure> {
             return Err(bad());
         }
         let predicate = atom.split('(').next().unwrap_or(atom).trim().to_owned();
+        let Some(cut) = select.keeps(&predicate, (start, end)) else {
+            continue;
+        };
         facts
             .entry((predicate, atom.trim().to_owned()))
             .or_default()
-            .push((start, end));
+            .push(cut);
     }
     let mut rows: Vec<Row> = facts
         .into_iter()
@@ -98,6 +102,30 @@ fn timeline(text: &str, file: &str, most: usize) -> Result<Timeline, Failure> {
         predicates,
         span,
     })
+}
+
+/// Which facts a picture shows: some predicates' (all where none are named), within a
+/// stretch of time.
+#[derive(Debug, Default)]
+pub(crate) struct Select {
+    pub(crate) predicates: Vec<String>,
+    pub(crate) from: Option<u64>,
+    /// The last time point shown.
+    pub(crate) until: Option<u64>,
+}
+
+impl Select {
+    /// The part of the interval `[start, end)` of a fact of `predicate` to draw, if any.
+    fn keeps(&self, predicate: &str, (start, end): (u64, u64)) -> Option<(u64, u64)> {
+        if !self.predicates.is_empty() && !self.predicates.iter().any(|p| p == predicate) {
+            return None;
+        }
+        let start = self.from.map_or(start, |from| start.max(from));
+        let end = self
+            .until
+            .map_or(end, |until| end.min(until.saturating_add(1)));
+        (start < end).then_some((start, end))
+    }
 }
 
 /// Height of a fact's row, in pixels.
@@ -176,6 +204,11 @@ impl crate::Context<'_> {
             rows: args.rows,
             width: args.width,
             title: &title,
+            select: Select {
+                predicates: args.predicates.clone(),
+                from: args.from,
+                until: args.until,
+            },
         };
         self.draw_timeline(&text, &name, &picture)
     }
@@ -187,9 +220,19 @@ impl crate::Context<'_> {
         name: &str,
         picture: &Picture<'_>,
     ) -> Result<(), Failure> {
-        let timeline = timeline(text, name, picture.rows.max(1))?;
+        let timeline = timeline(text, name, picture.rows.max(1), &picture.select)?;
         if timeline.rows.is_empty() {
-            return Err(Failure::Message(format!("{name}: no intervals to draw")));
+            let chosen = match &picture.select {
+                Select {
+                    predicates,
+                    from: None,
+                    until: None,
+                } if predicates.is_empty() => "",
+                _ => " of the predicates and times chosen",
+            };
+            return Err(Failure::Message(format!(
+                "{name}: no intervals{chosen} to draw"
+            )));
         }
         if timeline.left_out > 0 && !self.quiet {
             let _ = writeln!(
@@ -232,6 +275,8 @@ pub(crate) struct Picture<'a> {
     pub(crate) rows: usize,
     pub(crate) width: u32,
     pub(crate) title: &'a str,
+    /// Which facts it shows.
+    pub(crate) select: Select,
 }
 
 /// Whether `out` names a picture `plot` can write; else the error saying so.
@@ -260,18 +305,40 @@ mod tests {
     #[test]
     fn rows_are_grouped_by_predicate_and_cut_at_the_limit() {
         let text = "safe(d2) [4,6)\nsafe(d1) [2,7)\ntrusted(d1) [4,7)\nsafe(d2) [9,12)\n";
-        let all = timeline(text, "t", 10).unwrap_or_else(|_| panic!("reads"));
+        let all = timeline(text, "t", 10, &Select::default()).unwrap_or_else(|_| panic!("reads"));
         let atoms: Vec<&str> = all.rows.iter().map(|r| r.atom.as_str()).collect();
         assert_eq!(atoms, ["safe(d1)", "safe(d2)", "trusted(d1)"]);
         assert_eq!(all.rows[1].intervals, [(4, 6), (9, 12)]);
         assert_eq!((all.span, all.left_out), ((2, 12), 0));
-        let cut = timeline(text, "t", 2).unwrap_or_else(|_| panic!("reads"));
+        let cut = timeline(text, "t", 2, &Select::default()).unwrap_or_else(|_| panic!("reads"));
         assert_eq!((cut.rows.len(), cut.left_out), (2, 1));
         for bad in ["safe(d1) 4,6", "safe(d1) [6,4)", "safe(d1) [a,4)"] {
-            match timeline(bad, "t", 10) {
+            match timeline(bad, "t", 10, &Select::default()) {
                 Err(Failure::Message(m)) => assert!(m.starts_with("t:1: expected"), "{m}"),
                 _ => panic!("{bad} read"),
             }
         }
+    }
+
+    #[test]
+    fn the_predicates_and_times_chosen_are_drawn_cut_to_the_stretch() {
+        let text = "safe(d2) [4,6)\nsafe(d1) [2,7)\ntrusted(d1) [4,7)\nsafe(d2) [9,12)\n";
+        let select = Select {
+            predicates: vec!["safe".to_owned()],
+            from: Some(5),
+            until: Some(9),
+        };
+        let some = timeline(text, "t", 10, &select).unwrap_or_else(|_| panic!("reads"));
+        let rows: Vec<(&str, &[(u64, u64)])> = (some.rows.iter())
+            .map(|r| (r.atom.as_str(), &r.intervals[..]))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                ("safe(d2)", &[(5, 6), (9, 10)][..]),
+                ("safe(d1)", &[(5, 7)][..])
+            ]
+        );
+        assert_eq!(some.span, (5, 10));
     }
 }

@@ -179,6 +179,7 @@ impl Context<'_> {
                 rows: 300,
                 width: 1200,
                 title: &title,
+                select: crate::plot::Select::default(),
             };
             if let Err(Failure::Message(message)) =
                 self.draw_timeline(&text, "the run's output", &picture)

@@ -68,6 +68,33 @@ fn plot_draws_the_device_safety_intervals_as_svg_and_png() {
     );
     let text = std::fs::read_to_string(&svg).unwrap_or_else(|e| panic!("{e}"));
     assert!(text.contains(&format!("first 2 facts; {more} more left out")));
+
+    // One predicate's facts within a stretch of time: the others are not drawn.
+    let some = plot(
+        &intervals,
+        &svg,
+        &["--predicates", "trusted", "--from", "10", "--until", "13"],
+    );
+    assert!(
+        some.status.success(),
+        "{}",
+        String::from_utf8_lossy(&some.stderr)
+    );
+    let text = std::fs::read_to_string(&svg).unwrap_or_else(|e| panic!("{e}"));
+    assert!(text.contains("trusted(d1)"), "{text}");
+    assert!(!text.contains("safe(d1)"), "safe is not chosen");
+    let none = plot(
+        &intervals,
+        &svg,
+        &["--predicates", "trusted", "--from", "100"],
+    );
+    assert_eq!(none.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&none.stderr)
+            .contains("no intervals of the predicates and times chosen"),
+        "{}",
+        String::from_utf8_lossy(&none.stderr)
+    );
 }
 
 #[test]
