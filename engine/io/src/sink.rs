@@ -537,6 +537,12 @@ impl<W: Write> Sink<W> {
             .unwrap_or_default()
     }
 
+    /// The last time point written, in input time units (`--tick`): where a stopped run's
+    /// output ends.
+    pub fn last_written(&self) -> Option<u64> {
+        self.last_time.map(|t| t.saturating_mul(self.time_scale))
+    }
+
     /// Writes lines formatted by workers ([`Sink::keyed`]) as they are, at time point `t`
     /// (which then counts as written; flushed on a live stream).
     pub fn write_formatted(&mut self, t: u64, text: &[u8]) -> io::Result<()> {

@@ -14,14 +14,15 @@ use crate::{Context, Failure, plural};
 
 impl Context<'_> {
     /// Reports a run's `result`: on success the STG report, the skips and the `-v`
-    /// summary; else the error, as the failure the command exits with.
+    /// summary; else the error, as the failure the command exits with (a stop names the
+    /// last time point written, `last_written`, where known).
     pub(crate) fn report(
         &mut self,
         result: Result<Outcome, RunError>,
         args: &RunArgs,
         program: &Program,
-        started: Instant,
-        lines: u64,
+        (started, lines): (Instant, u64),
+        last_written: Option<u64>,
     ) -> Result<(), Failure> {
         match result {
             Ok(outcome) => {
@@ -71,10 +72,13 @@ impl Context<'_> {
                         15 => "SIGTERM",
                         _ => "a signal",
                     };
-                    let _ = writeln!(
-                        self.stderr,
-                        "stgflow: stopped by {name}; the output of every completed time point was written"
-                    );
+                    let written = match last_written {
+                        Some(t) => format!(
+                            " after time point {t}; the output of every time point up to it was written"
+                        ),
+                        None => "; the output of every completed time point was written".to_owned(),
+                    };
+                    let _ = writeln!(self.stderr, "stgflow: stopped by {name}{written}");
                 }
                 Err(Failure::Exit(128 + signal))
             }

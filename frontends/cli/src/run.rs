@@ -156,6 +156,7 @@ impl Context<'_> {
             &engine,
             &mut sink,
         );
+        let last_written = sink.last_written();
         drop(sink);
         drop(listening);
         // A run that finished after a signal arrived still reports the signal.
@@ -187,7 +188,7 @@ impl Context<'_> {
                 let _ = writeln!(self.stderr, "error: --plot: {message}");
             }
         }
-        self.report(result, &args, program, started, lines)
+        self.report(result, &args, program, (started, lines), last_written)
     }
 
     /// Warns (W104) before a large log is replayed in `points` mode: it prints every fact

@@ -183,12 +183,22 @@ fn sigint_during_batch_replay_ends_at_a_complete_time_point_and_exits_130() {
             written.ends_with('\n'),
             "{engine}: the output ends mid-line"
         );
+        // The message names the last time point written: the output is the run cut there.
+        let named: u64 = (stderr.split("after time point ").nth(1))
+            .and_then(|rest| rest.split(';').next())
+            .and_then(|t| t.parse().ok())
+            .unwrap_or_else(|| panic!("{engine}: no time point named: {stderr}"));
         let last = time_of(
             written
                 .lines()
                 .last()
                 .unwrap_or_else(|| panic!("no output")),
         );
+        assert!(
+            named >= last,
+            "{engine}: {named} before the last line's {last}"
+        );
+        let last = named;
         let cut = stgflow()
             .args(["run", DEVICE_SAFETY, "--engine", "reference"])
             .arg(&stream)
