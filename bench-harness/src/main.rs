@@ -378,6 +378,10 @@ fn run_sweep(args: SweepArgs) -> anyhow::Result<ExitCode> {
         report_path.display()
     );
     let _ = std::fs::remove_dir_all(args.out.join("scratch"));
+    // The generated streams and programs, where a run made none (one's own program).
+    for made in ["streams", "programs"] {
+        let _ = std::fs::remove_dir(args.out.join(made));
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -420,6 +424,12 @@ fn replot(args: &ReplotArgs) -> anyhow::Result<ExitCode> {
         formats: args.format.clone(),
         only: (!args.only.is_empty()).then(|| args.only.clone()),
     };
+    if options.only.is_some() {
+        // Some plots redrawn: the report still names them all.
+        plot::draw_all(&rows, &dir.join("plots"), &options)?;
+        eprintln!("redrew the plots asked for, of {} runs", rows.len());
+        return Ok(ExitCode::SUCCESS);
+    }
     let path = write_report(dir, &header, &rows, &options)?;
     eprintln!("redrew {} runs into {}", rows.len(), path.display());
     Ok(ExitCode::SUCCESS)

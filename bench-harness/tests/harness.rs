@@ -145,7 +145,8 @@ fn sweep_tiny_grid_writes_every_row_plot_and_the_report() {
     );
     let latencies = std::fs::read_to_string(out.join("latencies.csv")).expect("latencies");
     assert!(latencies.lines().count() > 20);
-    // replot draws what it is asked for, at the size and in the format asked.
+    // replot draws what it is asked for, at the size and in the format asked, and leaves
+    // the report whole.
     std::fs::remove_dir_all(out.join("plots")).expect("remove the plots");
     let result = replot(&[
         &out_arg,
@@ -168,6 +169,11 @@ fn sweep_tiny_grid_writes_every_row_plot_and_the_report() {
         .collect();
     drawn.sort();
     assert_eq!(drawn, ["latency_cdf.svg", "throughput_vs_workers.svg"]);
+    assert_eq!(
+        std::fs::read_to_string(out.join("report.md")).expect("the report"),
+        report,
+        "replot --only rewrote the report"
+    );
     let svg = std::fs::read_to_string(out.join("plots").join("throughput_vs_workers.svg"))
         .expect("an SVG");
     assert!(svg.contains(r#"width="640" height="400""#), "{svg:.300}");
@@ -642,6 +648,10 @@ fn sweep_runs_one_s_own_program_and_stream() {
     }
     let report = std::fs::read_to_string(out.join("report.md")).expect("the report");
     assert!(report.contains("| own |"), "{report}");
+    // Nothing generated: no empty folders for generated streams and programs left behind.
+    for made in ["streams", "programs"] {
+        assert!(!out.join(made).exists(), "{made}/ left behind");
+    }
     let refused = bench(&[
         "sweep",
         "--workload",
