@@ -9,9 +9,7 @@
 //! is not written: `changes` writes from t; a sink that keeps what holds (points, a
 //! snapshot) takes the warm-up's changes to know it and prints from t.
 
-use stgflow_io::drive::{
-    FactSource, Fed, ProgramFacts, RunError, RunSummary, TimePoints, Timeline, feed,
-};
+use stgflow_io::drive::{FactSource, Fed, ProgramFacts, RunError, RunSummary, TimePoints, feed};
 use stgflow_io::sink::Sink;
 use stgflow_io::stream::SkipCounts;
 use stgflow_lang::ir::PredId;
@@ -38,31 +36,15 @@ pub(super) fn evaluate(
 ) -> PartDone {
     let (start, end) = cut.times(k);
     let first = cut.evaluated_from(k);
-    let mut parts: Vec<stgflow_io::stream::split::Part> = cut.ranges[k]
-        .iter()
-        .zip(&cut.files)
-        .map(|(range, file)| file.part(range.clone()))
-        .collect();
+    let mut parts = cut.readers(k);
     // The part that reads from the input's start also reads the program's facts before
     // the timeline, for the driver to drop and count.
     let program_times = match cut.warm_from[k] {
         None => (0, end),
         Some(warm) => (warm, end),
     };
-    let mut sources: Vec<Box<dyn FactSource + '_>> = vec![Box::new(ProgramFacts::within(
-        &shared.program,
-        program_times,
-    ))];
-    for part in &mut parts {
-        sources.push(Box::new(PartRef(part)));
-    }
-    let timeline = Timeline {
-        from: Some(first),
-        until: match end {
-            Some(end) => Some(end - 1),
-            None => cut.until,
-        },
-    };
+    let mut sources = sources(&shared.program, program_times, &mut parts);
+    let timeline = cut.timeline(k, first);
     let mut run = TimePart {
         slot: Some(outbox.slots().take(k)),
         local: Local::new(shared, None),
@@ -108,9 +90,23 @@ pub(super) fn evaluate(
     }
 }
 
+/// The sources of a part: the program's facts of `program_times` and the part's readers.
+pub(super) fn sources<'a>(
+    program: &'a stgflow_lang::ir::Program,
+    program_times: (u64, Option<u64>),
+    parts: &'a mut [stgflow_io::stream::split::Part],
+) -> Vec<Box<dyn FactSource + 'a>> {
+    let mut sources: Vec<Box<dyn FactSource + 'a>> =
+        vec![Box::new(ProgramFacts::within(program, program_times))];
+    for part in parts {
+        sources.push(Box::new(PartRef(part)));
+    }
+    sources
+}
+
 /// A part's reader lent to the driver, so that the part can be asked afterwards whether
 /// its facts lay in its range.
-pub(super) struct PartRef<'a>(pub(super) &'a mut stgflow_io::stream::split::Part);
+struct PartRef<'a>(&'a mut stgflow_io::stream::split::Part);
 
 impl FactSource for PartRef<'_> {
     fn next_fact(

@@ -47,6 +47,27 @@ impl Cut {
         self.warm_from[k].unwrap_or(self.first)
     }
 
+    /// Readers of part `k`'s lines, one per file, each over its range there.
+    pub(super) fn readers(&self, k: usize) -> Vec<stgflow_io::stream::split::Part> {
+        (self.ranges[k].iter())
+            .zip(&self.files)
+            .map(|(range, file)| file.part(range.clone()))
+            .collect()
+    }
+
+    /// The timeline of part `k` evaluated from `from`: up to the part's last time point,
+    /// or for the last part to the run's end.
+    pub(super) fn timeline(&self, k: usize, from: u64) -> Timeline {
+        let (_, end) = self.times(k);
+        Timeline {
+            from: Some(from),
+            until: match end {
+                Some(end) => Some(end - 1),
+                None => self.until,
+            },
+        }
+    }
+
     /// The part that reads the rest of the input from part `k` on, as one: where the
     /// parts cannot be trusted past it (see [`stgflow_io::stream::split::Part::misplaced`]).
     pub(super) fn rest_from(&self, k: usize) -> Cut {

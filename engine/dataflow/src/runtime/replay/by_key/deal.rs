@@ -7,9 +7,7 @@
 //! and a predicate, each shard's lines then come before the next shard's, and the output
 //! is merged by copying (see [`super::output`]). Otherwise keys are dealt by hash.
 
-use stgflow_io::drive::{
-    FactSource, Fed, ProgramFacts, RunError, RunSummary, TimePoints, Timeline, feed,
-};
+use stgflow_io::drive::{FactSource, Fed, RunError, RunSummary, TimePoints, feed};
 use stgflow_io::stream::SkipCounts;
 use stgflow_lang::ir::{PredId, Program};
 use stgflow_lang::value::{Row, Value};
@@ -17,7 +15,7 @@ use stgflow_lang::value::{Row, Value};
 use differential_dataflow::Hashable;
 
 use super::super::Shared;
-use super::super::by_time::PartRef;
+use super::super::by_time::sources;
 use super::super::outbox::PartDone;
 use super::super::parts::Cut;
 use crate::plan::partition::Shard;
@@ -156,30 +154,14 @@ pub(super) fn deal(
     spare: Vec<Share>,
 ) -> (Dealt, bool) {
     let (start, end) = cut.times(part);
-    let mut files: Vec<stgflow_io::stream::split::Part> = cut.ranges[part]
-        .iter()
-        .zip(&cut.files)
-        .map(|(range, file)| file.part(range.clone()))
-        .collect();
+    let mut files = cut.readers(part);
     let program_times = match cut.warm_from[part] {
         None => (0, end),
         Some(_) => (start, end),
     };
-    let mut sources: Vec<Box<dyn FactSource + '_>> = vec![Box::new(ProgramFacts::within(
-        &shared.program,
-        program_times,
-    ))];
-    for file in &mut files {
-        sources.push(Box::new(PartRef(file)));
-    }
+    let mut sources = sources(&shared.program, program_times, &mut files);
     let from = start.max(cut.first);
-    let timeline = Timeline {
-        from: Some(from),
-        until: match end {
-            Some(end) => Some(end - 1),
-            None => cut.until,
-        },
-    };
+    let timeline = cut.timeline(part, from);
     // Each share made as big as it will about get (a fact a line): grown by doubling, its
     // copies took fresh pages.
     let lines: usize = (cut.ranges[part].iter())
