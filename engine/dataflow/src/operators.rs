@@ -17,12 +17,15 @@
 //!   read the time as a value.
 //!
 //! **Pitfalls they share.** Each keeps a capability at its input frontier and moves it up
-//! as the frontier advances ([`follow_frontier`]); a binary operator may output at the
-//! earlier of its inputs' frontiers ([`limit`]). Their inputs must be consolidated 0/1
+//! as the frontier advances ([`follow_frontier`]), except the joins and `zero_one`, which
+//! run inside loops through time too and hold one only while they have work buffered
+//! ([`Pending`]); a binary operator may output at the earlier of its inputs' frontiers
+//! ([`limit`]). Their inputs must be consolidated 0/1
 //! changes (+1 when a record starts to hold, −1 when it stops): a −1 before its +1, or a
 //! count above 1, is read as it comes.
 
 pub mod count;
+pub mod cycle;
 pub mod hash_join;
 pub mod hold;
 pub mod persist;
@@ -94,5 +97,44 @@ pub(crate) fn follow_frontier(
             }
         }
         None => *capability = None,
+    }
+}
+
+/// An operator's capability held only while it has work buffered, at the earliest time of
+/// that work. Inside a loop through time (`cycle`), a capability held at the input
+/// frontier would imply the next time point around the loop, which would step on through
+/// every time point with nothing to do, and for ever once the input closed.
+#[derive(Default)]
+pub(crate) struct Pending(Option<timely::dataflow::operators::Capability<u64>>);
+
+impl Pending {
+    /// Keeps a capability for a message's time, unless one as early is held.
+    pub(crate) fn note(&mut self, message: &timely::dataflow::operators::InputCapability<u64>) {
+        let Some(&least) = message.least() else {
+            return;
+        };
+        if self.0.as_ref().is_none_or(|held| least < *held.time()) {
+            self.0 = message.retain_least(0);
+        }
+    }
+
+    /// The capability, while there is work.
+    pub(crate) fn get(&self) -> Option<&timely::dataflow::operators::Capability<u64>> {
+        self.0.as_ref()
+    }
+
+    /// Moves the capability up to `next`, the earliest time of the work still buffered, or
+    /// lets it go where there is none.
+    pub(crate) fn settle(&mut self, next: Option<u64>) {
+        match next {
+            Some(t) => {
+                if let Some(held) = self.0.as_mut() {
+                    if *held.time() < t {
+                        held.downgrade(&t);
+                    }
+                }
+            }
+            None => self.0 = None,
+        }
     }
 }

@@ -31,6 +31,7 @@ use timely::container::CapacityContainerBuilder;
 use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::generic::Operator;
 
+use super::Pending;
 use super::slab::Slab;
 use super::zero_one::{Presence, Stash, mark, send_first};
 
@@ -111,26 +112,24 @@ impl<K: Hash + Eq, V> State<K, V> {
     }
 }
 
-/// One key's values with their counts (never zero), in a [`Slab`] in arrival order. A key
-/// can have many values — the antijoin of a window with a 0-ary atom (`… and not(s)`)
-/// keeps the whole window under one key — and a window's retractions come in the order
-/// its records arrived.
-struct Counts<V> {
-    values: Slab<Counted<V>>,
+/// One key's values with their counts (never zero), in arrival order: most keys of a
+/// join on every argument hold one value, kept inline; a key of more values keeps them in
+/// a [`Slab`]. A key can have many values — the antijoin of a window with a 0-ary atom
+/// (`… and not(s)`) keeps the whole window under one key — and a window's retractions
+/// come in the order its records arrived. A slab for every key cost a few hundred bytes
+/// per value in its first allocations alone.
+#[derive(Default)]
+enum Counts<V> {
+    #[default]
+    Empty,
+    One(Counted<V>),
+    Many(Slab<Counted<V>>),
 }
 
 struct Counted<V> {
     value: V,
     count: isize,
     hash: u64,
-}
-
-impl<V> Default for Counts<V> {
-    fn default() -> Counts<V> {
-        Counts {
-            values: Slab::default(),
-        }
-    }
 }
 
 impl<V: Hash + Eq> Counts<V> {
@@ -140,32 +139,72 @@ impl<V: Hash + Eq> Counts<V> {
         if diff == 0 {
             return;
         }
-        let _ = self.values.change_or_insert(
-            hash,
-            value,
-            |c, value| c.hash == hash && c.value == *value,
-            |c| c.hash,
-            |value| Counted {
-                value,
-                count: diff,
-                hash,
-            },
-            |c| {
-                c.count += diff;
-                c.count == 0
-            },
-        );
+        match self {
+            Counts::Empty => {
+                *self = Counts::One(Counted {
+                    value,
+                    count: diff,
+                    hash,
+                })
+            }
+            Counts::One(one) if one.hash == hash && one.value == value => {
+                one.count += diff;
+                if one.count == 0 {
+                    *self = Counts::Empty;
+                }
+            }
+            Counts::One(_) => {
+                let Counts::One(one) = std::mem::take(self) else {
+                    return;
+                };
+                let mut slab = Slab::default();
+                slab_add(&mut slab, one.hash, one.value, one.count);
+                slab_add(&mut slab, hash, value, diff);
+                *self = Counts::Many(slab);
+            }
+            Counts::Many(slab) => slab_add(slab, hash, value, diff),
+        }
     }
+}
+
+/// [`Counts::add`] on a slab.
+fn slab_add<V: Hash + Eq>(slab: &mut Slab<Counted<V>>, hash: u64, value: V, diff: isize) {
+    let _ = slab.change_or_insert(
+        hash,
+        value,
+        |c, value| c.hash == hash && c.value == *value,
+        |c| c.hash,
+        |value| Counted {
+            value,
+            count: diff,
+            hash,
+        },
+        |c| {
+            c.count += diff;
+            c.count == 0
+        },
+    );
 }
 
 impl<V> Counts<V> {
     fn is_empty(&self) -> bool {
-        self.values.is_empty()
+        match self {
+            Counts::Empty => true,
+            Counts::One(_) => false,
+            Counts::Many(slab) => slab.is_empty(),
+        }
     }
 
-    /// The values with their counts, in slab order.
+    /// The values with their counts, in arrival order.
     fn iter(&self) -> impl Iterator<Item = (&V, isize)> {
-        self.values.iter().map(|c| (&c.value, c.count))
+        let (one, many) = match self {
+            Counts::Empty => (None, None),
+            Counts::One(c) => (Some(c), None),
+            Counts::Many(slab) => (None, Some(slab.iter())),
+        };
+        one.into_iter()
+            .chain(many.into_iter().flatten())
+            .map(|c| (&c.value, c.count))
     }
 }
 
@@ -202,25 +241,29 @@ where
             Exchange::new(move |(data, _, _): &(D1, u64, isize)| route1(data)),
             Exchange::new(move |(data, _, _): &(D2, u64, isize)| route2(data)),
             name,
-            move |capability, _info| {
-                let mut capability = Some(capability);
+            move |_initial, _info| {
+                let mut pending = Pending::default();
                 move |(input1, frontier1), (input2, frontier2), output| {
-                    input1.for_each(|_, data| stash1.add(data, &|t, _| t));
-                    input2.for_each(|_, data| stash2.add(data, &|t, _| t));
+                    input1.for_each(|capability, data| {
+                        pending.note(&capability);
+                        stash1.add(data, &|t, _| t)
+                    });
+                    input2.for_each(|capability, data| {
+                        pending.note(&capability);
+                        stash2.add(data, &|t, _| t)
+                    });
                     let limit = super::limit(frontier1, frontier2);
                     let mut first = None;
                     while let Some(time) = next_time(&stash1, &stash2, limit) {
                         let mut changes1 = stash1.take(time);
                         let mut changes2 = stash2.take(time);
-                        if capability.is_some() {
-                            step(time, &mut changes1, &mut changes2, &mut out);
-                            mark(&mut first, time, &out);
-                        }
+                        step(time, &mut changes1, &mut changes2, &mut out);
+                        mark(&mut first, time, &out);
                         stash1.give_back(changes1);
                         stash2.give_back(changes2);
                     }
-                    send_first(output, capability.as_ref(), &mut first, &mut out);
-                    super::follow_frontier(&mut capability, limit);
+                    send_first(output, pending.get(), &mut first, &mut out);
+                    pending.settle(super::zero_one::earliest(&stash1, &stash2));
                 }
             },
         )

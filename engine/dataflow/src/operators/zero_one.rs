@@ -85,9 +85,8 @@ trait Intake<D> {
     fn take_in(&mut self, data: &mut Vec<(D, u64, isize)>);
     /// The earliest time point with changes kept.
     fn first_time(&self) -> Option<u64>;
-    /// Counts the changes of `time` (the earliest kept) into `counts`, or drops them
-    /// where there is nothing to count them into.
-    fn count(&mut self, time: u64, counts: Option<&mut Presence<D>>);
+    /// Counts the changes of `time` (the earliest kept) into `counts`.
+    fn count(&mut self, time: u64, counts: &mut Presence<D>);
 }
 
 /// Each change at `retime(time, diff)`.
@@ -105,12 +104,10 @@ impl<D: Hash + Eq + Clone, F: Fn(u64, isize) -> u64> Intake<D> for Retimed<D, F>
         self.stash.first_time()
     }
 
-    fn count(&mut self, time: u64, counts: Option<&mut Presence<D>>) {
+    fn count(&mut self, time: u64, counts: &mut Presence<D>) {
         let mut updates = self.stash.take(time);
-        if let Some(counts) = counts {
-            for (record, diff) in updates.drain(..) {
-                counts.add(record, diff);
-            }
+        for (record, diff) in updates.drain(..) {
+            counts.add(record, diff);
         }
         self.stash.give_back(updates);
     }
@@ -141,29 +138,23 @@ impl<D: Hash + Eq + Clone> Intake<D> for Points<D> {
         sooner(self.stash.first_time(), expiring)
     }
 
-    fn count(&mut self, time: u64, mut counts: Option<&mut Presence<D>>) {
+    fn count(&mut self, time: u64, counts: &mut Presence<D>) {
         let until = time.saturating_add(self.hold);
         let mut updates = self.stash.take(time);
         for (record, diff) in updates.drain(..) {
-            match counts.as_deref_mut() {
-                Some(counts) if diff > 0 => {
-                    let slot = counts.add_expiring(record, diff);
-                    self.expiring.push_back((until, slot, diff));
-                }
-                Some(counts) => {
-                    self.retracted.push((record.clone(), until, -diff));
-                    counts.add(record, diff);
-                }
-                None => {}
+            if diff > 0 {
+                let slot = counts.add_expiring(record, diff);
+                self.expiring.push_back((until, slot, diff));
+            } else {
+                self.retracted.push((record.clone(), until, -diff));
+                counts.add(record, diff);
             }
         }
         self.stash.give_back(updates);
         self.stash.add(&mut self.retracted, &|time, _| time);
         while let Some(&(_, slot, diff)) = self.expiring.front().filter(|e| e.0 == time) {
             self.expiring.pop_front();
-            if let Some(counts) = counts.as_deref_mut() {
-                counts.expire(slot, diff);
-            }
+            counts.expire(slot, diff);
         }
     }
 }
@@ -195,11 +186,15 @@ where
             Exchange::new(route),
             Exchange::new(route),
             "ZeroOne",
-            move |capability, _info| {
-                let mut capability = Some(capability);
+            move |_initial, _info| {
+                let mut pending = super::Pending::default();
                 move |(input, frontier), (own, own_frontier), output| {
-                    input.for_each(|_, data| intake.take_in(data));
-                    own.for_each(|_, data| {
+                    input.for_each(|capability, data| {
+                        pending.note(&capability);
+                        intake.take_in(data)
+                    });
+                    own.for_each(|capability, data| {
+                        pending.note(&capability);
                         if own_weight != 1 {
                             data.iter_mut().for_each(|(_, _, diff)| *diff *= own_weight);
                         }
@@ -211,20 +206,17 @@ where
                         if limit.is_some_and(|f| time >= f) {
                             break;
                         }
-                        let counting = capability.is_some();
-                        intake.count(time, counting.then_some(&mut counts));
+                        intake.count(time, &mut counts);
                         let mut updates = own_stash.take(time);
-                        if counting {
-                            for (record, diff) in updates.drain(..) {
-                                counts.add(record, diff);
-                            }
-                            counts.flips(|record, sign| out.push((record, time, sign)));
-                            mark(&mut first, time, &out);
+                        for (record, diff) in updates.drain(..) {
+                            counts.add(record, diff);
                         }
+                        counts.flips(|record, sign| out.push((record, time, sign)));
+                        mark(&mut first, time, &out);
                         own_stash.give_back(updates);
                     }
-                    send_first(output, capability.as_ref(), &mut first, &mut out);
-                    super::follow_frontier(&mut capability, limit);
+                    send_first(output, pending.get(), &mut first, &mut out);
+                    pending.settle(sooner(intake.first_time(), own_stash.first_time()));
                 }
             },
         )
@@ -254,6 +246,11 @@ pub(super) struct Stash<D> {
 
 /// Most emptied vectors a [`Stash`] keeps.
 const SPARE_VECTORS: usize = 64;
+
+/// Most records' room an operator keeps between time points, in a spare vector or its
+/// output buffer: the room of the usual time points, not of the largest one seen (EC's
+/// groundings of every pair of agents all start at the first).
+pub(super) const KEPT_ROOM: usize = 1 << 12;
 
 impl<D> Default for Stash<D> {
     fn default() -> Stash<D> {
@@ -331,9 +328,12 @@ impl<D> Stash<D> {
         updates
     }
 
-    /// Keeps an emptied vector for a later time point.
+    /// Keeps an emptied vector for a later time point, unless a rare large time point
+    /// grew it: every operator would keep that room for the rest of the run.
     pub(super) fn give_back(&mut self, updates: Vec<(D, isize)>) {
-        super::keep_spare(&mut self.spare, updates, SPARE_VECTORS);
+        if updates.capacity() <= KEPT_ROOM {
+            super::keep_spare(&mut self.spare, updates, SPARE_VECTORS);
+        }
     }
 }
 
@@ -653,7 +653,7 @@ pub(super) fn send_first<D: ExchangeData>(
 /// Sends `out` at `time`, when there is anything to send: a capability is taken only for
 /// time points with output, since each costs progress updates in every operator
 /// downstream. The vector itself is sent (no record is copied into a container builder);
-/// `out` starts again at its size.
+/// `out` starts again at its size, up to [`KEPT_ROOM`].
 pub(super) fn send_at<D: ExchangeData>(
     output: &mut Output<'_, D>,
     capability: &Capability<u64>,
@@ -666,7 +666,7 @@ pub(super) fn send_at<D: ExchangeData>(
             .session(&capability.delayed(&time))
             .give_container(out);
         out.clear();
-        out.reserve(size);
+        out.reserve(size.min(KEPT_ROOM));
     }
 }
 
