@@ -694,3 +694,88 @@ fn pair_stream(
     }
     stream
 }
+
+/// A random cyclic component through time whose rules share no key, NetBill's shape: a
+/// contract between two agents `c(M, C)` starts from an acceptance unless either agent
+/// is suspended at that point, ends at a deadline, and initiates an obligation of one
+/// agent; an agent whose contract ends while its obligation holds is suspended, for a
+/// while or until released; each fluent held by inertia. Offsets, deadlines, negations
+/// and optional rules vary; events of every kind, and facts of the derived predicates,
+/// come in the stream. For the loop through time (`render`'s cycle) against the
+/// reference.
+pub fn cyclic_case(seed: u64) -> Case {
+    let mut rng = Rng::new(seed);
+    let mut program = String::new();
+    let deadline = 1 + rng.below(4);
+    let lag = time_term(rng.below(2));
+    let block = match rng.below(3) {
+        0 => ", not s(M, T), not s(C, T)",
+        1 => ", not s(M, T)",
+        _ => ", not s(M, T-1), not s(C, T-1)",
+    };
+    program.push_str(&format!(
+        "c_i(M, C, T) :- accept(C, M, T), offer(M, C, {lag}){block}.\n"
+    ));
+    // The deadline: a contract ends `deadline` points after it started unless stopped.
+    let unless: String = (1..deadline)
+        .map(|k| format!(", not c_t(M, C, T-{k})"))
+        .collect();
+    program.push_str(&format!(
+        "c_end(M, C, T) :- c_i(M, C, T-{deadline}){unless}.\n"
+    ));
+    program.push_str("c_t(M, C, T) :- c_end(M, C, T).\n");
+    if rng.chance(50) {
+        program.push_str("c_t(M, C, T) :- cancel(M, C, T).\n");
+    }
+    program.push_str(
+        "c(M, C, T) :- c_i(M, C, T-1), not c_t(M, C, T-1).\n\
+         c(M, C, T) :- c(M, C, T-1), not c_t(M, C, T-1).\n",
+    );
+    // Obligations keyed by one agent, from the contract's start.
+    program.push_str("o_i(C, T) :- c_i(_M, C, T).\n");
+    if rng.chance(50) {
+        program.push_str("o_i(M, T) :- c_i(M, _C, T), not pay(M, T).\n");
+    }
+    program.push_str(
+        "o_t(A, T) :- pay(A, T).\n\
+         o(A, T) :- o_i(A, T-1), not o_t(A, T-1).\n\
+         o(A, T) :- o(A, T-1), not o_t(A, T-1).\n",
+    );
+    // Suspensions keyed by an agent, from a contract that ended with an obligation.
+    let obl_at = time_term(rng.below(2));
+    program.push_str(&format!("s_i(C, T) :- c_end(_M, C, T), o(C, {obl_at}).\n"));
+    if rng.chance(50) {
+        program.push_str("s_i(M, T) :- c_end(M, C, T), o(C, T), not o(M, T).\n");
+    }
+    let hold = 1 + rng.below(3);
+    if rng.chance(60) {
+        program.push_str(&format!("s_t(A, T) :- s_i(A, T-{hold}), not s_i(A, T).\n"));
+    } else {
+        program.push_str("s_t(A, T) :- release(A, T).\n");
+    }
+    program.push_str(
+        "s(A, T) :- s_i(A, T-1), not s_t(A, T-1).\n\
+         s(A, T) :- s(A, T-1), not s_t(A, T-1).\n",
+    );
+    if rng.chance(40) {
+        program.push_str("busy(M, T) :- c(M, C, T), o(C, T), not s(M, T).\n");
+    }
+    let stream = pair_stream(&mut rng, 8, |rng, v, m, t| {
+        let (a, b) = (v, m + 1);
+        match rng.below(12) {
+            0..=2 => format!("accept({a}, {b}, {t})."),
+            3..=5 => format!("offer({b}, {a}, {t})."),
+            6 => format!("pay({a}, {t})."),
+            7 => format!("cancel({b}, {a}, {t})."),
+            8 => format!("release({a}, {t})."),
+            9 => format!("s({b}, {t})."),
+            10 => format!("o_i({a}, {t})."),
+            _ => format!("c_i({b}, {a}, {t})."),
+        }
+    });
+    Case {
+        seed,
+        program,
+        stream,
+    }
+}

@@ -49,6 +49,13 @@
 //!   none of them, refine the key's state (`sub_key`). Rules that read none of the
 //!   component's predicates (nor the time) are its *starts*: dataflow rules in front of
 //!   the operator, whose facts it takes as input (with lowering on).
+//! * **Cycle** — a temporal SCC that would be a stepper without a key (NetBill's
+//!   contracts keyed by merchant, consumer and goods, its suspensions by agent), reads no
+//!   time as a value, counts nothing and does not recurse at offset 0: rendered as the
+//!   dataflow of its rules with each predicate's changes fed back a time point later
+//!   (`operators::cycle`), so each join runs on its own key, sharded across workers, and a
+//!   time point costs what changed at it rather than everything that holds (with lowering
+//!   on; without, it runs on the stepper as written).
 
 pub mod partition;
 
@@ -147,6 +154,19 @@ pub enum Component {
         gate: PredId,
     },
     Stepper(StepperPlan),
+    Cycle(CyclePlan),
+}
+
+/// A temporal SCC rendered as a loop through time (see the module docs).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CyclePlan {
+    /// Its predicates in an order in which each rule reads at offset 0 only predicates
+    /// before its head's.
+    pub preds: Vec<PredId>,
+    /// All its rules.
+    pub rules: Vec<usize>,
+    /// The largest offset of any body atom.
+    pub horizon: u32,
 }
 
 /// Where an argument of a stamped fact comes from.
@@ -224,6 +244,7 @@ impl Component {
             Component::Count { .. } => "count",
             Component::Hold { .. } => "hold",
             Component::Stepper(_) => "stepper",
+            Component::Cycle(_) => "cycle",
         }
     }
 }
@@ -276,7 +297,7 @@ impl Plan {
             parts.join(" ")
         };
         let mut text = String::from(
-            "% dataflow plan: components in evaluation order (window, gated window, dataflow, persist, hold, stamp, count, stepper)\n",
+            "% dataflow plan: components in evaluation order (window, gated window, dataflow, persist, hold, stamp, count, stepper, cycle)\n",
         );
         for component in &self.components {
             let line = match component {
@@ -411,6 +432,12 @@ impl Plan {
                     }),
                     if s.uses_time { "; reads the time" } else { "" }
                 ),
+                Component::Cycle(c) => format!(
+                    "cycle {{{}}} {}; horizon {}; fed back a time point later, each join sharded by its own key",
+                    names(&c.preds),
+                    rules(&c.rules),
+                    c.horizon
+                ),
             };
             text.push_str(&line);
             if let Some(note) = note(component) {
@@ -489,9 +516,14 @@ pub fn plan(program: &Program, analysis: &Analysis, lower: bool) -> Plan {
             }
         }
         if temporal || uses_time || counts {
-            components.push(Component::Stepper(stepper(
-                program, analysis, scc, rules, uses_time, lower,
-            )));
+            let stepper = stepper(program, analysis, scc, rules, uses_time, lower);
+            let cycle = (lower && !counts)
+                .then(|| cycle_shape(program, &stepper))
+                .flatten();
+            components.push(match cycle {
+                Some(cycle) => Component::Cycle(cycle),
+                None => Component::Stepper(stepper),
+            });
             continue;
         }
         if lower && scc.len() == 1 {
@@ -748,6 +780,83 @@ fn follow_key(
                 .position(|t| *t == Term::Var(key))
                 .is_some_and(|at| *positions.entry(atom.pred).or_insert(at) == at)
         })
+    })
+}
+
+/// Whether the component's own predicates share a key, the atoms from outside aside
+/// (voting's `status` has none only for `role_of(C, chair)` beside `close_ballot(C, M)`).
+/// A loop through time costs a round of progress through all its operators per time
+/// point, where the stepper takes the time points it has in one go: it is kept unless
+/// the component's own facts are keyed apart (NetBill's contracts by two agents and
+/// suspensions by one), and so too many to step through whole at every time point.
+fn own_key(program: &Program, stepper: &StepperPlan) -> bool {
+    // Facts without arguments are few whatever the log, and on one worker either way.
+    if stepper
+        .preds
+        .iter()
+        .all(|&p| program.predicates[p].arity == 0)
+    {
+        return true;
+    }
+    let Some(first) = stepper.rules.first().map(|&r| program.rules[r].head.pred) else {
+        return false;
+    };
+    (0..program.predicates[first].arity).any(|start| {
+        let own = follow(
+            program,
+            &stepper.rules,
+            first,
+            start,
+            |rule, key, positions| {
+                (rule.body.iter().filter_map(Literal::atom))
+                    .filter(|atom| stepper.preds.contains(&atom.pred))
+                    .all(|atom| {
+                        (atom.args.iter().position(|t| *t == Term::Var(key)))
+                            .is_some_and(|at| *positions.entry(atom.pred).or_insert(at) == at)
+                    })
+            },
+        );
+        own.is_ok()
+    })
+}
+
+/// A stepper without a key as a loop through time (see the module docs): `None` where it
+/// has a key, its own predicates would share one, it reads the time, or it recurses at
+/// offset 0.
+fn cycle_shape(program: &Program, stepper: &StepperPlan) -> Option<CyclePlan> {
+    if stepper.key.is_some() || stepper.uses_time || own_key(program, stepper) {
+        return None;
+    }
+    let mut rules: Vec<usize> = stepper
+        .rules
+        .iter()
+        .chain(&stepper.starts)
+        .copied()
+        .collect();
+    rules.sort_unstable();
+    // Each predicate after those its rules read at offset 0 (Kahn's order).
+    let preds = &stepper.preds;
+    let before = |p: PredId| -> Vec<PredId> {
+        let mut read: Vec<PredId> = (rules.iter().map(|&r| &program.rules[r]))
+            .filter(|rule| rule.head.pred == p)
+            .flat_map(|rule| rule.body.iter().filter_map(Literal::atom))
+            .filter(|atom| atom.offset == 0 && preds.contains(&atom.pred))
+            .map(|atom| atom.pred)
+            .collect();
+        read.sort_unstable();
+        read.dedup();
+        read
+    };
+    let mut order: Vec<PredId> = Vec::with_capacity(preds.len());
+    while order.len() < preds.len() {
+        let next = (preds.iter().copied())
+            .find(|&p| !order.contains(&p) && before(p).iter().all(|q| order.contains(q)))?;
+        order.push(next);
+    }
+    Some(CyclePlan {
+        preds: order,
+        rules,
+        horizon: stepper.horizon,
     })
 }
 

@@ -35,9 +35,9 @@ use timely::order::Product;
 use timely::progress::Timestamp;
 
 use crate::operators::{
-    Coll, Facts, UNIT_TAG, count, hold, persist, records, stamp, stepper, window,
+    Coll, Facts, UNIT_TAG, count, cycle, hold, persist, records, stamp, stepper, window,
 };
-use crate::plan::{Component, PersistPlan, Plan, Stamped, StepperPlan, Window};
+use crate::plan::{Component, CyclePlan, PersistPlan, Plan, Stamped, StepperPlan, Window};
 pub(crate) use rule::AtomMatcher;
 use rule::{Reader, render_rule};
 use stgflow_lang::ir::{Atom, PredId, Program};
@@ -115,6 +115,7 @@ pub fn render<'s>(
                 gate,
             } => builder.hold(*pred, *stop, *source, *gate),
             Component::Stepper(stepper_plan) => builder.stepper(stepper_plan),
+            Component::Cycle(cycle_plan) => builder.cycle(cycle_plan),
         }
         operators.push(from..builder.scope.worker().peek_identifier());
     }
@@ -503,6 +504,70 @@ impl<'p, 's> Builder<'p, 's> {
         self.tagged_output(&stepper_plan.preds, out);
     }
 
+    /// A temporal SCC without a key as a loop through time: its rules as dataflow rules,
+    /// each predicate made 0/1 after those its rules read at offset 0, and each read a
+    /// time point back or more through its changes fed back a time point later
+    /// (`operators::cycle`).
+    fn cycle(&mut self, cycle_plan: &CyclePlan) {
+        use timely::dataflow::operators::{ConnectLoop, Feedback};
+        let program = self.program;
+        let scope = self.scope;
+        let this = &*self;
+        let preds = &cycle_plan.preds;
+        let results = scope.region_named("Cycle", |region| {
+            // The predicates read a time point back or more, each with its feedback edge.
+            let mut handles = Vec::new();
+            let mut fed: hashbrown::HashMap<PredId, Coll<'_, u64>> = Default::default();
+            let atoms = (cycle_plan.rules.iter())
+                .flat_map(|&r| program.rules[r].body.iter().filter_map(|l| l.atom()));
+            for atom in atoms.filter(|a| a.offset > 0 && preds.contains(&a.pred)) {
+                if !fed.contains_key(&atom.pred) {
+                    let (handle, stream) = region.feedback(1);
+                    handles.push((atom.pred, handle));
+                    fed.insert(atom.pred, stream.as_collection());
+                }
+            }
+            let built: std::cell::RefCell<hashbrown::HashMap<PredId, Coll<'_, u64>>> =
+                Default::default();
+            let read = |atom: &Atom| -> Coll<'_, u64> {
+                match (fed.get(&atom.pred), atom.offset) {
+                    (_, 0) if preds.contains(&atom.pred) => built.borrow()[&atom.pred].clone(),
+                    (Some(back), k) if k > 0 => delayed(back.clone(), k - 1),
+                    _ => delayed(this.holding(atom.pred), atom.offset).enter_region(region),
+                }
+            };
+            let reader = Reader::new(&read);
+            let unit_in = this.unit.clone().enter_region(region);
+            for &p in preds {
+                let mut parts = Vec::new();
+                if let Some(own) = this.inputs[p].clone() {
+                    parts.push(own.enter_region(region));
+                }
+                let rules = cycle_plan.rules.iter();
+                for &r in rules.filter(|&&r| program.rules[r].head.pred == p) {
+                    parts.push(render_rule(&program.rules[r], &reader, unit_in.clone()));
+                }
+                let held = match parts.is_empty() {
+                    true => empty(scope).enter_region(region),
+                    false => u64::zero_one(concat_all(parts)),
+                };
+                built.borrow_mut().insert(p, held);
+            }
+            let built = built.into_inner();
+            for (p, handle) in handles {
+                cycle::next_point(built[&p].clone(), unit_in.clone())
+                    .inner
+                    .connect_loop(handle);
+            }
+            (preds.iter())
+                .map(|&p| (p, built[&p].clone().leave_region(scope)))
+                .collect::<Vec<_>>()
+        });
+        for (p, c) in results {
+            self.holds[p] = Some(self.counted(c));
+        }
+    }
+
     /// The streams to capture: one per printed predicate, or the tagged stream of its
     /// temporal SCC.
     fn outputs(self, outputs: &[PredId]) -> Vec<Output<'s>> {
@@ -712,6 +777,7 @@ fn read_by_components<'a>(
                 read[*gate] = true;
             }
             Component::Count { rule, .. } => bodies(&[*rule], &mut read),
+            Component::Cycle(cycle_plan) => bodies(&cycle_plan.rules, &mut read),
             Component::Stepper(stepper_plan) => {
                 bodies(&stepper_plan.starts, &mut read);
                 for &q in &stepper_plan.reads {

@@ -303,25 +303,37 @@ fn check_dumps_the_dataflow_plan() {
     assert_eq!(plan(&["--no-window-lowering"]), literal);
 }
 
-/// A component that recurses through time without a key says why it runs on one worker:
-/// the rule where the key that got furthest stops, or the rule without a positive atom.
+/// A component that recurses through time without a key says why it runs on one worker
+/// (the rule where the key that got furthest stops, or the rule without a positive
+/// atom), unless its own facts are keyed apart: then it is a loop through time, sharded
+/// by each join's key, and only the literal plan (`--no-lowering`) steps it on one worker.
 #[test]
 fn check_says_why_a_component_runs_on_one_worker() {
     let dir = common::tempdir();
-    for (text, says) in [
+    let keyed_apart = "a(X, Y, T) :- e(X, Y, T).\na(X, Y, T) :- a(X, Y, T-1), not s(X, T-1).\ns(X, T) :- a(Y, X, T-1), f(X, T).\n";
+    for (text, flags, says) in [
         (
-            "a(X, Y, T) :- e(X, Y, T).\na(X, Y, T) :- a(X, Y, T-1), not s(X, T-1).\ns(X, T) :- a(Y, X, T-1), f(X, T).\n",
-            "stepper {a, s} r1 r2; starts r0; horizon 1; key none, so it runs on one worker: no argument of a runs through every rule (the furthest stops at r2,",
+            keyed_apart,
+            &["--no-lowering"][..],
+            "stepper {a, s} r0 r1 r2; horizon 1; key none, so it runs on one worker: no argument of a runs through every rule (the furthest stops at r2,",
+        ),
+        (
+            keyed_apart,
+            &[][..],
+            "cycle {a, s} r0 r1 r2; horizon 1; fed back a time point later, each join sharded by its own key",
         ),
         (
             "p(T) :- not p(T-1).\n",
+            &[][..],
             "stepper {p} r0; horizon 1; key none, so it runs on one worker: r0 has no positive atom to carry one",
         ),
     ] {
         let program = dir.join("p.tdl");
         std::fs::write(&program, text).unwrap_or_else(|e| panic!("{e}"));
         let program = program.to_string_lossy().into_owned();
-        let plan = common::stdout_of(&["check", &program, "--dump", "plan"]);
+        let mut args = vec!["check", &program, "--dump", "plan"];
+        args.extend(flags);
+        let plan = common::stdout_of(&args);
         assert!(plan.contains(says), "{plan}");
     }
 }

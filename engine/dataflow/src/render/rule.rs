@@ -28,7 +28,13 @@ pub(super) fn render_rule<'s, T: Time>(
     reader: &Reader<'_, 's, T>,
     unit: Coll<'s, T>,
 ) -> Coll<'s, T> {
-    let plan = RulePlan::new(rule, |_| false);
+    let mut plan = RulePlan::new(rule, |_| false);
+    // Negations after every join: an antijoin keeps its left side and, where a negated
+    // fact comes or goes, sends again everything under its key, so it should see the
+    // joined bindings, which the atoms that change (a quote that holds) keep few, not
+    // those of an atom that hardly does (EC's groundings of every pair of agents).
+    plan.body
+        .sort_by_key(|literal| matches!(literal, Literal::Negative(_)));
     let vars = rule.vars.len();
     let mut bound = vec![false; vars];
     let from_unit = || Pending {
@@ -37,7 +43,19 @@ pub(super) fn render_rule<'s, T: Time>(
         steps: Vec::new(),
     };
     let mut env: Option<Pending<'s, T>> = None;
-    for literal in &plan.body {
+    // Negations after one another that key the bindings alike are one antijoin against
+    // all their facts (an EC deadline's `not s_t(X, T-1), …, not s_t(X, T-d)`): an
+    // antijoin's keys are present while any of its facts holds.
+    let mut merged = vec![false; plan.body.len()];
+    for (i, pair) in plan.body.windows(2).enumerate() {
+        if let [Literal::Negative(a), Literal::Negative(b)] = pair {
+            merged[i + 1] = negation_key(a) == negation_key(b);
+        }
+    }
+    for (i, literal) in plan.body.iter().enumerate() {
+        if merged[i] {
+            continue;
+        }
         match literal {
             Literal::Positive(atom) => {
                 let matcher = AtomMatcher::new(atom, &bound);
@@ -96,9 +114,23 @@ pub(super) fn render_rule<'s, T: Time>(
                 let current = env.take().unwrap_or_else(from_unit);
                 let (m1, m2) = (matcher.clone(), matcher);
                 let keyed = current.flat_map(vars, move |e| Some((m1.env_key(&e), e)));
-                let blocked = records::flat_map(reader.collection(atom), move |row| {
+                let mut blocked = vec![records::flat_map(reader.collection(atom), move |row| {
                     m2.matches(&row).then(|| m2.row_key(&row))
-                });
+                })];
+                let alike = plan.body[i + 1..].iter().zip(&merged[i + 1..]);
+                for (literal, _) in alike.take_while(|(_, merged)| **merged) {
+                    if let Literal::Negative(other) = literal {
+                        let m = AtomMatcher::new(other, &bound);
+                        blocked.push(records::flat_map(reader.collection(other), move |row| {
+                            m.matches(&row).then(|| m.row_key(&row))
+                        }));
+                    }
+                }
+                let first = blocked.remove(0);
+                let blocked = match blocked.is_empty() {
+                    true => first,
+                    false => first.concatenate(blocked),
+                };
                 env = Some(Pending {
                     records: records::map(T::antijoin(keyed, blocked), |(_, e)| e),
                     start: Start::Env,
@@ -295,6 +327,12 @@ fn var_of(term: &Term) -> Option<VarId> {
         Term::Var(v) => Some(*v),
         _ => None,
     }
+}
+
+/// The variables a negated atom keys the bindings by, in order (all of its variables: a
+/// negation reads bound ones only).
+fn negation_key(atom: &Atom) -> Vec<VarId> {
+    atom.args.iter().filter_map(var_of).collect()
 }
 
 /// How an atom's rows meet the bindings so far: which positions are keys (variables bound
