@@ -1,5 +1,5 @@
-//! The feedback edge of a loop through time: a component that recurses through time with
-//! no key that all its rules share (`render`'s cycle) is rendered as the dataflow of its
+//! The feedback edge of a loop through time: a component that recurses through time and
+//! whose own predicates share no key (`render`'s cycle) is rendered as the dataflow of its
 //! rules, each join on its own key, with its predicates' changes fed back one time point
 //! later. Timely's feedback moves a message's timestamp; [`next_point`] moves the records'
 //! own times with it, and ends the loop with the timeline.
@@ -17,8 +17,8 @@ use super::{Coll, Pending};
 /// frontier (the input's, through the unit row) has passed t + 1. What is still held when
 /// `bound` closes is dropped: the timeline ends at the input's last time point (the runtime
 /// closes the input only once the output has passed it), and a loop whose facts keep
-/// changing with nothing to stop them (`p(T) :- not p(T-1).`) would otherwise run on for
-/// ever.
+/// changing with nothing to stop them (`tick(a, T) :- not tock(b, T-1).` with `tock(b, T)
+/// :- tick(a, T-1).`) would otherwise run on for ever.
 pub fn next_point<'s>(changes: Coll<'s, u64>, bound: Coll<'s, u64>) -> Coll<'s, u64> {
     let mut stash: Stash<stgflow_lang::value::Row> = Stash::default();
     let mut out = Vec::new();

@@ -250,7 +250,7 @@ const SPARE_VECTORS: usize = 64;
 /// Most records' room an operator keeps between time points, in a spare vector or its
 /// output buffer: the room of the usual time points, not of the largest one seen (EC's
 /// groundings of every pair of agents all start at the first).
-pub(super) const KEPT_ROOM: usize = 1 << 12;
+const KEPT_ROOM: usize = 1 << 12;
 
 impl<D> Default for Stash<D> {
     fn default() -> Stash<D> {
