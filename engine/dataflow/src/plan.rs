@@ -763,23 +763,27 @@ fn stepper(
 fn find_key(program: &Program, rules: &[usize]) -> Option<HashMap<PredId, usize>> {
     let first = program.rules.get(*rules.first()?)?.head.pred;
     (0..program.predicates[first].arity)
-        .find_map(|start| follow_key(program, rules, first, start).ok())
+        .find_map(|start| follow_key(program, rules, first, start, |_| true).ok())
 }
 
-/// The key that starts at position `start` of `first`, or where it stops.
+/// The key that starts at position `start` of `first`, in the atoms of the predicates that
+/// `carries` accepts, or where it stops.
 fn follow_key(
     program: &Program,
     rules: &[usize],
     first: PredId,
     start: usize,
+    carries: impl Fn(PredId) -> bool,
 ) -> Result<HashMap<PredId, usize>, Stuck> {
     follow(program, rules, first, start, |rule, key, positions| {
-        rule.body.iter().filter_map(Literal::atom).all(|atom| {
-            atom.args
-                .iter()
-                .position(|t| *t == Term::Var(key))
-                .is_some_and(|at| *positions.entry(atom.pred).or_insert(at) == at)
-        })
+        (rule.body.iter().filter_map(Literal::atom))
+            .filter(|atom| carries(atom.pred))
+            .all(|atom| {
+                atom.args
+                    .iter()
+                    .position(|t| *t == Term::Var(key))
+                    .is_some_and(|at| *positions.entry(atom.pred).or_insert(at) == at)
+            })
     })
 }
 
@@ -802,21 +806,10 @@ fn own_key(program: &Program, stepper: &StepperPlan) -> bool {
         return false;
     };
     (0..program.predicates[first].arity).any(|start| {
-        let own = follow(
-            program,
-            &stepper.rules,
-            first,
-            start,
-            |rule, key, positions| {
-                (rule.body.iter().filter_map(Literal::atom))
-                    .filter(|atom| stepper.preds.contains(&atom.pred))
-                    .all(|atom| {
-                        (atom.args.iter().position(|t| *t == Term::Var(key)))
-                            .is_some_and(|at| *positions.entry(atom.pred).or_insert(at) == at)
-                    })
-            },
-        );
-        own.is_ok()
+        follow_key(program, &stepper.rules, first, start, |p| {
+            stepper.preds.contains(&p)
+        })
+        .is_ok()
     })
 }
 
@@ -878,7 +871,7 @@ fn why_unkeyed(program: &Program, plan: &StepperPlan) -> String {
         return "no rules".to_owned();
     };
     let best = (0..program.predicates[first].arity)
-        .filter_map(|start| follow_key(program, &plan.rules, first, start).err())
+        .filter_map(|start| follow_key(program, &plan.rules, first, start, |_| true).err())
         .max_by_key(|stuck| stuck.settled);
     let name = program.pred_name(first);
     match best {

@@ -356,9 +356,7 @@ impl<'p, 's> Builder<'p, 's> {
                     .iter()
                     .map(|&p| {
                         let mut parts = vec![own_input(p)];
-                        for &r in rules.iter().filter(|&&r| program.rules[r].head.pred == p) {
-                            parts.push(render_rule(&program.rules[r], &reader, unit_in.clone()));
-                        }
+                        parts.extend(rules_of(program, p, rules, &reader, &unit_in));
                         (p, u64::zero_one(concat_all(parts)))
                     })
                     .collect()
@@ -543,10 +541,7 @@ impl<'p, 's> Builder<'p, 's> {
                 if let Some(own) = this.inputs[p].clone() {
                     parts.push(own.enter_region(region));
                 }
-                let rules = cycle_plan.rules.iter();
-                for &r in rules.filter(|&&r| program.rules[r].head.pred == p) {
-                    parts.push(render_rule(&program.rules[r], &reader, unit_in.clone()));
-                }
+                parts.extend(rules_of(program, p, &cycle_plan.rules, &reader, &unit_in));
                 let held = match parts.is_empty() {
                     true => empty(scope).enter_region(region),
                     false => u64::zero_one(concat_all(parts)),
@@ -789,6 +784,20 @@ fn read_by_components<'a>(
     read
 }
 
+/// Each of `rules` whose head is `pred`, rendered over `reader`.
+fn rules_of<'s, T: Time>(
+    program: &Program,
+    pred: PredId,
+    rules: &[usize],
+    reader: &Reader<'_, 's, T>,
+    unit: &Coll<'s, T>,
+) -> Vec<Coll<'s, T>> {
+    (rules.iter())
+        .filter(|&&r| program.rules[r].head.pred == pred)
+        .map(|&r| render_rule(&program.rules[r], reader, unit.clone()))
+        .collect()
+}
+
 fn concat_all<'s, T: Timestamp + Lattice, D: differential_dataflow::Data>(
     mut parts: Vec<VecCollection<'s, T, D, isize>>,
 ) -> VecCollection<'s, T, D, isize> {
@@ -829,9 +838,7 @@ fn render_recursive<'s>(
         let mut results = Vec::new();
         for (p, variable) in variables {
             let mut parts = vec![own_input(p).enter(inner)];
-            for &r in rules.iter().filter(|&&r| program.rules[r].head.pred == p) {
-                parts.push(render_rule(&program.rules[r], &reader, unit_inner.clone()));
-            }
+            parts.extend(rules_of(program, p, rules, &reader, &unit_inner));
             let result = concat_all(parts).distinct();
             variable.set(result.clone());
             results.push((p, result.leave(outer)));

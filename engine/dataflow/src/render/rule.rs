@@ -112,24 +112,24 @@ pub(super) fn render_rule<'s, T: Time>(
             Literal::Negative(atom) => {
                 let matcher = AtomMatcher::new(atom, &bound);
                 let current = env.take().unwrap_or_else(from_unit);
-                let (m1, m2) = (matcher.clone(), matcher);
-                let keyed = current.flat_map(vars, move |e| Some((m1.env_key(&e), e)));
-                let mut blocked = vec![records::flat_map(reader.collection(atom), move |row| {
-                    m2.matches(&row).then(|| m2.row_key(&row))
-                })];
-                let alike = plan.body[i + 1..].iter().zip(&merged[i + 1..]);
-                for (literal, _) in alike.take_while(|(_, merged)| **merged) {
-                    if let Literal::Negative(other) = literal {
-                        let m = AtomMatcher::new(other, &bound);
-                        blocked.push(records::flat_map(reader.collection(other), move |row| {
-                            m.matches(&row).then(|| m.row_key(&row))
-                        }));
-                    }
-                }
-                let first = blocked.remove(0);
-                let blocked = match blocked.is_empty() {
+                let keyed = current.flat_map(vars, move |e| Some((matcher.env_key(&e), e)));
+                let alike = (plan.body[i + 1..].iter().zip(&merged[i + 1..]))
+                    .take_while(|(_, merged)| **merged)
+                    .filter_map(|(literal, _)| match literal {
+                        Literal::Negative(other) => Some(other),
+                        _ => None,
+                    });
+                let mut blocked = std::iter::once(atom).chain(alike).map(|negated| {
+                    let m = AtomMatcher::new(negated, &bound);
+                    records::flat_map(reader.collection(negated), move |row| {
+                        m.matches(&row).then(|| m.row_key(&row))
+                    })
+                });
+                let first = blocked.next().expect("the negation itself");
+                let rest: Vec<_> = blocked.collect();
+                let blocked = match rest.is_empty() {
                     true => first,
-                    false => first.concatenate(blocked),
+                    false => first.concatenate(rest),
                 };
                 env = Some(Pending {
                     records: records::map(T::antijoin(keyed, blocked), |(_, e)| e),
