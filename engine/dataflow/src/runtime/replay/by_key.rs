@@ -9,10 +9,11 @@
 //! * **Shards in step with the parts.** A shard takes its share of part after part, in
 //!   order, and publishes its output of a part in slices as it goes ([`output`]): every
 //!   so many bytes or time points, and at the part's end.
-//! * **Merged as far as every shard has got.** One worker per part (by the part's
-//!   number) merges the shards' slices up to the earliest time point every shard has
-//!   published, and sends the bytes to the writer; so output flows however long a part
-//!   runs.
+//! * **Merged as far as every shard has got.** Where a shard's slices let a part be
+//!   merged further (up to the earliest time point every shard has published), the
+//!   merge is due, and another worker takes it when it next publishes or looks for work:
+//!   the shard that is behind goes on evaluating, and the merging is shared among those
+//!   ahead. The merged bytes go to the writer; so output flows however long a part runs.
 
 mod deal;
 mod output;
@@ -59,10 +60,43 @@ struct Slices {
     /// Whether a worker is merging the part (one at a time, so that its bytes go out
     /// in order).
     merging: bool,
+    /// A merge is due and no worker has taken it (it is on [`Board::due`]).
+    due: bool,
     /// A stop request ended the part, at the earliest time point every shard got to.
     stopped: Option<stgflow_io::interrupt::Stop>,
     /// A shard could not write its part files: the run ends with the part.
     failed: Option<std::io::Error>,
+}
+
+impl Slices {
+    /// Whether a merge of the part would get further, and no worker has it.
+    fn mergeable(&self, shards: usize) -> bool {
+        let bound = self.through.iter().copied().min().unwrap_or(0);
+        !self.merging && !self.due && (self.finished == shards || bound > self.merged_to)
+    }
+}
+
+impl Board {
+    /// The merge of `part` is due, made so by shard `by`.
+    fn make_due(&mut self, part: usize, by: usize) {
+        self.slices[part].due = true;
+        let at = self.due.partition_point(|&(p, _)| p < part);
+        self.due.insert(at, (part, by));
+    }
+
+    /// Takes the due merge of `part`; the shard that made it due.
+    fn take_due(&mut self, part: usize) -> usize {
+        self.slices[part].due = false;
+        let at = self.due.partition_point(|&(p, _)| p < part);
+        self.due.remove(at).1
+    }
+}
+
+/// The first part whose merge is due, made due by a shard that `by` accepts.
+fn due(board: &Board, by: impl Fn(usize) -> bool) -> Option<usize> {
+    (board.due.iter())
+        .find(|&&(_, shard)| by(shard))
+        .map(|&(part, _)| part)
 }
 
 /// What the workers share while they read, evaluate and merge.
@@ -82,6 +116,8 @@ struct Board {
     parts: usize,
     /// Shares emptied by their shards, for the next reads to fill again.
     spare: Vec<Share>,
+    /// The parts whose merge is due, in order, each with the shard that made it due.
+    due: Vec<(usize, usize)>,
 }
 
 struct Shards<'a> {
@@ -118,6 +154,7 @@ pub(super) fn run(
                 finished: 0,
                 merged_to: cut.times(k).0,
                 merging: false,
+                due: false,
                 stopped: None,
                 failed: None,
             })
@@ -126,6 +163,7 @@ pub(super) fn run(
 
         parts,
         spare: Vec::new(),
+        due: Vec::new(),
     };
     let all = Shards {
         shared,
@@ -203,8 +241,17 @@ impl Shards<'_> {
             if !self.outbox.wanted(0) {
                 break;
             }
+            if let Some(due) = due(&board, |by| by != shard) {
+                board = self.merge(board, due);
+                continue;
+            }
             let part = board.at[shard];
             if part >= board.parts {
+                // What it made due itself.
+                if let Some(due) = due(&board, |_| true) {
+                    board = self.merge(board, due);
+                    continue;
+                }
                 break;
             }
             let share = (board.dealt.get_mut(part).and_then(Option::as_mut)).and_then(|dealt| {
@@ -242,6 +289,10 @@ impl Shards<'_> {
                 board.done[part] = dealt.done.take();
                 board.dealt[part] = Some(dealt);
                 self.wake_all();
+                continue;
+            }
+            if let Some(due) = due(&board, |_| true) {
+                board = self.merge(board, due);
                 continue;
             }
             board = self.wake[shard]
@@ -367,7 +418,8 @@ impl Shards<'_> {
 
     /// Adds a shard's `output` of part `part` up to time point `through` (and whether it
     /// is the shard's last of the part) to the part's slices; where every shard has got
-    /// further, and no worker merges the part, merges it here.
+    /// further, and no worker merges the part, the merge is due. Takes a merge that
+    /// another shard made due.
     fn publish(&self, part: usize, shard: usize, output: Output, (through, last): (u64, bool)) {
         let mut board = self.board();
         let slices = &mut board.slices[part];
@@ -377,17 +429,29 @@ impl Shards<'_> {
         }
         slices.through[shard] = through;
         slices.finished += usize::from(last);
-        if !slices.merging {
-            slices.merging = true;
-            drop(self.merge(board, part));
+        let shards = self.dealer.shards();
+        let made = slices.mergeable(shards);
+        if made {
+            board.make_due(part, shard);
+        }
+        // A merge another shard made due is taken here, so that merging goes on however
+        // long a part runs (alone, a shard takes its own).
+        if let Some(due) = due(&board, |by| by != shard || shards == 1) {
+            drop(self.merge(board, due));
+        } else if made {
+            drop(board);
+            self.wake_all();
         }
     }
 
-    /// Merges what every shard has published of part `part`, and sends it, for as long as
-    /// there is something to merge; after the part's last slices, what the part did.
-    /// Takes the board and gives it back (the part marked as merged by no worker).
+    /// Takes the due merge of part `part`: merges what every shard has published of it,
+    /// and sends it, one round, or, once every shard has finished the part, everything
+    /// and then what the part did. Takes the board and gives it back (the part merged by
+    /// no worker, and its merge due again where the shards got further meanwhile).
     fn merge<'b>(&'b self, mut board: MutexGuard<'b, Board>, part: usize) -> MutexGuard<'b, Board> {
         let shards = self.dealer.shards();
+        let by = board.take_due(part);
+        board.slices[part].merging = true;
         loop {
             let slices = &mut board.slices[part];
             let last = slices.finished == shards;
@@ -438,6 +502,17 @@ impl Shards<'_> {
                 return self.board();
             }
             board = self.board();
+            let slices = &mut board.slices[part];
+            if slices.finished < shards {
+                slices.merging = false;
+                if slices.mergeable(shards) {
+                    board.make_due(part, by);
+                    drop(board);
+                    self.wake_all();
+                    return self.board();
+                }
+                return board;
+            }
         }
     }
 }

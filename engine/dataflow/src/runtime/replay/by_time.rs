@@ -182,7 +182,8 @@ impl TimePart<'_> {
         self.pending.drain(..at);
         self.next = Some(t);
         if (last && self.sink.written() > 0) || self.sink.written() >= CHUNK {
-            let bytes = self.sink.take_bytes(self.outbox.buffer());
+            let like = self.sink.written();
+            let bytes = self.sink.take_bytes(self.outbox.buffer(like));
             if !(self.outbox).bytes(self.part, bytes, t.saturating_sub(1), &mut self.slot) {
                 self.stopped = true;
                 return Err(RunError::Cluster("stopped".to_owned()));

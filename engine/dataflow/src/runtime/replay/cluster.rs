@@ -240,7 +240,7 @@ impl Out for Remote<'_> {
         true
     }
 
-    fn buffer(&self) -> Vec<u8> {
+    fn buffer(&self, _like: usize) -> Vec<u8> {
         Vec::new()
     }
 
@@ -286,8 +286,8 @@ impl Out for Relaying<'_> {
         self.outbox.wanted(part)
     }
 
-    fn buffer(&self) -> Vec<u8> {
-        self.outbox.buffer()
+    fn buffer(&self, like: usize) -> Vec<u8> {
+        self.outbox.buffer(like)
     }
 
     fn slots(&self) -> &Slots {

@@ -68,8 +68,8 @@ pub(super) trait Out {
     fn done(&self, part: usize, done: PartDone);
     /// Whether `part` is still wanted.
     fn wanted(&self, part: usize) -> bool;
-    /// An empty byte buffer to fill.
-    fn buffer(&self) -> Vec<u8>;
+    /// An empty byte buffer to fill with about `like` bytes.
+    fn buffer(&self, like: usize) -> Vec<u8>;
     /// The workers' turns on the host's cores.
     fn slots(&self) -> &Slots;
 }
@@ -93,8 +93,8 @@ impl Out for Outbox {
         Outbox::wanted(self, part)
     }
 
-    fn buffer(&self) -> Vec<u8> {
-        Outbox::buffer(self)
+    fn buffer(&self, like: usize) -> Vec<u8> {
+        Outbox::buffer(self, like)
     }
 
     fn slots(&self) -> &Slots {
@@ -146,13 +146,25 @@ impl Outbox {
         (outbox, receiver)
     }
 
-    /// An empty byte buffer, one written before where there is one.
-    pub(super) fn buffer(&self) -> Vec<u8> {
+    /// An empty byte buffer to fill with about `like` bytes: of those written before,
+    /// the smallest with that room, else the largest. Buffers of a size go back to uses
+    /// of that size, so that a part's merged output does not end up holding a shard's
+    /// few lines while the next merge grows a small buffer again.
+    pub(super) fn buffer(&self, like: usize) -> Vec<u8> {
         let mut buffers = self
             .buffers
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        buffers.pop().unwrap_or_default()
+        let fits = (buffers.iter().enumerate())
+            .filter(|(_, b)| b.capacity() >= like)
+            .min_by_key(|(_, b)| b.capacity());
+        let at = match fits {
+            Some((at, _)) => Some(at),
+            None => (buffers.iter().enumerate())
+                .max_by_key(|(_, b)| b.capacity())
+                .map(|(at, _)| at),
+        };
+        at.map(|at| buffers.swap_remove(at)).unwrap_or_default()
     }
 
     /// Keeps `buffer`'s room for [`Outbox::buffer`].

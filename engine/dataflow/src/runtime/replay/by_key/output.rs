@@ -192,7 +192,8 @@ impl Formatter {
     pub(super) fn output(&mut self, ended: bool, outbox: &Outbox) -> Output {
         match self {
             Formatter::Groups(sink, groups) => {
-                Output::Groups(sink.take_bytes(outbox.buffer()), std::mem::take(groups))
+                let like = sink.written();
+                Output::Groups(sink.take_bytes(outbox.buffer(like)), std::mem::take(groups))
             }
             Formatter::Merged(taken) => Output::Updates(std::mem::take(taken)),
             Formatter::Keyed(sink, _) => {
@@ -265,7 +266,8 @@ pub(super) fn merge(
                     _ => None,
                 })
                 .collect();
-            let merged = merge_groups(&runs, outbox.buffer());
+            let size = runs.iter().map(|(text, _)| text.len()).sum();
+            let merged = merge_groups(&runs, outbox.buffer(size));
             for (text, _) in runs {
                 outbox.recycle(text);
             }
@@ -303,8 +305,9 @@ pub(super) fn merge(
                     _ => None,
                 })
                 .collect();
-            let mut bytes = outbox.buffer();
-            bytes.reserve(runs.iter().map(|r| r.text.len()).sum());
+            let size = runs.iter().map(|r| r.text.len()).sum();
+            let mut bytes = outbox.buffer(size);
+            bytes.reserve(size);
             let mut points = Vec::new();
             merge_keyed(&runs, &mut bytes, &mut points);
             let through = (points.iter().rev().map(|&(t, _)| t))
