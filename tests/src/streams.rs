@@ -14,6 +14,42 @@ pub fn time_of(line: &str) -> u64 {
     last.trim().parse().unwrap_or(0)
 }
 
+/// The most time points [`stretched`] puts between two of `program`'s stream: 10⁵, or
+/// 10² where a rule reads the time as a value (its facts may change at every time point,
+/// on every path).
+pub fn sparse_gap(program: &str) -> u64 {
+    let compiled = stgflow_lang::compile_str("generated.tdl", program);
+    match compiled.program.rules.iter().any(|rule| rule.reads_time()) {
+        true => 100,
+        false => 100_000,
+    }
+}
+
+/// `stream` (a generated one: a fact per line, its time last, in time order) with its
+/// time points pulled apart: the first stays, and each later one comes 1 to `max_gap`
+/// time points after the one before.
+pub fn stretched(stream: &str, rng: &mut Rng, max_gap: u64) -> String {
+    let mut out = String::with_capacity(stream.len() * 2);
+    let mut times: Option<(u64, u64)> = None;
+    for line in stream.lines() {
+        let t = time_of(line);
+        let moved = match times {
+            Some((was, to)) if t == was => to,
+            Some((_, to)) => to + 1 + rng.next_u64() % max_gap,
+            None => t,
+        };
+        times = Some((t, moved));
+        let at = line
+            .trim_end_matches(['.', ')'])
+            .rfind([',', '('])
+            .map_or(0, |i| i + 1);
+        out.push_str(&line[..at]);
+        out.push_str(&moved.to_string());
+        out.push_str(").\n");
+    }
+    out
+}
+
 /// `stream` with lines the program does not know, lines of a wrong arity and, sometimes,
 /// an error, its lines dealt out over 1–3 files (each stays in time order).
 pub fn streams_of(stream: &str, rng: &mut Rng) -> Vec<String> {

@@ -7,7 +7,8 @@
 //! * TD programs (and persistence, keyed by its fluent) over streams with unknown
 //!   predicates, wrong arities, comments and errors (a time going back, a malformed
 //!   line), split over 1–3 files, with timelines cut by `--from`/`--until`, in `points`,
-//!   `changes` and `intervals`;
+//!   `changes` and `intervals`; a quarter of them over a sparse timeline (time points up
+//!   to 10⁵ apart, in `changes` and `intervals`);
 //! * plain LARS programs (windows, joins, negation: split by time) over Laser's streams
 //!   with a declared timeline, in those modes and Laser's own lines;
 //! * now and then printed from a time point on (`--print-from`).
@@ -27,7 +28,7 @@ use stgflow_lang::compile_str;
 use stgflow_lars::stream::LaserStream;
 use stgflow_tests::generate::{Rng, case, persistence_case};
 use stgflow_tests::lars;
-use stgflow_tests::streams::{streams_of, timeline};
+use stgflow_tests::streams::{sparse_gap, streams_of, stretched, timeline};
 
 /// What a run gives: its output, its summary or its error, and how it was spread (`by
 /// time`, `by key`, `threaded`; none for the reference).
@@ -145,14 +146,24 @@ enum Cases {
 /// path was taken goes to `taken`.
 fn check(seed: u64, cases: Cases, taken: &mut Taken) -> Result<(), String> {
     let mut rng = Rng::new(seed ^ 0x5eed);
+    // Now and then a TD case's time points pulled apart: up to 10⁵ time points between
+    // one and the next (10² where a rule reads the time, whose facts change at each).
+    let mut sparse = false;
     let (language, program, streams, timeline) = match cases {
         Cases::Td | Cases::Persistence => {
             let case = match cases {
                 Cases::Td => case(seed),
                 _ => persistence_case(seed),
             };
-            let streams = streams_of(&case.stream, &mut rng);
-            (Language::Td, case.program, streams, timeline(&mut rng))
+            sparse = rng.chance(25);
+            if sparse {
+                let stream = stretched(&case.stream, &mut rng, sparse_gap(&case.program));
+                let streams = streams_of(&stream, &mut rng);
+                (Language::Td, case.program, streams, Timeline::default())
+            } else {
+                let streams = streams_of(&case.stream, &mut rng);
+                (Language::Td, case.program, streams, timeline(&mut rng))
+            }
         }
         Cases::Lars | Cases::Windows => {
             let case = match cases {
@@ -171,6 +182,8 @@ fn check(seed: u64, cases: Cases, taken: &mut Taken) -> Result<(), String> {
     let paths = write_streams(&dir, &streams);
     let laser = Mode::Snapshot(Arc::new(stgflow_lars::output::LaserOutput));
     let modes = match language {
+        // Points over a long stretch print what holds at each of its time points.
+        Language::Td if sparse => vec![Mode::Changes, Mode::Intervals],
         Language::Td => vec![Mode::Points, Mode::Changes, Mode::Intervals],
         Language::Lars => vec![Mode::Points, Mode::Changes, Mode::Intervals, laser],
     };

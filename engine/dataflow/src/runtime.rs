@@ -349,6 +349,7 @@ pub fn run<W: Write>(
         diff_here,
     )
     .in_any_order(any_order)
+    .reaching(messages::reach(program))
     .with_points(point_preds)
     .waking(wakers.clone())
     .remote(remote_reading.then_some(processes * local_workers));

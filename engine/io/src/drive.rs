@@ -31,6 +31,17 @@ pub trait Evaluator {
         outputs: &[PredId],
         out: &mut Vec<(PredId, Row)>,
     ) -> Result<(), RunError>;
+
+    /// Whether every time point after the last one stepped, without input, gives what
+    /// the last one gave: the evaluator has settled, and a quiet stretch can be skipped
+    /// ([`Evaluator::skip`]).
+    fn settled(&self) -> bool {
+        false
+    }
+
+    /// Where it has settled: the time points up to `to` (excluded) are taken as stepped,
+    /// without input, each giving what the last one gave.
+    fn skip(&mut self, _to: u64) {}
 }
 
 /// Something that yields input facts in time order.
@@ -315,6 +326,25 @@ impl<E: Evaluator, W: Write> TimePoints for Driver<'_, E, W> {
         self.evaluator.step(t, input, &self.outputs, &mut out)?;
         self.summary.time_point(t);
         Ok(self.sink.emit(t, out)?)
+    }
+
+    /// Steps the time points of a quiet stretch until the evaluator settles, then
+    /// skips the rest: what holds no longer changes.
+    fn quiet(&mut self, from: u64, to: u64) -> Result<(), RunError> {
+        for t in from..to {
+            if t > from {
+                if let Some(stop) = crate::interrupt::requested() {
+                    return Err(stop.into());
+                }
+            }
+            if self.evaluator.settled() && !self.sink.writes_every_point() {
+                self.evaluator.skip(to);
+                self.summary.time_points(t, to);
+                return Ok(self.sink.quiet(t, to)?);
+            }
+            self.complete(t, Vec::new())?;
+        }
+        Ok(())
     }
 }
 

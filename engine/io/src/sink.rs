@@ -918,6 +918,85 @@ impl<W: Write> Sink<W> {
         Ok(())
     }
 
+    /// Time points `from..to` have no changes: as [`Sink::emit_sorted`] with none at each,
+    /// costing the lines it writes. Only `points` while something holds and a front
+    /// end's snapshot write at every time point; otherwise a quiet stretch costs nothing
+    /// per time point, however long (sparse timestamps: epoch milliseconds).
+    pub fn quiet(&mut self, from: u64, to: u64) -> io::Result<()> {
+        if from >= to {
+            return Ok(());
+        }
+        if self.writes_every_point() && self.printed(to - 1) {
+            for t in from..to {
+                self.emit_sorted(t, std::iter::empty())?;
+            }
+            return Ok(());
+        }
+        // The first time point printed after `print_from` prints what holds then.
+        let first = (self.print_from)
+            .filter(|&p| !self.printing() && p < to)
+            .map(|p| p.max(from));
+        if let Some(first) = first {
+            if from < first {
+                self.last_time = Some(first - 1);
+            }
+            self.emit_sorted(first, std::iter::empty())?;
+            return self.quiet(first + 1, to);
+        }
+        self.last_time = Some(to - 1);
+        if self.flush_each {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Whether a time point without changes writes lines: in `points` while something
+    /// holds, and a front end's snapshot. A quiet stretch then costs its length, and is
+    /// fed in short batches, so that a stop request is seen between them.
+    pub fn writes_every_point(&self) -> bool {
+        match self.mode {
+            Mode::Snapshot(_) => true,
+            Mode::Points => !self.holding.is_empty(),
+            Mode::Changes | Mode::Intervals => false,
+        }
+    }
+
+    /// Gives the sink the time points `from..to`: each with its changes among `updates`
+    /// (sorted by time, then in output order, none before `from`; `change` takes one
+    /// apart into its time, predicate, arguments and difference), the stretches between
+    /// them each as one ([`Sink::quiet`]). `counted` is told each stretch of time points
+    /// given. Returns how many of `updates` lie before `to`.
+    pub fn emit_through<'u, U>(
+        &mut self,
+        (from, to): (u64, u64),
+        updates: &'u [U],
+        change: impl Fn(&'u U) -> (u64, PredId, &'u [Value], isize),
+        mut counted: impl FnMut(u64, u64),
+    ) -> io::Result<usize> {
+        let (mut t, mut at) = (from, 0);
+        while t < to {
+            let start = at;
+            while updates.get(at).is_some_and(|u| change(u).0 == t) {
+                at += 1;
+            }
+            if start == at {
+                let next = updates.get(at).map_or(to, |u| change(u).0.min(to));
+                self.quiet(t, next)?;
+                counted(t, next);
+                t = next;
+                continue;
+            }
+            let changes = updates[start..at].iter().map(|u| {
+                let (_, pred, args, diff) = change(u);
+                (pred, args, diff)
+            });
+            self.emit_sorted(t, changes)?;
+            counted(t, t + 1);
+            t += 1;
+        }
+        Ok(at)
+    }
+
     /// Whether the sink writes changes (`+p(a) @t`), which it makes from what it is given
     /// alone, keeping nothing per fact.
     pub fn writes_changes(&self) -> bool {

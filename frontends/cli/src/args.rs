@@ -339,12 +339,15 @@ pub(crate) struct CheckArgs {
 /// Evaluators.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum EngineKind {
-    /// The parallel engine on timely/differential dataflow (`-w`, `-n/-p/-h`).
+    /// The parallel engine on timely/differential dataflow (`-w`, `-n/-p/-h`); a stretch
+    /// of time points without events costs what happens in it, not its length.
     Dataflow,
-    /// The single-threaded reference evaluator (semi-naive per time point, per stratum).
+    /// The single-threaded reference evaluator (semi-naive per time point, per stratum;
+    /// a stretch without events skipped once what holds stops changing).
     Reference,
     /// Streaming Trigger Graphs: the paper's Algorithm 4 as written (`--dump-stg`,
-    /// `--stats`); for studying the algorithm on small streams.
+    /// `--stats`); for studying the algorithm on small streams. It evaluates every time
+    /// point of the timeline, however sparse the events.
     Stg,
 }
 

@@ -378,18 +378,24 @@ fn two_processes_on_loopback_equal_the_reference() {
 }
 
 /// The golden cases of the language (rules without a positive atom, the time as a value,
-/// recursion through time) on a cluster of two processes of one worker each print their
-/// expected output from process 0.
+/// recursion through time) and of sparse timelines (events 10^3 to 10^18 time points
+/// apart) on a cluster of two processes of one worker each print their expected output
+/// from process 0.
 #[test]
 fn language_cases_on_two_processes_print_their_expected_output() {
     let dir = root().join("tests/cases/language");
-    let mut programs: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .filter_map(|entry| entry.ok().map(|e| e.path()))
+    let mut programs: Vec<std::path::PathBuf> = ["language", "sparse"]
+        .iter()
+        .flat_map(|cases| {
+            let dir = root().join("tests/cases").join(cases);
+            std::fs::read_dir(&dir)
+                .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+                .filter_map(|entry| entry.ok().map(|e| e.path()))
+        })
         .filter(|path| path.extension().is_some_and(|e| e == "tdl"))
         .collect();
     programs.sort();
-    assert!(programs.len() >= 10, "{programs:?}");
+    assert!(programs.len() >= 13, "{programs:?}");
     for program in programs {
         let beside = |ext: &str| program.with_extension(ext);
         let mut args = vec!["run".to_owned(), program.display().to_string()];

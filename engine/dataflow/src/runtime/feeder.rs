@@ -14,7 +14,7 @@ use stgflow_io::stream::blocks::BlockSummary;
 use stgflow_lang::ir::PredId;
 use stgflow_lang::value::Row;
 
-use super::messages::{Change, Control, FromWorker, SPARE_BUFFERS, ToWorker, Update};
+use super::messages::{Change, Control, FromWorker, SPARE_BUFFERS, ToWorker, Update, change};
 use super::order::{OrderKey, in_output_order, in_time_order, merge_by_time, merge_runs};
 use crate::operators::points::PointDiff;
 
@@ -125,6 +125,15 @@ pub(super) struct Feeder<'a, W: Write> {
     /// Output merged but not written yet, in output order (in time order only where the
     /// sink takes it in any order, `any_order`).
     pending: Vec<Update>,
+    /// Time points of a batch of a quiet stretch ([`Feeder::quiet`]).
+    stretch: u64,
+    /// The last quiet stretch: output in it, past `reach` of its start, makes its batches
+    /// short again.
+    quiet: std::ops::Range<u64>,
+    /// The most time points back any rule reads ([`super::messages::reach`]).
+    reach: u64,
+    /// Whether output in the last quiet stretch came back since this was last reset.
+    output_seen: bool,
     /// The sink takes a time point's changes in any order, not consolidated
     /// ([`Sink::in_any_order`]): the workers' output is only put in time order.
     any_order: bool,
@@ -206,6 +215,10 @@ impl<'a, W: Write> Feeder<'a, W> {
             unit_fed: false,
             runs: (0..workers).map(|_| VecDeque::new()).collect(),
             pending: Vec::new(),
+            stretch: options.batch_points.max(1),
+            quiet: 0..0,
+            reach: 0,
+            output_seen: false,
             any_order: false,
             line_runs: (0..workers).map(|_| VecDeque::new()).collect(),
             rank,
@@ -414,6 +427,7 @@ impl<'a, W: Write> Feeder<'a, W> {
         };
         // Each worker sends its output of each batch once, in output order; a batch's
         // output is merged once every worker has sent its share of it.
+        self.saw(updates.iter().map(|u| u.1));
         self.runs[worker].push_back((upto, updates));
         while self.runs.iter().all(|run| !run.is_empty()) {
             let mut shares: Vec<Vec<Update>> = Vec::with_capacity(self.runs.len());
@@ -439,6 +453,16 @@ impl<'a, W: Write> Feeder<'a, W> {
         Ok(())
     }
 
+    /// Notes output at `times`: in the last quiet stretch past what its input reaches,
+    /// the program changes on its own there, and its batches are made short again.
+    fn saw(&mut self, mut times: impl Iterator<Item = u64>) {
+        let own = self.quiet.start.saturating_add(self.reach)..self.quiet.end;
+        if times.any(|t| own.contains(&t)) {
+            self.output_seen = true;
+            self.stretch = self.batch_points;
+        }
+    }
+
     /// Keeps an emptied output buffer to pass back to a worker (a few per worker).
     fn keep_output_buffer(&mut self, buffer: Vec<Update>) {
         let most = self.most_spare();
@@ -459,6 +483,7 @@ impl<'a, W: Write> Feeder<'a, W> {
         upto: u64,
         lines: stgflow_io::sink::KeyedLines,
     ) -> Result<(), RunError> {
+        self.saw(lines.ends.iter().map(|&(t, _, _)| t));
         self.line_runs[worker].push_back((upto, lines));
         while self.line_runs.iter().all(|run| !run.is_empty()) {
             let mut shares = Vec::with_capacity(self.line_runs.len());
@@ -482,7 +507,14 @@ impl<'a, W: Write> Feeder<'a, W> {
                         point += 1;
                         to
                     }
-                    _ => from,
+                    _ => {
+                        // Up to the next time point with lines, nothing is written.
+                        let quiet = points.get(point).map_or(end, |&(t, _)| t.min(end));
+                        self.sink.write_formatted(quiet - 1, &[])?;
+                        self.summary.time_points(next, quiet);
+                        next = quiet;
+                        continue;
+                    }
                 };
                 self.sink.write_formatted(next, &text[from..to])?;
                 self.summary.time_point(next);
@@ -503,19 +535,16 @@ impl<'a, W: Write> Feeder<'a, W> {
             return Ok(());
         };
         let end = upto.min(self.advance_to);
-        let mut at = 0;
-        while next < end {
-            let from = at;
-            while at < self.pending.len() && self.pending[at].1 == next {
-                at += 1;
-            }
-            let changes = self.pending[from..at]
-                .iter()
-                .map(|((pred, row), _, diff)| (*pred as PredId, &row[..], *diff));
-            self.sink.emit_sorted(next, changes)?;
-            self.summary.time_point(next);
-            next += 1;
+        if next >= end {
+            return Ok(());
         }
+        let summary = &mut self.summary;
+        let at = self
+            .sink
+            .emit_through((next, end), &self.pending, change, |from, to| {
+                summary.time_points(from, to);
+            })?;
+        next = end;
         if at > 0 && at == self.pending.len() {
             // All of it written: the buffer goes back to a worker with its updates
             // (see `written_outputs`), an emptied one taking its place.
@@ -531,6 +560,12 @@ impl<'a, W: Write> Feeder<'a, W> {
         }
         self.next_emit = Some(next);
         Ok(())
+    }
+
+    /// The feeder of a program whose rules read at most `reach` time points back.
+    pub(super) fn reaching(mut self, reach: u64) -> Self {
+        self.reach = reach;
+        self
     }
 
     /// The feeder with the workers' output put in time order only, where `any_order`
@@ -744,11 +779,16 @@ impl<W: Write> TimePoints for Feeder<'_, W> {
         self.fed_through(t)
     }
 
-    /// A quiet stretch goes out in batches of at most `batch_points` time points like any
-    /// other, so that output flows, memory stays bounded and a stop request is seen
-    /// between batches even when the stretch is 10^9 time points long.
+    /// A quiet stretch goes out in batches, so that output flows, memory stays bounded and
+    /// a stop request is seen between batches. Where a stretch takes more than a batch,
+    /// each batch's output is waited for, and one without output makes the batches twice
+    /// as long from then on; output in a quiet stretch makes them short again. Where
+    /// nothing happens on its own, a stretch costs a batch or a few however long (timely's
+    /// frontier passes the time points between in one step); where the program changes
+    /// on its own, batches stay at `batch_points`.
     fn quiet(&mut self, from: u64, to: u64) -> Result<(), RunError> {
         let mut from = from;
+        self.quiet = from..to;
         while from < to {
             let start = *self.batch_start.get_or_insert(from);
             self.feed_unit(from);
@@ -756,13 +796,19 @@ impl<W: Write> TimePoints for Feeder<'_, W> {
                 let batch = &mut self.batch;
                 diff.left(|(pred, row)| batch.push(pred as u32, row, from, -1));
             }
-            let end = to.min(start.saturating_add(self.batch_points).max(from + 1));
+            let end = to.min(start.saturating_add(self.stretch).max(from + 1));
+            self.output_seen = false;
             self.fed_through(end - 1)?;
             from = end;
             if from < to {
                 if let Some(stop) = stgflow_io::interrupt::requested() {
                     return Err(stop.into());
                 }
+                self.wait_for(end)?;
+                self.stretch = match self.output_seen || self.sink.writes_every_point() {
+                    true => self.batch_points,
+                    false => self.stretch.saturating_mul(2),
+                };
             }
         }
         Ok(())

@@ -6,10 +6,24 @@ use stgflow_io::drive::Fed;
 use stgflow_io::sink::KeyedLines;
 use stgflow_io::stream::blocks::{BlockSummary, RawBlock, SentSummary};
 use stgflow_io::stream::{FactReader, InputFact};
-use stgflow_lang::value::Row;
+use stgflow_lang::value::{Row, Value};
 
 /// An output update: a fact tagged with its predicate, the time, +1 or −1.
 pub(super) type Update = ((u32, Row), u64, isize);
+
+/// The most time points back any rule of `program` reads: past a quiet stretch's first
+/// time point by more than this, output comes from the program changing on its own, not
+/// from the input before the stretch.
+pub(super) fn reach(program: &stgflow_lang::ir::Program) -> u64 {
+    let atoms = (program.rules.iter()).flat_map(|rule| rule.body.iter().filter_map(|l| l.atom()));
+    atoms.map(|atom| u64::from(atom.offset)).max().unwrap_or(0)
+}
+
+/// An update taken apart for a sink ([`stgflow_io::sink::Sink::emit_through`]).
+pub(super) fn change(update: &Update) -> (u64, stgflow_lang::ir::PredId, &[Value], isize) {
+    let ((pred, row), t, diff) = update;
+    (*t, *pred as stgflow_lang::ir::PredId, &row[..], *diff)
+}
 
 /// An input record: a fact's arguments and a time it holds at, with +1 (a point, which
 /// [`crate::operators::points::changes`] turns into changes); for the unit row, its change.

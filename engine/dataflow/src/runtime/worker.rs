@@ -21,7 +21,7 @@ use stgflow_io::stream::blocks::{BlockSummary, RawBlock, parse_block};
 use stgflow_io::stream::{FactReader, InputFact};
 
 use super::OutputSort;
-use super::messages::{Control, FromWorker, IN_FLIGHT, ToWorker, Update};
+use super::messages::{Control, FromWorker, IN_FLIGHT, ToWorker, Update, change};
 use super::order::{in_output_order, in_time_order};
 use super::profile::Profile;
 use crate::operators::points::changes;
@@ -874,7 +874,7 @@ impl Reading {
 
 /// Writes the output in `ready` (in output order, before `upto`) to the worker's files,
 /// time point by time point from `next` (the timeline's `first` at first), every time
-/// point given, with or without output; empties `ready`. The last batch (`last`) closes
+/// point given ([`Sink::emit_through`]); empties `ready`. The last batch (`last`) closes
 /// the open intervals and flushes.
 fn write_files(
     sink: &mut Sink<std::io::Sink>,
@@ -883,20 +883,9 @@ fn write_files(
     (first, upto): (u64, u64),
     last: bool,
 ) -> std::io::Result<()> {
-    let mut t = next.unwrap_or(first).max(first);
-    let mut at = 0;
-    while t < upto {
-        let from = at;
-        while ready.get(at).is_some_and(|u| u.1 == t) {
-            at += 1;
-        }
-        let changes = ready[from..at]
-            .iter()
-            .map(|((pred, row), _, diff)| (*pred as PredId, &row[..], *diff));
-        sink.emit_sorted(t, changes)?;
-        t += 1;
-    }
-    *next = Some(t);
+    let t = next.unwrap_or(first).max(first);
+    sink.emit_through((t, upto), ready, change, |_, _| {})?;
+    *next = Some(t.max(upto));
     ready.clear();
     if last { sink.finish() } else { Ok(()) }
 }

@@ -370,6 +370,7 @@ impl Shards<'_> {
         for &(t, end) in &share.times {
             let mut at = evaluation.next_t;
             while at < t {
+                evaluation.quiet_grows();
                 at = evaluation.local.quiet(at, t);
                 self.batch(evaluation, part)?;
             }
@@ -381,6 +382,7 @@ impl Shards<'_> {
         }
         let mut at = evaluation.next_t.max(from);
         while at < through {
+            evaluation.quiet_grows();
             at = evaluation.local.quiet(at, through);
             self.batch(evaluation, part)?;
         }
@@ -531,6 +533,13 @@ struct Evaluation {
 }
 
 impl Evaluation {
+    /// A quiet stretch's batches grow unless the shard's output writes lines at every
+    /// time point.
+    fn quiet_grows(&mut self) {
+        let every_point = self.formatter.writes_every_point();
+        self.local.quiet_grows(!every_point);
+    }
+
     /// Runs the dataflow through every time point fed, its output to the formatter.
     fn run(&mut self, rank: &[usize]) {
         self.local.run(&mut self.out);

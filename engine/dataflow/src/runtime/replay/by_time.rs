@@ -15,7 +15,7 @@ use stgflow_io::stream::SkipCounts;
 use stgflow_lang::ir::PredId;
 use stgflow_lang::value::Row;
 
-use super::super::messages::Update;
+use super::super::messages::{Update, change};
 use super::Shared;
 use super::local::Local;
 use super::outbox::{Out, PartDone};
@@ -162,24 +162,20 @@ impl TimePart<'_> {
             return Ok(());
         };
         let end = self.local.fed_to();
-        let mut at = 0;
-        while t < end {
-            let from = at;
-            while self.pending.get(at).is_some_and(|u| u.1 == t) {
-                at += 1;
-            }
-            if t >= self.emit_from {
-                let changes = self.pending[from..at]
-                    .iter()
-                    .map(|((pred, row), _, diff)| (*pred as PredId, &row[..], *diff));
-                self.sink.emit_sorted(t, changes)?;
-            }
-            if t >= self.own_from {
-                self.summary.time_point(t);
-            }
-            t += 1;
+        if t < end {
+            self.summary.time_points(t.max(self.own_from), end);
+            // The changes before `emit_from` (the warm-up's) go nowhere.
+            let emit_from = t.max(self.emit_from).min(end);
+            let warm = self.pending.partition_point(|u| u.1 < emit_from);
+            let emitted = (self.sink).emit_through(
+                (emit_from, end),
+                &self.pending[warm..],
+                change,
+                |_, _| {},
+            )?;
+            self.pending.drain(..warm + emitted);
+            t = end;
         }
-        self.pending.drain(..at);
         self.next = Some(t);
         if (last && self.sink.written() > 0) || self.sink.written() >= CHUNK {
             let like = self.sink.written();
@@ -219,6 +215,7 @@ impl TimePoints for TimePart<'_> {
         self.next.get_or_insert(from);
         let mut at = from;
         while at < to {
+            self.local.quiet_grows(!self.sink.writes_every_point());
             at = self.local.quiet(at, to);
             self.after_feeding()?;
             if at < to {

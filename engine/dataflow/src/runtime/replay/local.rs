@@ -38,6 +38,16 @@ pub(super) struct Local {
     batch: Batch,
     batch_start: Option<u64>,
     batch_points: u64,
+    /// Time points of a batch of a quiet stretch (see [`Local::quiet`]).
+    stretch: u64,
+    /// Whether a quiet stretch's batches may grow: not where its output writes lines at
+    /// every time point ([`Local::quiet_grows`]).
+    grows: bool,
+    /// Whether the batch fed has input (not only quiet time points).
+    /// The first time point of the batch fed that has no input, if one has none.
+    quiet_from: Option<u64>,
+    /// The most time points back any rule reads ([`super::super::messages::reach`]).
+    reach: u64,
     batch_updates: usize,
     /// Every time point before this one has been fed.
     fed_to: u64,
@@ -99,6 +109,10 @@ impl Local {
             batch: Batch::new(channels),
             batch_start: None,
             batch_points: shared.batch_points,
+            stretch: shared.batch_points,
+            grows: true,
+            quiet_from: None,
+            reach: super::super::messages::reach(&shared.program),
             batch_updates: shared.batch_updates,
             fed_to: 0,
             first: None,
@@ -137,15 +151,33 @@ impl Local {
 
     /// The time points `from..to` hold no input; at most a batch of them is fed (the
     /// facts held before stop at `from`). Returns where the next call goes on from.
+    ///
+    /// A batch whose time points without input output nothing makes a stretch's batches
+    /// twice as long from then on, one whose quiet time points output something short
+    /// again: where nothing happens on its own, a stretch costs a batch or a few however
+    /// long (timely's frontier passes the time points between in one step); where the
+    /// program changes on its own, batches stay short, so that output flows and memory
+    /// stays bounded.
     pub(super) fn quiet(&mut self, from: u64, to: u64) -> u64 {
         self.start(from);
         let batch = &mut self.batch;
         self.diff
             .left(|(pred, row)| batch.push(pred as u32, row, from, -1));
         let start = self.batch_start.unwrap_or(from);
-        let end = to.min(start.saturating_add(self.batch_points).max(from + 1));
+        let end = to.min(start.saturating_add(self.stretch).max(from + 1));
+        self.quiet_from.get_or_insert(from);
         self.fed_to = end;
         end
+    }
+
+    /// Whether a quiet stretch's batches may grow (see [`Local::quiet`]): not where what
+    /// is written of the output writes lines at every time point, so that such a stretch
+    /// goes in short batches, a stop request seen between them.
+    pub(super) fn quiet_grows(&mut self, grows: bool) {
+        self.grows = grows;
+        if !grows {
+            self.stretch = self.batch_points;
+        }
     }
 
     /// Whether the batch is due to run.
@@ -161,6 +193,7 @@ impl Local {
             return;
         };
         self.batch_start = None;
+        let quiet_from = self.quiet_from.take();
         let to = self.fed_to;
         for (handle, mut part) in self.inputs.iter_mut().zip(self.batch.take()) {
             if !part.is_empty() {
@@ -174,6 +207,14 @@ impl Local {
             self.worker.step();
         }
         std::mem::swap(&mut self.taken, &mut *self.captured.borrow_mut());
+        if let Some(quiet_from) = quiet_from {
+            let own = quiet_from.saturating_add(self.reach);
+            let changed = self.taken.iter().any(|u| u.1 >= own);
+            self.stretch = match self.grows && !changed {
+                true => self.stretch.saturating_mul(2),
+                false => self.batch_points,
+            };
+        }
         if self.any_order {
             in_time_order(&mut self.taken, first, into);
         } else {

@@ -17,7 +17,7 @@
 use stgflow_io::sink::{KeyedLines, Sink, Template, merge_keyed};
 use stgflow_lang::ir::PredId;
 
-use super::super::super::messages::Update;
+use super::super::super::messages::{Update, change};
 use super::super::super::order::merge_time_points;
 use super::super::outbox::Outbox;
 
@@ -187,6 +187,16 @@ impl Formatter {
         }
     }
 
+    /// Whether a time point without changes writes lines ([`Sink::writes_every_point`]):
+    /// only a sink that is given every time point can.
+    pub(super) fn writes_every_point(&self) -> bool {
+        match self {
+            Formatter::Keyed(sink, _) => sink.writes_every_point(),
+            Formatter::Files(Some(sink), ..) => sink.writes_every_point(),
+            Formatter::Groups(..) | Formatter::Merged(_) | Formatter::Files(None, ..) => false,
+        }
+    }
+
     /// The output taken so far; where the input `ended`, with the output's end (the
     /// intervals still open). The bytes of lines go on into a buffer of `outbox`'s.
     pub(super) fn output(&mut self, ended: bool, outbox: &Outbox) -> Output {
@@ -221,31 +231,18 @@ impl Formatter {
 }
 
 /// Gives `sink` every time point from `written` up to `upto`, each with its changes in
-/// `out` (in output order), with or without any; the first error, if one.
+/// `out` (in output order), with or without any ([`Sink::emit_through`]); the first
+/// error, if one.
 fn emit_each_point<W: std::io::Write>(
     sink: &mut Sink<W>,
     written: &mut u64,
     out: &[Update],
     upto: u64,
 ) -> std::io::Result<()> {
-    let mut at = 0;
-    let mut result = Ok(());
-    while *written < upto {
-        let start = at;
-        while at < out.len() && out[at].1 == *written {
-            at += 1;
-        }
-        let changes = out[start..at]
-            .iter()
-            .map(|((pred, row), _, diff)| (*pred as PredId, &row[..], *diff));
-        if let Err(e) = sink.emit_sorted(*written, changes)
-            && result.is_ok()
-        {
-            result = Err(e);
-        }
-        *written += 1;
-    }
-    result
+    let from = *written;
+    *written = from.max(upto);
+    sink.emit_through((from, upto), out, change, |_, _| {})
+        .map(|_| ())
 }
 
 /// The bytes of the shards' `outputs` of a part, in order (in a buffer of `outbox`'s,
