@@ -43,7 +43,6 @@ pub(super) struct Local {
     /// Whether a quiet stretch's batches may grow: not where its output writes lines at
     /// every time point ([`Local::quiet_grows`]).
     grows: bool,
-    /// Whether the batch fed has input (not only quiet time points).
     /// The first time point of the batch fed that has no input, if one has none.
     quiet_from: Option<u64>,
     /// The most time points back any rule reads ([`super::super::messages::reach`]).
