@@ -15,11 +15,12 @@ pub fn time_of(line: &str) -> u64 {
 }
 
 /// The most time points [`stretched`] puts between two of `program`'s stream: 10⁵, or
-/// 10² where a rule reads the time as a value (its facts may change at every time point,
-/// on every path).
+/// 10² where a rule reads the time as a value or `check` names one that changes at every
+/// time point (W003): its facts may change at every time point, on every path.
 pub fn sparse_gap(program: &str) -> u64 {
     let compiled = stgflow_lang::compile_str("generated.tdl", program);
-    match compiled.program.rules.iter().any(|rule| rule.reads_time()) {
+    let ticking = compiled.diagnostics.iter().any(|d| d.code == "W003");
+    match ticking || compiled.program.rules.iter().any(|rule| rule.reads_time()) {
         true => 100,
         false => 100_000,
     }

@@ -18,6 +18,8 @@
 //!   variable or the cycle.
 //! * [`stratify`] — the incremental stratification (Definition 14 of the STG paper),
 //!   temporal SCCs and forgetting horizons (Proposition 1).
+//! * [`typos`] and [`ticking`] — warnings about a valid program: a predicate that looks
+//!   misspelt, a rule that makes every time point of the timeline cost.
 //!
 //! [`compile`] is the tail every front end ends with: a TD syntax tree (parsed, or
 //! translated from LARS or the Event Calculus) lowered, validated and stratified into a
@@ -27,6 +29,7 @@ pub mod diag;
 pub mod ir;
 pub mod stratify;
 pub mod syntax;
+pub mod ticking;
 pub mod typos;
 pub mod validate;
 pub mod value;
@@ -93,6 +96,9 @@ pub fn compile(
         diagnostics.extend(typos::typos(&program));
     }
     let analysis = (!diagnostics.has_errors()).then(|| stratify::analyse(&program));
+    if analysis.is_some() {
+        diagnostics.extend(ticking::ticking(&program));
+    }
     Compiled {
         sources,
         file,

@@ -509,6 +509,36 @@ fn check_names_a_likely_typo_and_no_knock_on_warning() {
     assert!(!stderr.contains("[W001]"), "{stderr}");
 }
 
+/// A rule that flips on its own is named by `check` (W003) with the way out (`--tick`);
+/// inertia, which changes only at events, is not; `-q` silences the warning.
+#[test]
+fn check_names_a_rule_that_makes_every_time_point_count() {
+    let dir = common::tempdir();
+    let blink = dir.join("blink.tdl");
+    std::fs::write(
+        &blink,
+        "#output blink.\n\
+         on(X, T) :- start(X, T).\n\
+         on(X, T) :- on(X, T-1), not stop(X, T).\n\
+         blink(X, T) :- on(X, T), not blink(X, T-1).\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let output = run(&["check", &blink.to_string_lossy()]);
+    let stderr = text(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("[W003]"), "{stderr}");
+    assert!(stderr.contains("blink.tdl:4:1"), "{stderr}");
+    assert!(stderr.contains("--tick"), "{stderr}");
+    let output = run(&["check", "-q", &blink.to_string_lossy()]);
+    assert!(!text(&output.stderr).contains("[W003]"));
+
+    let inertia = common::root().join("datasets/examples/inertia.tdl");
+    let output = run(&["check", &inertia.to_string_lossy()]);
+    let stderr = text(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(!stderr.contains("[W003]"), "{stderr}");
+}
+
 /// A large log replayed in the default `points` mode is warned about before it floods the
 /// output (W104); `changes`, `-q` and a small log are not. The size at which a log is
 /// large is lowered for the test.
