@@ -351,6 +351,35 @@ fn voting_from_rtecs_own_files_gives_rtecs_intervals() {
     assert_eq!(chair_550, 9, "chair 550's pairs are among those compared");
 }
 
+/// `check` on RTEC's voting files warns about what is there to see only: the `pow`
+/// fluents no grounding declaration names (never computed, in RTEC either), `voted`'s
+/// `null` initiation over no condition, and the background knowledge nothing reads; not
+/// the termination of `outcome` whatever its value (RTEC's meaning exactly), nor an
+/// `#output` of the fluents never computed.
+#[test]
+fn rtecs_voting_files_are_warned_about_what_is_there_to_see_only() {
+    let files = paths(
+        "voting",
+        &["rtec/rules.prolog", "rtec/voting_static_generator.prolog"],
+    );
+    let mut args = vec!["check".to_owned()];
+    args.extend(files.iter().map(|f| f.to_string_lossy().into_owned()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let output = common::output_of(&args);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let codes: Vec<&str> = (stderr.lines())
+        .filter_map(|line| line.strip_prefix('[')?.split(']').next())
+        .collect();
+    assert_eq!(
+        codes,
+        ["W504", "W504", "W504", "W504", "W504", "W504", "W507"],
+        "{stderr}"
+    );
+    assert!(stderr.contains("`_V` of `voted`"), "{stderr}");
+    assert!(!stderr.contains("`outcome`"), "{stderr}");
+}
+
 /// A dynamic domain over a complement: `quiet(X)` holds for every node not yet `seen`.
 const QUIET: &str = "\
 initiatedAt(seen(X)=true, T) :- happensAt(ping(X), T).

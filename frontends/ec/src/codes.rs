@@ -17,7 +17,7 @@ stgflow_lang::error_codes! {
         E513 => "EC: `initially` not ground",
         W502 => "EC: `holdsFor(…, [])` ignored",
         W503 => "EC: an RTEC bookkeeping declaration ignored (`index`, `cachingOrder`, …)",
-        W504 => "EC: a head variable no condition binds (or no grounding names the pair: never computed)",
+        W504 => "EC: an initiation's head variable no condition binds (or no grounding names the pair: never computed)",
         W505 => "EC: `p` without `fi`",
         W506 => "EC: an output event",
         W507 => "EC: background facts that nothing reads",

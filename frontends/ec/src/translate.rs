@@ -47,7 +47,7 @@ mod grounding;
 pub use grounding::DomainRule;
 
 use crate::records::RtecShape;
-use hashbrown::HashMap;
+use hashbrown::{HashMap, HashSet};
 use stgflow_lang::diag::{Diagnostic, Diagnostics, FileId, Span};
 use stgflow_lang::ir::Origin;
 use stgflow_lang::syntax::ast;
@@ -209,6 +209,7 @@ pub fn translate(items: &[Item], file: FileId, options: crate::Options) -> Trans
             Timing::Paper => Vec::new(),
         },
         reinitiated: Vec::new(),
+        never_computed: Vec::new(),
     };
     if generator.timing == Timing::Rtec {
         // Which fluents have immediate effects, known before any rule is written: a
@@ -884,6 +885,9 @@ struct Generator<'a> {
     /// and `f_ri`, and V): a re-initiation at the deadline itself postpones it, as in
     /// RTEC, and `f_i` may not read its own negation at the same time point.
     reinitiated: Vec<(String, String, Arg)>,
+    /// The statically determined fluents a rule of which was dropped as never computed
+    /// (W504): no `#output` of theirs where no rule is left, which would only repeat it.
+    never_computed: Vec<String>,
 }
 
 /// The derived events (`happensAt` rules) that, in RTEC's timing, happen one time point
@@ -1268,22 +1272,22 @@ impl Generator<'_> {
             return;
         }
         let fluent = &head.name.text;
-        self.out.diagnostics.push(
-            Diagnostic::warning(
-                Code::W504,
-                format!(
-                    "{} of `{fluent}` not bound by the rule's conditions",
-                    unbound.join(", ")
-                ),
-            )
-            .with_label(rule.head.span, "RTEC grounds these over its declared domain; TD has none")
-            .with_note(if initiated {
-                format!("the rule applies to the instances of `{fluent}` that hold another value at that time point: it terminates that value, as in RTEC, but the new value does not start for instances that held no value")
-            } else {
-                format!("the rule applies to the instances of `{fluent}` that hold this value at that time point, which is all a termination affects")
-            })
-            .with_help("bind the variables with a condition, e.g. `holdsAt(F=V, T)`, to make the intent explicit"),
-        );
+        // A termination ends the instances that hold the value, all it can affect: RTEC's
+        // meaning exactly. An initiation starts nothing for an instance holding no value.
+        if initiated {
+            self.out.diagnostics.push(
+                Diagnostic::warning(
+                    Code::W504,
+                    format!(
+                        "{} of `{fluent}` not bound by the rule's conditions",
+                        unbound.join(", ")
+                    ),
+                )
+                .with_label(rule.head.span, "RTEC grounds these over its declared domain; TD has none")
+                .with_note(format!("the rule applies to the instances of `{fluent}` that hold another value at that time point: it terminates that value, as in RTEC, but the new value does not start for instances that held no value"))
+                .with_help("bind the variables with a condition, e.g. `holdsAt(F=V, T)`, to make the intent explicit"),
+            );
+        }
         let info = self.names.fluents.get(fluent);
         let by = format!("{schema}, unbound head variables bound by `{fluent}`");
         if !initiated {
@@ -1490,6 +1494,7 @@ impl Generator<'_> {
                     .with_label(rule.head.span, "RTEC computes the grounded pairs only")
                     .with_help("add a `grounding(…)` declaration for it, as RTEC would need to compute it"),
                 );
+                self.never_computed.push(rule.head.name.text.clone());
                 continue;
             }
             self.emit(
@@ -1963,6 +1968,16 @@ impl Generator<'_> {
                     }
                 }
             }
+        }
+        {
+            let defined: HashSet<&str> = (self.out.program.items.iter())
+                .filter_map(|item| match item {
+                    ast::Item::Rule(rule) => Some(rule.head.predicate.name.as_str()),
+                    _ => None,
+                })
+                .collect();
+            let dropped = |name: &str| self.never_computed.iter().any(|n| n == name);
+            outputs.retain(|o| defined.contains(o.name.as_str()) || !dropped(&o.name));
         }
         if !outputs.is_empty() {
             let span = span.unwrap_or_else(|| Span::new(self.file, 0..0));
