@@ -55,17 +55,26 @@ impl Context<'_> {
                 }
                 Ok(())
             }
-            Err(RunError::Output(e)) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-            Err(RunError::Output(e)) => {
-                Err(Failure::Message(format!("cannot write the output: {e}")))
+            Err(error) => {
+                let failure = self.failure(&error, last_written);
+                self.report_stopped(&error, args, (started, lines), last_written)?;
+                failure
             }
-            Err(RunError::Stream(e)) => {
+        }
+    }
+
+    /// What a run that did not end says of why, on stderr, and its exit.
+    fn failure(&mut self, error: &RunError, last_written: Option<u64>) -> Result<(), Failure> {
+        match error {
+            RunError::Output(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+            RunError::Output(e) => Err(Failure::Message(format!("cannot write the output: {e}"))),
+            RunError::Stream(e) => {
                 let _ = writeln!(self.stderr, "{e}");
                 Err(Failure::Reported)
             }
-            Err(RunError::Cluster(message)) => Err(Failure::Message(message)),
-            Err(RunError::Evaluation(error)) => Err(Failure::Message(error.to_string())),
-            Err(RunError::Interrupted(signal)) => {
+            RunError::Cluster(message) => Err(Failure::Message(message.clone())),
+            RunError::Evaluation(error) => Err(Failure::Message(error.to_string())),
+            &RunError::Interrupted(signal) => {
                 if !self.quiet {
                     let name = match signal {
                         2 => "SIGINT",
@@ -83,6 +92,46 @@ impl Context<'_> {
                 Err(Failure::Exit(128 + signal))
             }
         }
+    }
+
+    /// `--stats` and `--stats-json` of a run that did not end (a signal, an input error, a
+    /// failed write): what it took until then, why it stopped and the last time point
+    /// whose output was written. A reader that went away (a closed pipe) is an end.
+    fn report_stopped(
+        &mut self,
+        error: &RunError,
+        args: &RunArgs,
+        (started, lines): (Instant, u64),
+        last_written: Option<u64>,
+    ) -> Result<(), Failure> {
+        let why = match error {
+            RunError::Output(e) if e.kind() == io::ErrorKind::BrokenPipe => return Ok(()),
+            RunError::Output(_) => "the output could not be written",
+            RunError::Stream(_) => "an input error",
+            RunError::Cluster(_) => "a failure of the cluster",
+            RunError::Evaluation(_) => "an evaluation error",
+            RunError::Interrupted(2) => "SIGINT",
+            RunError::Interrupted(15) => "SIGTERM",
+            RunError::Interrupted(_) => "a signal",
+        };
+        if !args.stats && args.stats_json.is_none() {
+            return Ok(());
+        }
+        let summary = RunSummary {
+            last: last_written,
+            ..RunSummary::default()
+        };
+        let mut report = RunReport::new(&summary, started, lines);
+        report.config = configuration(args);
+        report.stopped = Some((why.to_owned(), last_written));
+        if args.stats {
+            let _ = self.stderr.write_all(report.text().as_bytes());
+        }
+        if let Some(path) = &args.stats_json {
+            std::fs::write(path, report.json())
+                .map_err(|e| Failure::Message(format!("cannot write {}: {e}", path.display())))?;
+        }
+        Ok(())
     }
 
     /// `-v`'s one line: time points, input facts, skips, time taken.
@@ -225,6 +274,9 @@ struct RunReport {
     threads: Vec<(String, f64)>,
     /// What was run, as a JSON object ([`configuration`]).
     config: String,
+    /// Why a run that did not end stopped, and the last time point whose output was
+    /// written; the counts of the input are then unknown.
+    stopped: Option<(String, Option<u64>)>,
 }
 
 impl RunReport {
@@ -270,6 +322,7 @@ impl RunReport {
             spread: None,
             threads: Vec::new(),
             config: "null".to_owned(),
+            stopped: None,
         }
     }
 
@@ -290,6 +343,26 @@ impl RunReport {
     }
 
     fn text(&self) -> String {
+        if let Some((why, last)) = &self.stopped {
+            let written = last.map_or_else(
+                || "no time point's output written".to_owned(),
+                |t| format!("the output written through time point {t}"),
+            );
+            return format!(
+                "stgflow: run report\n\
+                 \x20 stopped       by {why}; {written}\n\
+                 \x20 output        {} lines\n\
+                 \x20 wall time     {:.3} s\n\
+                 \x20 CPU time      {:.3} s (user {:.3} s, system {:.3} s)\n\
+                 \x20 peak RSS      {:.1} MB\n",
+                self.output_lines,
+                self.wall,
+                self.user + self.system,
+                self.user,
+                self.system,
+                self.peak_rss_kib as f64 / 1024.0,
+            );
+        }
         let span = match (self.first, self.last) {
             (Some(first), Some(last)) => format!(" [{first}, {last}]"),
             _ => String::new(),
@@ -381,6 +454,20 @@ impl RunReport {
         let busiest_share = self
             .busiest()
             .map_or("null".to_owned(), |(_, _, share)| format!("{share:.4}"));
+        if let Some((why, last)) = &self.stopped {
+            return format!(
+                "{{\"stopped\":{},\"last_written\":{},\"output_lines\":{},\"wall_s\":{:.6},\"cpu_s\":{:.6},\"user_s\":{:.6},\"system_s\":{:.6},\"peak_rss_kib\":{},\"config\":{}}}\n",
+                stgflow_io::sink::json_string(why),
+                optional(*last),
+                self.output_lines,
+                self.wall,
+                self.user + self.system,
+                self.user,
+                self.system,
+                self.peak_rss_kib,
+                self.config,
+            );
+        }
         format!(
             "{{\"time_points\":{},\"first\":{},\"last\":{},\"input_facts\":{},\"skipped\":{{\"unknown\":{},\"wrong_arity\":{},\"late\":{}}},\"outside_timeline\":{},\"output_lines\":{},\"wall_s\":{:.6},\"cpu_s\":{:.6},\"user_s\":{:.6},\"system_s\":{:.6},\"peak_rss_kib\":{},\"input_facts_per_s\":{:.1},\"components\":[{}],\"parallel\":{spread},\"threads\":[{}],\"busiest_share\":{busiest_share},\"config\":{}}}\n",
             self.time_points,

@@ -134,6 +134,7 @@ fn sigterm_on_a_waiting_live_stream_keeps_completed_time_points_and_exits_143() 
 
 /// SIGINT during batch replay: the run stops within seconds with 130, and what it wrote
 /// ends at a complete time point — exactly the output of the same run cut at that point.
+/// `--stats-json` is written all the same, with why the run stopped and that time point.
 /// Its stdout is a pipe the test reads, so the endless run writes about as much as the test
 /// takes (a file filled at full speed reached gigabytes on a loaded machine).
 #[test]
@@ -145,6 +146,8 @@ fn sigint_during_batch_replay_ends_at_a_complete_time_point_and_exits_130() {
             .args(["run", DEVICE_SAFETY, "--engine", engine])
             .arg(&stream)
             .args(&until)
+            .arg("--stats-json")
+            .arg(dir.join(format!("{engine}.json")))
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -198,6 +201,12 @@ fn sigint_during_batch_replay_ends_at_a_complete_time_point_and_exits_130() {
             named >= last,
             "{engine}: {named} before the last line's {last}"
         );
+        let report = std::fs::read_to_string(dir.join(format!("{engine}.json")))
+            .unwrap_or_else(|e| panic!("{engine}: no --stats-json after SIGINT: {e}"));
+        assert!(
+            report.contains(&format!("\"stopped\":\"SIGINT\",\"last_written\":{named},")),
+            "{engine}: {report}"
+        );
         let last = named;
         let cut = stgflow()
             .args(["run", DEVICE_SAFETY, "--engine", "reference"])
@@ -209,6 +218,45 @@ fn sigint_during_batch_replay_ends_at_a_complete_time_point_and_exits_130() {
         assert!(
             written == String::from_utf8_lossy(&cut.stdout),
             "{engine}: the interrupted output is not the run cut at time point {last}"
+        );
+    }
+}
+
+/// An input error ends the run with its diagnostic and exit 1, and `--stats` and
+/// `--stats-json` report it: why, and the last time point whose output was written.
+#[test]
+fn an_input_error_is_reported_in_the_stats_with_the_last_time_point_written() {
+    let dir = tempdir();
+    let (program, stream) = (dir.join("q.tdl"), dir.join("bad.facts"));
+    std::fs::write(&program, "q(X, T) :- p(X, T).\n").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&stream, "p(a, 1).\np(b, 2).\np(c, 3).\np(d 4).\n")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let json = dir.join("stats.json");
+    for engine in ["dataflow", "reference"] {
+        let output = stgflow()
+            .arg("run")
+            .args([&program, &stream])
+            .args(["--engine", engine, "--stats", "--stats-json"])
+            .arg(&json)
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{engine}: {stderr}");
+        assert_eq!(
+            String::from_utf8_lossy(&output.stdout),
+            "q(a,1).\nq(b,2).\n"
+        );
+        assert!(stderr.contains("bad.facts:4:5"), "{engine}: {stderr}");
+        assert!(
+            stderr.contains(
+                "stopped       by an input error; the output written through time point 2"
+            ),
+            "{engine}: {stderr}"
+        );
+        let report = std::fs::read_to_string(&json).unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            report.starts_with("{\"stopped\":\"an input error\",\"last_written\":2,"),
+            "{engine}: {report}"
         );
     }
 }
