@@ -48,6 +48,10 @@ use texts::SortedTexts;
 /// allocator's per-CPU lists of memory freed just before, larger ones from its blocks.
 pub const BUFFER: usize = 1 << 15;
 
+/// When the intervals still open at the end of the output are written: after every time
+/// point.
+const OPEN_AT_THE_END: u64 = u64::MAX;
+
 #[derive(Clone, Debug, Default)]
 pub enum Mode {
     #[default]
@@ -248,6 +252,10 @@ pub struct Sink<W: Write> {
     /// but not written; at it, `changes` starts with every fact that holds, and intervals
     /// start no earlier.
     pub print_from: Option<u64>,
+    /// RTEC's window (`--window rtec`): in RTEC's recognitions, an interval still open at
+    /// the end ends at the last time + 1 in the input's own units (RTEC's END + 1), not at
+    /// the next time point.
+    pub rtec_window: bool,
     /// A worker's sink ([`Sink::keyed`]): the lines it formats, each with its key, instead
     /// of written; and where this time point's lines start in `line`.
     keyed: Option<(KeyedLines, usize)>,
@@ -473,6 +481,7 @@ impl<W: Write> Sink<W> {
             recognised: None,
             printed: Vec::new(),
             print_from: None,
+            rtec_window: false,
             keyed: None,
             keys: false,
         }
@@ -1102,8 +1111,11 @@ impl<W: Write> Sink<W> {
             return Ok(());
         }
         let scale = self.time_scale;
-        let (start, end) = (start.saturating_mul(scale), end.saturating_mul(scale));
+        let (start, mut end) = (start.saturating_mul(scale), end.saturating_mul(scale));
         if let Some(recognitions) = &mut self.recognitions {
+            if written == OPEN_AT_THE_END && self.rtec_window {
+                end = end - scale + 1;
+            }
             (recognitions.entry((pred, Row::from(args))).or_default()).push((start, end));
             return Ok(());
         }
@@ -1137,6 +1149,7 @@ impl<W: Write> Sink<W> {
     }
 
     /// Ends the output: closes open intervals at the last time point + 1, and flushes.
+    /// Those are written as at [`OPEN_AT_THE_END`].
     pub fn finish(&mut self) -> io::Result<()> {
         if matches!(self.mode, Mode::Intervals) {
             if let Some(last) = self.last_time {
@@ -1146,7 +1159,7 @@ impl<W: Write> Sink<W> {
                     std::mem::take(&mut self.holding).into_iter().collect();
                 open.sort_unstable_by(|a, b| a.1.cmp(&b.1).then_with(|| self.order(&a.0, &b.0)));
                 for ((pred, args), start) in &open {
-                    self.write_interval(*pred, args, (*start, last + 1), u64::MAX)?;
+                    self.write_interval(*pred, args, (*start, last + 1), OPEN_AT_THE_END)?;
                 }
                 self.keyed_time_point(0);
                 self.out.write_all(&self.line)?;

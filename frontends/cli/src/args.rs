@@ -41,6 +41,15 @@ pub(crate) enum EcDomains {
     Stream,
 }
 
+/// Which input records a run reads: all of them, or those of RTEC's window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Window {
+    /// Every record, from the timeline's first time point on.
+    All,
+    /// RTEC's window (T, END], open on the left (T: `--from`, else 0).
+    Rtec,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum EcTiming {
     Rtec,
@@ -221,6 +230,11 @@ pub(crate) struct RunArgs {
     /// with every fact that holds there, and intervals start no earlier than T.
     #[arg(long, value_name = "T")]
     pub(crate) print_from: Option<u64>,
+    /// `rtec`: the timeline as RTEC's window (T, END], T being `--from` or 0, to compare
+    /// with RTEC's own output as it is: RTEC records at T or before are not read (the
+    /// dynamic domains included), and output starts at the next time point.
+    #[arg(long, value_enum, default_value = "all", value_name = "WINDOW")]
+    pub(crate) window: Window,
     #[command(flatten)]
     pub(crate) tolerance: ToleranceArgs,
     /// Write the streaming trigger graph as Graphviz DOT (`--engine stg`): every node

@@ -74,6 +74,7 @@ pub fn run(
         domains: Vec::new(),
         rtec_file: false,
         timeline_start: 0,
+        window_after: None,
         stderr: &mut stderr,
         color,
         stdout_file: streams.stdout_file,
@@ -169,6 +170,8 @@ pub(crate) struct Context<'a> {
     /// The first time point of the timeline (`--from`, in time points): an event
     /// description's background knowledge holds from it.
     timeline_start: u64,
+    /// `--window rtec`: RTEC's records at this time (in input units) or before are not read.
+    window_after: Option<u64>,
     stderr: &'a mut dyn Write,
     color: bool,
     /// [`Streams::stdout_file`].
@@ -210,7 +213,8 @@ impl Context<'_> {
                 start: self.timeline_start,
             };
             let ec = stgflow_ec::compile_files_with(&files, options);
-            self.formats.register(Arc::new(ec.records(true)));
+            self.formats
+                .register(Arc::new(ec.records(true).after(self.window_after)));
             self.grounded = ec.grounded;
             self.printed = ec.printed;
             self.domains = ec.domains;

@@ -15,13 +15,13 @@ use stgflow_io::stream::{FactReader, Format, InputFact, Schema, SkipCounts, Stre
 use stgflow_lang::Compiled;
 use stgflow_lang::ir::Program;
 
-use crate::args::{EngineKind, OutputFormat, OutputMode, RunArgs};
+use crate::args::{EngineKind, OutputFormat, OutputMode, RunArgs, Window};
 use crate::{Context, Failure};
 
 impl Context<'_> {
     pub(crate) fn run(
         &mut self,
-        args: RunArgs,
+        mut args: RunArgs,
         stdin: impl BufRead,
         stdout: &mut dyn Write,
     ) -> Result<(), Failure> {
@@ -47,6 +47,13 @@ impl Context<'_> {
                 ));
             }
             crate::plot::check_picture(out)?;
+        }
+        if args.window == Window::Rtec {
+            // RTEC's window (T, END]: nothing read at T, nothing printed before the next.
+            let after = args.from.unwrap_or(0);
+            self.window_after = Some(after);
+            let next = (after / args.tick + 1).saturating_mul(args.tick);
+            args.print_from = Some(args.print_from.map_or(next, |t| t.max(next)));
         }
         timeline_is_not_empty("--from", args.from, args.until)?;
         timeline_is_not_empty("--print-from", args.print_from, args.until)?;
@@ -148,6 +155,7 @@ impl Context<'_> {
         sink.flush_each = live;
         sink.time_scale = args.tick;
         sink.print_from = args.print_from.map(|t| t / args.tick);
+        sink.rtec_window = args.window == Window::Rtec;
         let result = stgflow_engine::run(
             program,
             analysis,

@@ -351,6 +351,73 @@ fn voting_from_rtecs_own_files_gives_rtecs_intervals() {
     assert_eq!(chair_550, 9, "chair 550's pairs are among those compared");
 }
 
+/// `--window rtec` reads the timeline as RTEC's window (0, END]: over RTEC's files and
+/// data as they are (voting's 117 records at time 0 included), the lines of `--mode rtec`
+/// are RTEC's own result file's, sorted alike (`diff <(sort …) <(sort …)` is empty; RTEC
+/// writes them in its own order), with no clipping by hand; CAVIAR's interval open at the
+/// end ends at END + 1 in its 40-unit frames, as RTEC's.
+#[test]
+fn rtecs_window_gives_rtecs_result_file_line_for_line() {
+    let ctm = common::ctm_streams();
+    let ctm: Vec<&str> = ctm.iter().map(String::as_str).collect();
+    let caviar = [
+        "rtec/list-of-ids.prolog",
+        "datasets/ec/caviar_distance.ec",
+        "appearance.csv",
+        "movementB.csv",
+    ];
+    let apps: [(&str, Vec<&str>, &[&str]); 4] = [
+        (
+            "toy",
+            vec!["rtec/toy_var_domain.prolog", "toy_data.csv"],
+            &[],
+        ),
+        ("ctm", [&["rtec/vehicles.prolog"][..], &ctm].concat(), &[]),
+        (
+            "voting",
+            vec!["rtec/voting_static_generator.prolog", "voting.csv"],
+            &[],
+        ),
+        ("caviar", caviar.to_vec(), &["--tick", "40"]),
+    ];
+    for (app, files, more) in apps {
+        let files = [&["rtec/rules.prolog"][..], &files].concat();
+        let output = stgflow()
+            .arg("run")
+            .args(paths(app, &files))
+            .args(["--mode", "rtec", "--window", "rtec", "-q"])
+            .args(more)
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{app}: {stderr}");
+        let sorted = |text: &str| {
+            let mut lines: Vec<String> = text
+                .lines()
+                .filter(|l| !l.is_empty())
+                .map(str::to_owned)
+                .collect();
+            lines.sort();
+            lines
+        };
+        let theirs =
+            std::fs::read_to_string(paths(app, &["rtec/rtec-recognised-intervals.txt"])[0].clone())
+                .unwrap_or_else(|e| panic!("{e}"));
+        let (ours, theirs) = (
+            sorted(&String::from_utf8_lossy(&output.stdout)),
+            sorted(&theirs),
+        );
+        assert!(!theirs.is_empty());
+        let differing: Vec<_> = ours
+            .iter()
+            .filter(|l| !theirs.contains(l))
+            .take(3)
+            .collect();
+        assert_eq!(ours.len(), theirs.len(), "{app}: {differing:#?}");
+        assert!(ours == theirs, "{app}: {differing:#?}");
+    }
+}
+
 /// `check` on RTEC's voting files warns about what is there to see only: the `pow`
 /// fluents no grounding declaration names (never computed, in RTEC either), `voted`'s
 /// `null` initiation over no condition, and the background knowledge nothing reads; not

@@ -27,6 +27,9 @@ pub struct RtecRecords {
     shapes: HashMap<String, RtecShape>,
     /// Whether `.csv` files are read as RTEC records (for an `.ec` program's streams).
     claims_csv: bool,
+    /// RTEC's window (T, END] is open on the left: records at T or before are not read,
+    /// and an interval record starts after T at the earliest.
+    after: Option<u64>,
 }
 
 impl RtecRecords {
@@ -36,7 +39,15 @@ impl RtecRecords {
         RtecRecords {
             shapes: shapes.into_iter().collect(),
             claims_csv,
+            after: None,
         }
+    }
+
+    /// The records read in RTEC's window after `after` (a time in the records' units):
+    /// none at it or before it.
+    pub fn after(mut self, after: Option<u64>) -> Self {
+        self.after = after;
+        self
     }
 }
 
@@ -118,7 +129,13 @@ impl Format for RtecRecords {
             })
         };
         number(state, head[0], "arrival time")?;
-        let time = number(state, head[1], "time")?;
+        let mut time = number(state, head[1], "time")?;
+        if let Some(after) = self.after.filter(|&after| time <= after) {
+            if shape != RtecShape::Interval {
+                return Ok(());
+            }
+            time = after + 1;
+        }
         // Sized once: a row of more than two values is on the heap, and grown value by
         // value it would be allocated twice.
         let fields_in_all = text.bytes().filter(|&b| b == b'|').count() + 1;
@@ -151,6 +168,14 @@ mod tests {
     use stgflow_lang::compile_str;
 
     fn read_rtec(text: &str, tick: u64) -> Result<Vec<String>, Box<StreamError>> {
+        read_rtec_after(text, tick, None)
+    }
+
+    fn read_rtec_after(
+        text: &str,
+        tick: u64,
+        after: Option<u64>,
+    ) -> Result<Vec<String>, Box<StreamError>> {
         let compiled = compile_str(
             "p.tdl",
             "o(T) :- appear(X, T), walking(X, V, T), fast(X, Y, V, T).",
@@ -161,7 +186,8 @@ mod tests {
                 ("fast".to_owned(), RtecShape::Interval),
             ],
             false,
-        );
+        )
+        .after(after);
         let schema = Schema::new(&compiled.program);
         let mut reader =
             FactReader::new(text.as_bytes(), "in", Arc::new(records), schema).with_tick(tick);
@@ -190,6 +216,22 @@ mod tests {
                 "fast(id0,bus,very)@4",
                 "fast(id0,bus,very)@5",
                 "appear(id1)@9",
+            ]
+        );
+    }
+
+    /// RTEC's window (0, END]: nothing at 0 is read, and an interval from 0 on holds from
+    /// the window's first time point.
+    #[test]
+    fn records_of_rtecs_window_start_after_it() {
+        let text =
+            "appear|0|0|id0\nfast|0|0|3|very|id0|bus\nwalking|0|0|true|id0\nappear|1|1|id1\n";
+        assert_eq!(
+            read_rtec_after(text, 1, Some(0)).unwrap_or_default(),
+            [
+                "fast(id0,bus,very)@1",
+                "appear(id1)@1",
+                "fast(id0,bus,very)@2"
             ]
         );
     }
