@@ -20,6 +20,7 @@ use stgflow_io::drive::Timeline;
 use stgflow_io::stream::{FactReader, Schema};
 use stgflow_lang::syntax::ast::CmpOp;
 use stgflow_lang::value::Value;
+use stgflow_lars::TupleReading;
 use stgflow_lars::ast::{Atom, Extended, Literal, Modality, Program, Rule, Term, Time};
 use stgflow_lars::stream::LaserStream;
 
@@ -440,6 +441,7 @@ struct Interpretation {
     facts: BTreeMap<u64, HashSet<Fact>>,
     /// The stream's atoms in stream order, with their times (for tuple windows).
     stream: Vec<(u64, Fact)>,
+    reading: TupleReading,
 }
 
 impl Interpretation {
@@ -466,11 +468,26 @@ impl Interpretation {
         out
     }
 
-    /// The last `n` atoms of the stream (of every predicate, LARS's tuple window) given at
-    /// or before `t`, in stream order.
+    /// The atoms of the stream (of every predicate) in a tuple window of `n` at `t`, in
+    /// stream order: the last `n` given at or before `t` (LARS's window), or in Laser's
+    /// reading every atom of the last time point with atoms and whole time points before it
+    /// while their atoms up to it number at most `n`.
     fn last_atoms(&self, t: u64, n: u32) -> &[(u64, Fact)] {
         let given = self.stream.partition_point(|(at, _)| *at <= t);
-        &self.stream[given.saturating_sub(n as usize)..given]
+        if self.reading == TupleReading::Exact || given == 0 {
+            return &self.stream[given.saturating_sub(n as usize)..given];
+        }
+        let first_of = |time: u64| self.stream.partition_point(|(at, _)| *at < time);
+        let now = first_of(self.stream[given - 1].0);
+        let mut from = now;
+        while from > 0 {
+            let earlier = first_of(self.stream[from - 1].0);
+            if now - earlier > n as usize {
+                break;
+            }
+            from = earlier;
+        }
+        &self.stream[from..given]
     }
 
     /// Extensions of `binding` under which the extended atom holds at `t`.
@@ -764,6 +781,15 @@ fn strata(program: &Program) -> Vec<Vec<&Rule>> {
 /// Evaluates `program` over the Laser `stream` by the LARS semantics; returns the facts of
 /// the rule heads' predicates, as `points` lines (`d0(a,3).`).
 pub fn interpret(program: &Program, stream: &str) -> Result<BTreeSet<String>, String> {
+    interpret_reading(program, stream, TupleReading::Laser)
+}
+
+/// [`interpret`] with tuple windows read as `reading` says.
+pub fn interpret_reading(
+    program: &Program,
+    stream: &str,
+    reading: TupleReading,
+) -> Result<BTreeSet<String>, String> {
     let mut timeline: Option<(u64, u64)> = None;
     let mut input: BTreeMap<u64, HashSet<Fact>> = BTreeMap::new();
     let mut stream_atoms: Vec<(u64, Fact)> = Vec::new();
@@ -808,6 +834,7 @@ pub fn interpret(program: &Program, stream: &str) -> Result<BTreeSet<String>, St
             .into_iter()
             .filter(|(t, _)| (start..=end).contains(t))
             .collect(),
+        reading,
     };
     let heads: BTreeSet<&str> = program
         .rules
@@ -878,7 +905,17 @@ pub fn run_translated(
     stream: &str,
     engine: &Engine,
 ) -> Result<BTreeSet<String>, String> {
-    let compiled = stgflow_lars::compile_str("generated.lars", program_text);
+    run_translated_reading(program_text, stream, engine, TupleReading::Laser)
+}
+
+/// [`run_translated`] with tuple windows read as `reading` says.
+pub fn run_translated_reading(
+    program_text: &str,
+    stream: &str,
+    engine: &Engine,
+    reading: TupleReading,
+) -> Result<BTreeSet<String>, String> {
+    let compiled = stgflow_lars::compile_str_reading("generated.lars", program_text, reading);
     if compiled.has_errors() {
         return Err(compiled.render_diagnostics(false));
     }

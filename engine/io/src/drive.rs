@@ -388,11 +388,12 @@ struct Numbering {
     targets: Vec<Option<PredId>>,
     /// The stream's atoms so far.
     count: i64,
-    /// Per tuple window: the numbers of the numbered atoms still in it, oldest first.
-    windows: Vec<(TupleWindow, VecDeque<i64>)>,
-    /// Per time point with atoms, oldest first: its time and the number of its last
-    /// atom, as far back as the largest window reaches.
-    times: VecDeque<(u64, i64)>,
+    /// Per tuple window: the numbered atoms still in it, oldest first, each with the
+    /// number of the first atom of its time point.
+    windows: Vec<(TupleWindow, VecDeque<(i64, i64)>)>,
+    /// Per time point with atoms, oldest first: its time and the numbers of its first and
+    /// last atoms, as far back as the largest window reaches.
+    times: VecDeque<(u64, i64, i64)>,
     largest: i64,
 }
 
@@ -407,7 +408,7 @@ impl Numbering {
                 }
             }
         }
-        let windows: Vec<(TupleWindow, VecDeque<i64>)> = (program.tuple_windows.iter())
+        let windows: Vec<(TupleWindow, VecDeque<(i64, i64)>)> = (program.tuple_windows.iter())
             .map(|window| (window.clone(), VecDeque::new()))
             .collect();
         let largest = (windows.iter())
@@ -443,6 +444,7 @@ impl Numbering {
         }
         let stamp = Value::Int(i64::try_from(time).unwrap_or(i64::MAX));
         let atoms = input.len();
+        let before = self.count;
         for i in 0..atoms {
             self.count += 1;
             let Some(&Some(target)) = self.targets.get(input[i].0) else {
@@ -452,34 +454,50 @@ impl Numbering {
             row.extend_from_slice(&input[i].1);
             input.push((target, row));
             for (_, numbers) in &mut self.windows {
-                numbers.push_back(self.count);
+                numbers.push_back((self.count, before + 1));
             }
         }
         input.retain(|(pred, _)| *pred != OTHER_ATOM);
         if atoms == 0 {
             return;
         }
-        self.times.push_back((time, self.count));
+        self.times.push_back((time, before + 1, self.count));
         for (window, numbers) in &mut self.windows {
-            // The atoms numbered up to `out` are no longer among the last `size`.
-            let out = self.count - i64::from(window.size);
-            while let Some(number) = numbers.front().copied().filter(|&n| n <= out) {
+            // The atoms numbered up to `out` are no longer among the last `size`; in Laser's
+            // reading, the time points whose first atom is, counted up to the time point
+            // before this one (whose atoms all stay).
+            let out = match window.whole_points {
+                false => self.count - i64::from(window.size),
+                true => before - i64::from(window.size),
+            };
+            let leaves = |&(number, first): &(i64, i64)| match window.whole_points {
+                false => number <= out,
+                true => first <= out,
+            };
+            while let Some((number, _)) = numbers.front().copied().filter(leaves) {
                 numbers.pop_front();
                 input.push((window.evict, Row::from_slice(&[Value::Int(number)])));
             }
             let Some(start_pred) = window.start else {
                 continue;
             };
-            let oldest = (out + 1).max(1);
-            let at = self.times.partition_point(|&(_, last)| last < oldest);
-            let start = self.times.get(at).map_or(time, |&(t, _)| t);
+            let at = match window.whole_points {
+                false => self.times.partition_point(|&(_, _, last)| last <= out),
+                true => self.times.partition_point(|&(_, first, _)| first <= out),
+            };
+            let start = self.times.get(at).map_or(time, |&(t, _, _)| t);
             let start = Value::Int(i64::try_from(start).unwrap_or(i64::MAX));
             input.push((start_pred, Row::from_slice(&[start])));
         }
         // A time point whose atoms are all older than the largest window's oldest is
         // no window's start any more.
         let oldest = self.count - self.largest + 1;
-        while self.times.len() > 1 && self.times.front().is_some_and(|&(_, last)| last < oldest) {
+        while self.times.len() > 1
+            && self
+                .times
+                .front()
+                .is_some_and(|&(_, _, last)| last < oldest)
+        {
             self.times.pop_front();
         }
     }

@@ -188,16 +188,19 @@ impl Rule {
 }
 
 /// A tuple window of `size` atoms: the last `size` atoms of the stream in arrival order
-/// (LARS's window, Def. 4 of the Laser paper: every atom of the stream counts). At each
+/// (LARS's window, Def. 4 of the Laser paper: every atom of the stream counts), and with
+/// `whole_points`, every other atom of the oldest one's time point too (Laser's reading:
+/// which of a time point's atoms stay does not hang on their order in its line). At each
 /// time point with stream atoms, the timeline driver gives `evict(I)` for each numbered
 /// atom ([`Program::input_sequences`]) that leaves the window there (the atom numbered
-/// I + `size` arrived), and, where the program reads it (□), `start(U)`: the time point
-/// of the window's oldest atom.
+/// I + `size` arrived, or with `whole_points` the last atom of I's time point), and,
+/// where the program reads it (□), `start(U)`: the time point of the window's oldest atom.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TupleWindow {
     pub size: u32,
     pub evict: PredId,
     pub start: Option<PredId>,
+    pub whole_points: bool,
 }
 
 /// A ground fact given in the program.

@@ -33,12 +33,32 @@ pub struct Cli {
     /// (`.prolog`, `.pl`) when every stream is a file, else `stream`.
     #[arg(long, value_enum, global = true, value_name = "READING")]
     pub(crate) ec_domains: Option<EcDomains>,
+    /// Which atoms a LARS program's tuple window of n holds: `laser` (Laser's, the
+    /// default: every atom of the time point evaluated, and whole earlier time points
+    /// while their atoms number at most n; the order of a line's atoms does not matter) or
+    /// `exact` (the last n atoms in the stream's order, LARS's window cut inside a time
+    /// point).
+    #[arg(
+        long,
+        value_enum,
+        global = true,
+        value_name = "READING",
+        default_value = "laser"
+    )]
+    pub(crate) tuple_window: TupleWindow,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum EcDomains {
     Input,
     Stream,
+}
+
+/// How a LARS program's tuple windows read the stream (`stgflow_lars::TupleReading`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum TupleWindow {
+    Laser,
+    Exact,
 }
 
 /// Which input records a run reads: all of them, or those of RTEC's window.

@@ -71,6 +71,10 @@ pub fn run(
         printed: Vec::new(),
         ec_timing: cli.ec_timing,
         ec_domains: cli.ec_domains,
+        tuple_window: match cli.tuple_window {
+            args::TupleWindow::Laser => stgflow_lars::TupleReading::Laser,
+            args::TupleWindow::Exact => stgflow_lars::TupleReading::Exact,
+        },
         domains: Vec::new(),
         rtec_file: false,
         timeline_start: 0,
@@ -162,6 +166,8 @@ pub(crate) struct Context<'a> {
     ec_timing: Option<args::EcTiming>,
     /// `--ec-domains`, if given.
     ec_domains: Option<args::EcDomains>,
+    /// `--tuple-window`.
+    tuple_window: stgflow_lars::TupleReading,
     /// An event description's dynamic domains (`EcProgram::domains`), for reading them
     /// ahead from the stream files.
     domains: Vec<stgflow_ec::translate::DomainRule>,
@@ -226,7 +232,7 @@ impl Context<'_> {
                 more.display()
             )));
         } else if is_lars_program(path) {
-            stgflow_lars::compile_str(&name, &text)
+            stgflow_lars::compile_str_reading(&name, &text, self.tuple_window)
         } else {
             compile_str(&name, &text)
         };

@@ -35,13 +35,15 @@
 //! * The stream's atoms of a rule head's predicate are read by the rules with the derived
 //!   ones, but only derived atoms are printed (as Laser prints them):
 //!   [`translate::Translation::inputs`] sends them to a predicate of their own.
-//! * A tuple window holds the last n atoms of the stream, of every predicate (those the
-//!   program does not know too), in stream order, cut inside a time point where the n-th
-//!   last atom is (LARS's window, Def. 4 of the Laser paper, with the stream's order as
-//!   its deterministic choice). Laser keeps every atom of the evaluation time and whole
-//!   earlier time points while the atoms before the evaluation time number at most n, so
-//!   its window can hold more than n atoms. One over a derived predicate is rejected
-//!   (E202).
+//! * A tuple window counts the atoms of the stream, of every predicate (those the program
+//!   does not know too). By default it reads them as Laser does ([`TupleReading::Laser`]):
+//!   every atom of the evaluation time, and whole earlier time points while the atoms from
+//!   there up to the evaluation time number at most n, so it can hold more than n atoms,
+//!   and which it holds does not hang on the order of a time point's atoms in its line.
+//!   [`TupleReading::Exact`] (`--tuple-window exact`) holds the last n atoms in stream
+//!   order, cut inside a time point where the n-th last atom is (LARS's window, Def. 4 of
+//!   the Laser paper, with the stream's order as its deterministic choice). One over a
+//!   derived predicate is rejected (E202).
 //! * `MATH` follows the engine's arithmetic: integers stay integers (division truncates,
 //!   overflow and division by zero derive nothing); a float operand makes a float.
 //!
@@ -60,12 +62,30 @@ use stgflow_lang::Compiled;
 use stgflow_lang::diag::Sources;
 use stgflow_lang::ir::Origin;
 
-/// Compiles LARS source text; `name` is how diagnostics refer to the file.
+/// Which atoms a tuple window of n holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TupleReading {
+    /// Laser's: every atom of the time point evaluated, and whole earlier time points
+    /// while their atoms up to it number at most n. What a time point holds does not
+    /// hang on the order of its atoms in its line.
+    #[default]
+    Laser,
+    /// LARS's window with the stream's order as its choice: the last n atoms.
+    Exact,
+}
+
+/// Compiles LARS source text; `name` is how diagnostics refer to the file. Tuple windows
+/// read as Laser's ([`TupleReading::Laser`]).
 ///
 /// `Compiled::ast` holds the TD translation (print its items for `--dump td`), whose
 /// spans point at the LARS text; `Compiled::program` its IR, every rule with an
 /// [`Origin::Generated`].
 pub fn compile_str(name: &str, text: &str) -> Compiled {
+    compile_str_reading(name, text, TupleReading::default())
+}
+
+/// [`compile_str`] with tuple windows read as `reading` says.
+pub fn compile_str_reading(name: &str, text: &str, reading: TupleReading) -> Compiled {
     let mut sources = Sources::new();
     let file = sources.add(name, text);
     let (lars, mut diagnostics) = syntax::parse(file, text);
@@ -118,6 +138,7 @@ pub fn compile_str(name: &str, text: &str) -> Compiled {
                 size: *size,
                 evict: program.pred_id(evict)?,
                 start: program.pred_id(start),
+                whole_points: reading == TupleReading::Laser,
             })
         })
         .collect();
