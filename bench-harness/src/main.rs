@@ -364,13 +364,20 @@ fn run_sweep(args: SweepArgs) -> anyhow::Result<ExitCode> {
         commit: header.commit.clone(),
         output: header.output.clone(),
         machine: Some(header.machine.clone()),
+        program: (args.program.as_deref())
+            .and_then(Path::file_name)
+            .map(|name| name.to_string_lossy().into_owned()),
     };
     sweep::write_csv(&rows, &provenance, &args.out.join("results.csv"))?;
     sweep::write_latencies(&rows, &args.out.join("latencies.csv"))?;
     let meta = args.out.join("meta.txt");
     std::fs::write(&meta, header.to_text())
         .with_context(|| format!("cannot write {}", meta.display()))?;
-    let report_path = write_report(&args.out, &header, &rows, &plot::Options::default())?;
+    let options = plot::Options {
+        program: provenance.program.clone(),
+        ..plot::Options::default()
+    };
+    let report_path = write_report(&args.out, &header, &rows, &options)?;
     eprintln!(
         "wrote {} runs to {}, the report to {}",
         rows.len(),
@@ -395,7 +402,8 @@ fn write_report(
     let medians = sweep::medians(rows);
     let drawn = plot::draw_all(rows, &dir.join("plots"), options)?;
     let path = dir.join("report.md");
-    std::fs::write(&path, report::markdown(header, &medians, &drawn))
+    let program = options.program.as_deref();
+    std::fs::write(&path, report::markdown(header, &medians, &drawn, program))
         .with_context(|| format!("cannot write {}", path.display()))?;
     Ok(path)
 }
@@ -423,6 +431,7 @@ fn replot(args: &ReplotArgs) -> anyhow::Result<ExitCode> {
         size: args.size,
         formats: args.format.clone(),
         only: (!args.only.is_empty()).then(|| args.only.clone()),
+        program: provenance.program,
     };
     if options.only.is_some() {
         // Some plots redrawn: the report still names them all.

@@ -1,5 +1,6 @@
 //! Plots of a sweep (plotters; each chart as SVG and PNG, or as asked): throughput vs
-//! workers, vs window size, vs stream length; the latency CDF; memory vs stream length.
+//! workers, vs window size, vs stream length; the latency CDF; memory vs stream length;
+//! the speedup, parallel efficiency and CPU time vs workers of a scaling experiment.
 //!
 //! Drawn to be put in a paper: worker counts on a log₂ axis, window sizes as categories,
 //! stream lengths and latencies on log₁₀ axes ticked at 1, 2 and 5 × 10ᵏ, so that every
@@ -83,6 +84,8 @@ pub struct Options {
     pub formats: Vec<Format>,
     /// Only these charts (by stem); every chart when `None`.
     pub only: Option<Vec<String>>,
+    /// The `own` workload's program, by which its series are named.
+    pub program: Option<String>,
 }
 
 impl Default for Options {
@@ -91,17 +94,21 @@ impl Default for Options {
             size: (960, 540),
             formats: vec![Format::Svg, Format::Png],
             only: None,
+            program: None,
         }
     }
 }
 
 /// The stems of every chart a sweep can have, in the order they are drawn.
-pub const STEMS: [&str; 5] = [
+pub const STEMS: [&str; 8] = [
     "throughput_vs_workers",
     "throughput_vs_window",
     "throughput_vs_length",
     "memory_vs_length",
     "latency_cdf",
+    "speedup_vs_workers",
+    "efficiency_vs_workers",
+    "cpu_vs_workers",
 ];
 
 /// A chart that was written, or why it was not.
@@ -135,7 +142,8 @@ pub fn draw_all(rows: &[Row], dir: &Path, options: &Options) -> anyhow::Result<V
         })
         .collect();
     let mut drawn = Vec::new();
-    for (chart, needs) in charts(&points) {
+    let program = options.program.as_deref();
+    for (chart, needs) in charts(&points, program) {
         let wanted = options
             .only
             .as_ref()
@@ -164,7 +172,8 @@ struct Measured<'a> {
 
 /// The charts of a sweep, each with what it needs two of.
 /// Over 100 lines: a table of chart definitions, one literal each.
-fn charts(points: &[Measured<'_>]) -> Vec<(Chart, &'static str)> {
+fn charts(points: &[Measured<'_>], program: Option<&str>) -> Vec<(Chart, &'static str)> {
+    let label = |row: &Row, parameters: &[&str]| label(row, parameters, program);
     let batch: Vec<&Measured<'_>> = points
         .iter()
         .filter(|p| p.median.mode == InputMode::Batch)
@@ -194,6 +203,21 @@ fn charts(points: &[Measured<'_>]) -> Vec<(Chart, &'static str)> {
         .into_iter()
         .collect();
     let window_index = |r: &Row| windows.iter().position(|&w| w == r.window).unwrap_or(0) as f64;
+    let by_workers = |r: &Row| match (several_process_counts, r.processes) {
+        (true, _) => format!(
+            "{}, {}",
+            label(r, &["window", "rate", "length"]),
+            count(r.workers, "worker per process", "workers per process")
+        ),
+        (false, 1) => label(r, &["window", "rate", "length"]),
+        (false, p) => format!(
+            "{}, {}",
+            label(r, &["window", "rate", "length"]),
+            count(p, "process", "processes")
+        ),
+    };
+    let all_workers = |r: &Row| (r.workers * r.processes) as f64;
+    let throughput = series(&batch, by_workers, all_workers, mfacts);
     vec![
         (
             Chart {
@@ -202,22 +226,7 @@ fn charts(points: &[Measured<'_>]) -> Vec<(Chart, &'static str)> {
                 x_label: "workers (all processes)".into(),
                 y_label: "input facts/s (millions)".into(),
                 x_axis: XAxis::Log2,
-                series: series(
-                    &batch,
-                    |r| match (several_process_counts, r.processes) {
-                        (true, _) => format!(
-                            "{}, {} workers per process",
-                            label(r, &["window", "rate", "length"]),
-                            r.workers
-                        ),
-                        (false, 1) => label(r, &["window", "rate", "length"]),
-                        (false, p) => {
-                            format!("{}, {p} processes", label(r, &["window", "rate", "length"]))
-                        }
-                    },
-                    |r| (r.workers * r.processes) as f64,
-                    mfacts,
-                ),
+                series: throughput.clone(),
             },
             "worker counts",
         ),
@@ -288,19 +297,93 @@ fn charts(points: &[Measured<'_>]) -> Vec<(Chart, &'static str)> {
             },
             "latency samples",
         ),
+        (
+            Chart {
+                stem: STEMS[5].into(),
+                title: "Speedup vs workers (batch, median)".into(),
+                x_label: "workers (all processes)".into(),
+                y_label: "throughput ÷ throughput at the fewest workers".into(),
+                x_axis: XAxis::Log2,
+                series: relative(&throughput, false),
+            },
+            "worker counts",
+        ),
+        (
+            Chart {
+                stem: STEMS[6].into(),
+                title: "Parallel efficiency vs workers (batch, median)".into(),
+                x_label: "workers (all processes)".into(),
+                y_label: "speedup ÷ workers added (1 = linear)".into(),
+                x_axis: XAxis::Log2,
+                series: relative(&throughput, true),
+            },
+            "worker counts",
+        ),
+        (
+            Chart {
+                stem: STEMS[7].into(),
+                title: "CPU time vs workers (batch, median)".into(),
+                x_label: "workers (all processes)".into(),
+                y_label: "CPU time, all threads (s)".into(),
+                x_axis: XAxis::Log2,
+                series: series(&batch, by_workers, all_workers, |r| {
+                    r.usage.cpu.as_secs_f64()
+                }),
+            },
+            "worker counts",
+        ),
     ]
 }
 
-/// The series name of a row: the workload and the named parameters.
-fn label(row: &Row, parameters: &[&str]) -> String {
-    let mut text = row.workload.name().to_owned();
+/// Each series of throughput against workers as a speedup over its point with the fewest
+/// workers, or with `per_worker`, that speedup divided by the factor of workers added
+/// (parallel efficiency: 1 where throughput grows as the workers do).
+fn relative(throughput: &[(String, Vec<Point>)], per_worker: bool) -> Vec<(String, Vec<Point>)> {
+    (throughput.iter())
+        .filter_map(|(name, points)| {
+            let base = *points.first()?;
+            let scaled = (points.iter())
+                .map(|p| {
+                    let factor = match per_worker {
+                        true => base.y.max(1e-12) * (p.x / base.x),
+                        false => base.y.max(1e-12),
+                    };
+                    Point {
+                        x: p.x,
+                        y: p.y / factor,
+                        low: p.low / factor,
+                        high: p.high / factor,
+                    }
+                })
+                .collect();
+            Some((name.clone(), scaled))
+        })
+        .collect()
+}
+
+/// `n` with its noun: "1 worker", "4 workers".
+fn count(n: usize, one: &str, many: &str) -> String {
+    match n {
+        1 => format!("1 {one}"),
+        n => format!("{n} {many}"),
+    }
+}
+
+/// The series name of a row: the workload (one's own by its program's name) and the
+/// named parameters, each spelt out.
+fn label(row: &Row, parameters: &[&str], program: Option<&str>) -> String {
+    let mut text = row.workload.display_name(program);
     for &parameter in parameters {
         let part = match parameter {
-            "window" if row.workload.has_window() => format!(" w={}", row.window),
-            "rate" if row.workload.has_rate() => format!(" r={}", row.rate),
-            "length" if row.workload.has_length() => format!(" L={}", row.length),
-            "workers" if row.processes > 1 => format!(" {}w×{}p", row.workers, row.processes),
-            "workers" => format!(" {}w", row.workers),
+            "window" if row.workload.has_window() => format!(", window {}", row.window),
+            "rate" if row.workload.has_rate() => format!(", {} facts per point", row.rate),
+            "length" if row.workload.has_length() => format!(", {} points", row.length),
+            "workers" if row.processes > 1 => format!(
+                ", {} × {}",
+                count(row.processes, "process", "processes"),
+                count(row.workers, "worker", "workers")
+            ),
+            "workers" => format!(", {}", count(row.workers, "worker", "workers")),
             _ => continue,
         };
         text.push_str(&part);
@@ -753,12 +836,66 @@ mod tests {
         let only_svg = Options {
             size: (400, 300),
             formats: vec![Format::Svg],
-            only: None,
+            ..Options::default()
         };
         let files = draw(&chart, &dir, &only_svg).unwrap();
         assert_eq!(files, [dir.join("t.svg")]);
         let svg = std::fs::read_to_string(&files[0]).unwrap();
         assert!(svg.contains(r#"width="400" height="300""#), "{svg:.200}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Speedup is over the series' point with the fewest workers, efficiency that divided
+    /// by the workers added; legends spell out what they name, one's own program by name.
+    #[test]
+    fn speedup_and_efficiency_are_relative_to_the_fewest_workers() {
+        let point = |x: f64, y: f64| Point {
+            x,
+            y,
+            low: y,
+            high: y,
+        };
+        let points = vec![point(1.0, 2.0), point(2.0, 3.0), point(4.0, 4.0)];
+        let throughput = vec![("a".to_owned(), points)];
+        let speedup: Vec<f64> = relative(&throughput, false)[0]
+            .1
+            .iter()
+            .map(|p| p.y)
+            .collect();
+        assert_eq!(speedup, [1.0, 1.5, 2.0]);
+        let efficiency: Vec<f64> = relative(&throughput, true)[0]
+            .1
+            .iter()
+            .map(|p| p.y)
+            .collect();
+        assert_eq!(efficiency, [1.0, 0.75, 0.5]);
+
+        let mut row = crate::sweep::Row {
+            workload: crate::workload::Workload::Diamond,
+            window: 10,
+            rate: 100,
+            length: 1000,
+            workers: 1,
+            processes: 1,
+            mode: InputMode::Batch,
+            repeat: 0,
+            input_facts: 1,
+            usage: crate::measure::Usage {
+                wall: std::time::Duration::from_millis(1),
+                cpu: std::time::Duration::from_millis(1),
+                peak_rss_kib: 1,
+            },
+            latency_p50_us: None,
+            latency_p99_us: None,
+            latencies_us: Vec::new(),
+        };
+        let named = label(&row, &["window", "workers"], None);
+        assert_eq!(named, "diamond, window 10, 1 worker");
+        row.workload = crate::workload::Workload::Own;
+        row.workers = 4;
+        assert_eq!(
+            label(&row, &["window", "workers"], Some("mine.tdl")),
+            "mine.tdl, 4 workers"
+        );
     }
 }

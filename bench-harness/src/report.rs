@@ -103,7 +103,12 @@ impl Header {
 }
 
 /// The report's markdown.
-pub fn markdown(header: &Header, medians: &[Row], drawn: &[Drawn]) -> String {
+pub fn markdown(
+    header: &Header,
+    medians: &[Row],
+    drawn: &[Drawn],
+    program: Option<&str>,
+) -> String {
     let mut text = String::from("# stgflow sweep\n\n");
     let _ = writeln!(text, "- command: `{}`", header.command);
     let _ = writeln!(text, "- date: {}", header.date);
@@ -120,7 +125,7 @@ pub fn markdown(header: &Header, medians: &[Row], drawn: &[Drawn]) -> String {
         let _ = writeln!(
             text,
             "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.3} | {:.3} | {:.1} | {:.3} | {} | {} |",
-            row.workload,
+            row.workload.display_name(program),
             if row.workload.has_window() {
                 row.window.to_string()
             } else {
@@ -226,7 +231,10 @@ mod tests {
         let old = "command: c\ndate: d\nmachine: m\n";
         let read = Header::from_text(old).unwrap_or_else(|| panic!("an old meta.txt"));
         assert_eq!((read.stgflow, read.commit, read.output), (None, None, None));
-        let text = markdown(&header, &[row], &drawn);
+        let mut own = row.clone();
+        own.workload = Workload::Own;
+        let text = markdown(&header, &[row, own], &drawn, Some("mine.tdl"));
+        assert!(text.contains("| mine.tdl | – | – | – | 2 |"), "{text}");
         assert!(text.contains("| tick | – | – | 100 | 2 | 1 | streaming | 3 | 100 | 0.010 | 0.015 | 4.0 | 0.010 | 120 | 900 |"), "{text}");
         assert!(text.contains(
             "- `throughput_vs_window` not drawn: the grid has fewer than two window sizes."

@@ -120,24 +120,29 @@ impl Row {
 }
 
 /// `results.csv`'s header: the run's columns, then what ran it ([`Provenance`]).
-pub const CSV_HEADER: &str = "workload,window,rate,length,workers,processes,mode,repeat,input_facts,wall_s,cpu_s,peak_rss_kib,facts_per_s,latency_p50_us,latency_p99_us,stgflow,commit,output,machine";
+pub const CSV_HEADER: &str = "workload,window,rate,length,workers,processes,mode,repeat,input_facts,wall_s,cpu_s,peak_rss_kib,facts_per_s,latency_p50_us,latency_p99_us,stgflow,commit,output,machine,program";
+
+/// The header of sweeps recorded before the `program` column; still read.
+const CSV_HEADER_WITHOUT_PROGRAM: &str = "workload,window,rate,length,workers,processes,mode,repeat,input_facts,wall_s,cpu_s,peak_rss_kib,facts_per_s,latency_p50_us,latency_p99_us,stgflow,commit,output,machine";
 
 /// The header of sweeps recorded before the provenance columns; still read.
 const CSV_HEADER_WITHOUT_PROVENANCE: &str = "workload,window,rate,length,workers,processes,mode,repeat,input_facts,wall_s,cpu_s,peak_rss_kib,facts_per_s,latency_p50_us,latency_p99_us";
 
 /// What ran a sweep, on every line of its `results.csv` (so a row copied elsewhere still
 /// says what produced it): `stgflow --version`, the commit it was built from, the
-/// output mode and the machine. Empty where unknown.
+/// output mode, the machine and the `own` workload's program (its file name). Empty
+/// where unknown.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Provenance {
     pub stgflow: Option<String>,
     pub commit: Option<String>,
     pub output: Option<String>,
     pub machine: Option<String>,
+    pub program: Option<String>,
 }
 
 impl Provenance {
-    /// The four CSV fields (a comma in a value becomes a semicolon, a line break a space).
+    /// The five CSV fields (a comma in a value becomes a semicolon, a line break a space).
     fn fields(&self) -> String {
         let field = |v: &Option<String>| {
             v.as_deref()
@@ -146,11 +151,12 @@ impl Provenance {
                 .replace(['\n', '\r'], " ")
         };
         format!(
-            "{},{},{},{}",
+            "{},{},{},{},{}",
             field(&self.stgflow),
             field(&self.commit),
             field(&self.output),
-            field(&self.machine)
+            field(&self.machine),
+            field(&self.program)
         )
     }
 
@@ -166,6 +172,7 @@ impl Provenance {
             commit: field(1),
             output: field(2),
             machine: field(3),
+            program: field(4),
         }
     }
 }
@@ -173,12 +180,10 @@ impl Provenance {
 /// The row's own columns as CSV (no newline; [`write_csv`] adds the provenance).
 pub fn csv_line(row: &Row) -> String {
     let optional = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.1}"));
+    let [window, rate, length] = parameters(row);
     format!(
-        "{},{},{},{},{},{},{},{},{},{:.6},{:.6},{},{:.1},{},{}",
+        "{},{window},{rate},{length},{},{},{},{},{},{:.6},{:.6},{},{:.1},{},{}",
         row.workload,
-        row.window,
-        row.rate,
-        row.length,
         row.workers,
         row.processes,
         row.mode.name(),
@@ -191,6 +196,20 @@ pub fn csv_line(row: &Row) -> String {
         optional(row.latency_p50_us),
         optional(row.latency_p99_us),
     )
+}
+
+/// A row's window, rate and length as written: empty where the workload has none (one's
+/// own program has none of them).
+fn parameters(row: &Row) -> [String; 3] {
+    let written = |applies: bool, value: u64| match applies {
+        true => value.to_string(),
+        false => String::new(),
+    };
+    [
+        written(row.workload.has_window(), row.window),
+        written(row.workload.has_rate(), row.rate),
+        written(row.workload.has_length(), row.length),
+    ]
 }
 
 /// Where a sweep finds `stgflow` and leaves its files.
@@ -533,17 +552,12 @@ pub fn write_latencies(rows: &[Row], path: &Path) -> anyhow::Result<()> {
         "workload,window,rate,length,workers,processes,repeat,latency_us"
     )?;
     for row in rows.iter().filter(|r| r.mode == InputMode::Streaming) {
+        let [window, rate, length] = parameters(row);
         for latency in &row.latencies_us {
             writeln!(
                 out,
-                "{},{},{},{},{},{},{},{latency:.1}",
-                row.workload,
-                row.window,
-                row.rate,
-                row.length,
-                row.workers,
-                row.processes,
-                row.repeat
+                "{},{window},{rate},{length},{},{},{},{latency:.1}",
+                row.workload, row.workers, row.processes, row.repeat
             )?;
         }
     }
@@ -562,7 +576,14 @@ pub fn read_results(
         .with_context(|| format!("cannot read {}", results.display()))?;
     let mut lines = text.lines().enumerate();
     let columns = match lines.next() {
-        Some((_, header)) if header == CSV_HEADER || header == CSV_HEADER_WITHOUT_PROVENANCE => {
+        Some((_, header))
+            if [
+                CSV_HEADER,
+                CSV_HEADER_WITHOUT_PROGRAM,
+                CSV_HEADER_WITHOUT_PROVENANCE,
+            ]
+            .contains(&header) =>
+        {
             header.split(',').count()
         }
         _ => bail!(
@@ -594,12 +615,13 @@ pub fn read_results(
             let row = rows
                 .iter_mut()
                 .find(|r| {
+                    let [window, rate, length] = parameters(r);
                     r.mode == InputMode::Streaming
                         && [
                             r.workload.to_string(),
-                            r.window.to_string(),
-                            r.rate.to_string(),
-                            r.length.to_string(),
+                            window,
+                            rate,
+                            length,
                             r.workers.to_string(),
                             r.processes.to_string(),
                             r.repeat.to_string(),
@@ -631,11 +653,16 @@ fn parse_row(fields: &[&str]) -> Result<Row, String> {
             number(text, what).map(Some)
         }
     };
+    // Empty where the workload has none.
+    let parameter = |text: &str, what: &str| match text {
+        "" => Ok(0),
+        text => number(text, what),
+    };
     Ok(Row {
         workload: fields[0].parse()?,
-        window: number(fields[1], "window")?,
-        rate: number(fields[2], "rate")?,
-        length: number(fields[3], "length")?,
+        window: parameter(fields[1], "window")?,
+        rate: parameter(fields[2], "rate")?,
+        length: parameter(fields[3], "length")?,
         workers: number(fields[4], "workers")?,
         processes: number(fields[5], "processes")?,
         mode: fields[6].parse()?,
@@ -754,13 +781,15 @@ mod tests {
             commit: Some("67d5a06-dirty".into()),
             output: Some("changes".into()),
             machine: Some("box — 2 CPUs (a CPU), 24 GiB".into()),
+            program: Some("mine.tdl".into()),
         };
         write_csv(&rows, &provenance, &dir.join("results.csv")).unwrap();
         write_latencies(&rows, &dir.join("latencies.csv")).unwrap();
         let text = std::fs::read_to_string(dir.join("results.csv")).unwrap();
         assert!(
-            text.lines().skip(1).all(|l| l
-                .ends_with(",stgflow 0.1.0,67d5a06-dirty,changes,box — 2 CPUs (a CPU); 24 GiB")),
+            text.lines().skip(1).all(|l| l.ends_with(
+                ",stgflow 0.1.0,67d5a06-dirty,changes,box — 2 CPUs (a CPU); 24 GiB,mine.tdl"
+            )),
             "{text}"
         );
         let back =
@@ -771,7 +800,7 @@ mod tests {
         // A sweep recorded before the provenance columns still reads, with none.
         let old: String = text
             .lines()
-            .map(|l| l.rsplitn(5, ',').last().unwrap().to_owned() + "\n")
+            .map(|l| l.rsplitn(6, ',').last().unwrap().to_owned() + "\n")
             .collect();
         assert!(old.starts_with(&format!("{CSV_HEADER_WITHOUT_PROVENANCE}\n")));
         std::fs::write(dir.join("old.csv"), old).unwrap();
@@ -782,7 +811,7 @@ mod tests {
         let error = read_results(&dir.join("bad.csv"), None)
             .unwrap_err()
             .to_string();
-        assert!(error.ends_with("bad.csv:2: expected 19 fields"), "{error}");
+        assert!(error.ends_with("bad.csv:2: expected 20 fields"), "{error}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -794,7 +823,16 @@ mod tests {
             CSV_HEADER.split(',').count(),
             RUN_COLUMNS + Provenance::default().fields().split(',').count()
         );
-        assert!(CSV_HEADER.starts_with(CSV_HEADER_WITHOUT_PROVENANCE));
+        assert!(CSV_HEADER.starts_with(CSV_HEADER_WITHOUT_PROGRAM));
+        assert!(CSV_HEADER_WITHOUT_PROGRAM.starts_with(CSV_HEADER_WITHOUT_PROVENANCE));
+        // One's own program has no window, rate or length: the fields are empty.
+        let mut own = row(2, 1, 250);
+        own.workload = Workload::Own;
+        assert!(
+            csv_line(&own).starts_with("own,,,,2,1,"),
+            "{}",
+            csv_line(&own)
+        );
         assert!(
             line.starts_with("diamond,10,100,1000,2,1,batch,1,100000,0.250000,"),
             "{line}"

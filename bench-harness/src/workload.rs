@@ -128,6 +128,15 @@ impl Workload {
         }
     }
 
+    /// How reports and legends name the workload: one's own by its program's file name
+    /// (`program`), where known.
+    pub fn display_name(self, program: Option<&str>) -> String {
+        match (self, program) {
+            (Workload::Own, Some(program)) => program.to_owned(),
+            _ => self.name().to_owned(),
+        }
+    }
+
     /// The event description and data of a recorded workload.
     pub fn recorded(self) -> Option<Recorded> {
         match self {

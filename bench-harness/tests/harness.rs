@@ -56,10 +56,13 @@ fn csv_rows(path: &Path) -> Vec<Vec<String>> {
     let mut lines = content.lines();
     let header: Vec<&str> = lines.next().expect("a header").split(',').collect();
     assert_eq!(header[0], "workload");
-    // The run's 15 columns, then the stgflow version, the commit, the output mode and
-    // the machine.
-    assert_eq!(header.len(), 19);
-    assert_eq!(header[15..], ["stgflow", "commit", "output", "machine"]);
+    // The run's 15 columns, then the stgflow version, the commit, the output mode, the
+    // machine and one's own program.
+    assert_eq!(header.len(), 20);
+    assert_eq!(
+        header[15..],
+        ["stgflow", "commit", "output", "machine", "program"]
+    );
     lines
         .map(|line| {
             let fields: Vec<String> = line.split(',').map(str::to_owned).collect();
@@ -108,7 +111,8 @@ fn sweep_tiny_grid_writes_every_row_plot_and_the_report() {
             assert_eq!(rate, "5");
             5 * length
         } else {
-            assert_eq!((window.as_str(), rate.as_str()), ("0", "0"));
+            // Written empty: tick has neither.
+            assert_eq!((window.as_str(), rate.as_str()), ("", ""));
             length
         };
         assert_eq!(row[8], expected_facts.to_string(), "{row:?}");
@@ -124,6 +128,9 @@ fn sweep_tiny_grid_writes_every_row_plot_and_the_report() {
         "throughput_vs_length",
         "memory_vs_length",
         "latency_cdf",
+        "speedup_vs_workers",
+        "efficiency_vs_workers",
+        "cpu_vs_workers",
     ] {
         let png = std::fs::read(out.join("plots").join(format!("{stem}.png"))).expect("a PNG");
         assert!(
@@ -645,9 +652,20 @@ fn sweep_runs_one_s_own_program_and_stream() {
             ("own", lines.to_string()),
             "{row:?}"
         );
+        // No window, rate or length of its own: empty, not 0; the program by name.
+        assert_eq!(row[1..4], ["", "", ""], "{row:?}");
+        assert_eq!(row[19], "device_safety.tdl", "{row:?}");
     }
+    // The report and the legends name the program, not "own".
     let report = std::fs::read_to_string(out.join("report.md")).expect("the report");
-    assert!(report.contains("| own |"), "{report}");
+    assert!(
+        report.contains("| device_safety.tdl | – | – | – | 1 |"),
+        "{report}"
+    );
+    let svg = std::fs::read_to_string(out.join("plots/speedup_vs_workers.svg"))
+        .expect("the speedup plot");
+    assert!(svg.contains("device_safety.tdl"), "{svg:.300}");
+    assert!(!svg.contains(">own"), "{svg:.300}");
     // Nothing generated: no empty folders for generated streams and programs left behind.
     for made in ["streams", "programs"] {
         assert!(!out.join(made).exists(), "{made}/ left behind");
