@@ -1,13 +1,14 @@
-//! The global allocator of stgflow's binaries: mimalloc (without transparent huge pages,
-//! see BENCHMARKS.md, eighteenth pass).
+//! The global allocator of stgflow's binaries: mimalloc, without transparent huge pages
+//! (its `no_thp` feature): each fresh huge page is zeroed whole at its first touch, and a
+//! run touches too few of them for that to pay.
 //!
 //! The `mimalloc` crate's allocator asks for every block through `mi_malloc_aligned`,
-//! whatever its alignment. For blocks above mimalloc's small sizes (1 KiB) that takes
-//! its generic aligned path, which over-allocates and adjusts: on CTM from RTEC's files
-//! 5 % of all instructions, for the message and row buffers of the dataflow. Every
-//! mimalloc block is aligned to at least a pointer's size (its size classes are
-//! multiples of 8 bytes in pages that are aligned), so a layout that asks for no more
-//! goes to the plain `mi_malloc` family here, and only a wider one to the aligned.
+//! whatever its alignment. For blocks above mimalloc's small sizes (1 KiB) that takes its
+//! generic aligned path, which over-allocates and adjusts, for the message and row
+//! buffers of the dataflow. Every mimalloc block is aligned to at least a pointer's size
+//! (its size classes are multiples of 8 bytes in pages that are aligned), so a layout
+//! that asks for no more goes to the plain `mi_malloc` family here, and only a wider one
+//! to the aligned.
 
 // The one crate with unsafe code (the workspace denies it elsewhere): `GlobalAlloc` is an
 // unsafe trait, implemented over mimalloc's C functions. Every unsafe block says why it

@@ -1812,8 +1812,8 @@ mod tests {
             &["q", "r"],
             &[],
         );
-        // A gated ♢ window takes changes (points measured no faster there: its gate's
-        // flips dominate).
+        // A gated ♢ window takes changes (points gain nothing there: its gate's flips
+        // dominate).
         let gated = "#output q.\nw(A, T) :- p(A, T).\nw(A, T) :- p(A, T-1).\nq(A, T) :- w(A, T), not s(T).\n";
         points(gated, &["q"], &[]);
         let boxed = "b(A, T) :- p(A, T), p(A, T-1).\n";

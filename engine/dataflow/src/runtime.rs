@@ -9,10 +9,9 @@
 //!   fact that keeps holding costs nothing downstream: on the calling thread
 //!   ([`crate::operators::points::PointDiff`]), or, with [`Options::diff_on_workers`], on
 //!   every worker, each predicate's facts exchanged by hash first
-//!   ([`crate::operators::points::changes`]). The calling thread is the default: on 2
-//!   cores it costs less CPU on every workload measured, and a fact that holds over an
-//!   interval crosses to the workers twice, not once per time point (BENCHMARKS.md, ninth
-//!   pass). The operators' exchanges shard from there. The facts of predicates that ♢
+//!   ([`crate::operators::points::changes`]). The calling thread is the default: a fact
+//!   that holds over an interval then crosses to the workers twice, not once per time
+//!   point. The operators' exchanges shard from there. The facts of predicates that ♢
 //!   windows alone read ([`crate::render::fed_as_points`]) are diffed nowhere: they go
 //!   out as points, and the windows retract them.
 //! * Every serving worker advances its inputs to the end of each batch (the workers a batch
@@ -75,8 +74,7 @@ pub struct Options {
     /// Most time points per batch in replay.
     pub batch_points: u64,
     /// Most input changes per batch in replay. 2^14 rather than 2^16: a batch's vectors
-    /// then stay small enough for the allocator to reuse them, not fresh pages each time
-    /// (BENCHMARKS.md, ninth pass: −10 % CPU and half the peak memory on ♢10 and inertia).
+    /// then stay small enough for the allocator to reuse them, not fresh pages each time.
     /// A plan of few components takes smaller batches still ([`batch_updates`]).
     pub batch_updates: usize,
     /// Diff the input on the workers, each its share after an exchange by hash
@@ -128,9 +126,8 @@ pub enum Split {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum OutputSort {
     /// The worker, unless it is the slower of the two: with every batch the calling
-    /// thread may send ahead already waiting for it, the calling thread sorts (inertia,
-    /// whose worker has the most to do: −12 % wall time on 2 cores; BENCHMARKS.md,
-    /// twenty-second pass).
+    /// thread may send ahead already waiting for it, the calling thread sorts (as on
+    /// inertia, whose worker has the most to do).
     #[default]
     Balanced,
     /// Always the calling thread (for tests of that path).
@@ -167,9 +164,7 @@ const BATCH_PER_COMPONENT: usize = 1 << 10;
 /// operator of the dataflow on every worker, which larger plans and more workers amortise
 /// over larger batches; a plan of a few components on one worker runs faster on batches
 /// of 2^12 changes than of 2^14, whose vectors fit the caches less well and touch more
-/// fresh pages (BENCHMARKS.md, twenty-eighth pass: ♢10 and @10 over 2·10⁵ atoms −14 %,
-/// over 10⁶ −5 to −7 %; voting's 45 components 6–10 % slower on 2^12, ♢10 on 2 workers
-/// 1–3 %).
+/// fresh pages.
 fn batch_updates(cap: usize, components: usize, workers: usize) -> usize {
     let wanted = (components.saturating_mul(BATCH_PER_COMPONENT))
         .max(workers.saturating_mul(BATCH_PER_WORKER));

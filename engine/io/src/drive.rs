@@ -50,7 +50,7 @@ pub trait FactSource {
     /// Moves the source's next facts at `time` (their predicate and arguments) into `out`
     /// and returns the first fact after them, as [`FactSource::next_fact`] would. Readers
     /// move their facts there themselves: each fact returned through memory by a call of
-    /// its own and copied on missed store forwarding (most of the feeding loop's samples).
+    /// its own and copied on would miss store forwarding.
     fn take_at(
         &mut self,
         time: u64,

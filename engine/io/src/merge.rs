@@ -1,10 +1,9 @@
 //! A k-way merge's choice of the run whose head comes first: a tournament (loser) tree.
 //!
 //! The workers' sorted output runs are merged by one thread; a scan of every run's head
-//! per merged item cost 15 comparisons per line at 16 workers, which made that thread
-//! the run's bottleneck there (BENCHMARKS.md, the 16-CPU sweep of 2026-12-04). The tree
-//! keeps the loser of each match and replays only the winner's path: ⌈log₂ k⌉
-//! comparisons per item.
+//! per merged item costs k − 1 comparisons, which at many workers makes that thread the
+//! run's bottleneck. The tree keeps the loser of each match and replays only the
+//! winner's path: ⌈log₂ k⌉ comparisons per item.
 
 /// The order of `k` runs' heads, kept as a loser tree. The caller owns the runs and
 /// compares them: `before(a, b)` says whether run `a`'s head comes strictly before run

@@ -38,14 +38,10 @@ use texts::SortedTexts;
 
 /// The output's buffer, in bytes: an output file (one per predicate, or standard output
 /// where it is a regular file) is written in pieces ending on its multiples (see
-/// [`Buffered`]). 32 KiB, for this project's machine: a virtual machine that hands free
-/// memory back to its host in blocks of 128 KiB and more, so that memory taken from such
-/// a block faults on the host first. 1 MiB pieces cost least in runs in a row (Laser's
-/// ♢100, 371 MB, 150 against 173 ms of CPU), but now and then ran 3–5 times slower (535
-/// and 729 ms among 12 runs), and 64 KiB pieces 2 times slower (256 and 302 ms among 13,
-/// where 32 KiB's worst was 242 ms). As we read the kernel, the page cache takes an
-/// aligned write in folios of the write's size, and folios of up to 32 KiB come from the
-/// allocator's per-CPU lists of memory freed just before, larger ones from its blocks.
+/// [`Buffered`]). The page cache takes an aligned write in folios of the write's size, and
+/// folios of up to 32 KiB come from the kernel allocator's per-CPU lists of memory freed
+/// just before, larger ones from its blocks, which a virtual machine may have handed back
+/// to its host; BENCHMARKS.md has the sizes compared.
 pub const BUFFER: usize = 1 << 15;
 
 /// When the intervals still open at the end of the output are written: after every time
@@ -187,9 +183,8 @@ pub fn file_of(dir: &Path, name: &str, part: usize, encoding: Encoding) -> std::
 ///
 /// A line lists the texts of the facts that hold, sorted as bytes. The sink keeps those
 /// texts sorted from one time point to the next and changes them only where a fact starts
-/// or stops holding: a line costs its bytes, not a sort of everything that holds (at
-/// Laser's ♢10 over 100 atoms per point, a line is 1,100 atoms; sorting them again at every
-/// time point was a third of the run).
+/// or stops holding: a line costs its bytes, not a sort of everything that holds (a line
+/// lists every fact in the window, most of which did not change).
 pub trait Snapshot: Send + Sync + std::fmt::Debug {
     /// Appends the text of one fact, its predicate's name and its arguments, to `out`.
     fn atom(&self, name: &str, args: &[Value], out: &mut Vec<u8>);

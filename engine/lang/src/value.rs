@@ -21,8 +21,8 @@
 //! **Pitfall: long symbols stay.** Freeing an interned symbol needs to know that no value
 //! holds it any more, which a `Copy` value cannot tell: a stream that brings a new IRI in
 //! every fact grows the table however short the horizon. Values that count their
-//! references (not `Copy`) were measured: every clone and drop of every row then pays
-//! for it, and an integer workload ran 1.4× slower (BENCHMARKS.md, eighth pass).
+//! references (not `Copy`) would make every clone and drop of every row pay for the
+//! count, rows of integers too.
 
 use std::cmp::Ordering;
 use std::fmt;
@@ -36,9 +36,8 @@ use hashbrown::HashMap;
 /// operator to operator. A vector's methods come through `Deref`.
 ///
 /// **Why not `SmallVec` itself.** Its `clone` goes value by value through `FromIterator`,
-/// several times slower than one copy of the values; timely clones every message a
-/// stream gives to more than one operator, and that clone was 7 % of the Event Calculus
-/// workloads' samples. A `Row` clones in one move ([`Clone`] below).
+/// several times slower than one copy of the values; timely clones every message a stream
+/// gives to more than one operator. A `Row` clones in one move ([`Clone`] below).
 #[derive(Default, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct Row(smallvec::SmallVec<[Value; ROW_INLINE]>);
@@ -51,8 +50,8 @@ impl Row {
     }
 
     /// A row of `values`, copied in one move: a short row as a fixed number of values
-    /// (a copy of a length known only when it runs is a call to `memcpy`, millions of
-    /// them in a run, 6 % of inertia's worker instructions).
+    /// (a copy of a length known only when it runs is a call to `memcpy`, and rows are
+    /// copied from operator to operator).
     #[inline]
     pub fn from_slice(values: &[Value]) -> Row {
         let mut row = smallvec::SmallVec::new();
@@ -268,10 +267,9 @@ impl Sym {
 
     /// The symbol of `text`, a lower-case identifier (a lower-case letter, then letters,
     /// digits and `_`) as the caller has just scanned it: [`Sym::new`] without scanning
-    /// its bytes again (a reader's fast path, where that scan was 3 % of a Laser stream's
-    /// parse). Inlined, so that the symbol is made where it is used: returned through
-    /// memory and copied on in pieces, a 16-byte load of it missed store forwarding, the
-    /// two stalls a third of the Laser reader's samples.
+    /// its bytes again (a reader's fast path). Inlined, so that the symbol is made where
+    /// it is used: returned through memory and copied on in pieces, a 16-byte load of it
+    /// would miss store forwarding.
     #[inline(always)]
     pub fn identifier(text: &str) -> Sym {
         debug_assert!(

@@ -20,10 +20,9 @@ fn main() {
     let stderr = std::io::stderr();
     // `explain` runs on a thread with a deep stack: it follows a fact back through every
     // time point it held (a derivation per time point of an inertia chain, recursively),
-    // and a fact held over 30,000 points overflowed the main thread's 8 MB. The stack is
-    // reserved, not touched. Only `explain`: `run` on such a thread measured 25 % slower
-    // on voting (its calling thread feeds and merges; why a spawned one costs more is not
-    // known).
+    // and a fact held over tens of thousands of points overflows the main thread's
+    // stack. The stack is reserved, not touched. Only `explain`: `run` is slower on a
+    // spawned thread (its calling thread feeds and merges; why is not known).
     let explain = std::env::args_os()
         .skip(1)
         .find(|a| !a.to_string_lossy().starts_with('-'))
@@ -50,10 +49,9 @@ fn main() {
 
 /// Standard output as its file, where it has one: the run's output goes through a buffer
 /// of its own (`stgflow_io::sink::Buffered`), whose writes end wherever its pieces do, and
-/// std's `Stdout`, a line buffer, wrote each such write up to its last newline and the
-/// rest (often a time point's `t:`) in a `write` call of its own: 800 calls of 2–5 bytes
-/// among 1,660 for Laser's ♢10 over 2·10⁵ atoms (`strace`). With it, whether it is a
-/// regular file (`stgflow_cli::Streams::stdout_file`).
+/// std's `Stdout`, a line buffer, would write each such write up to its last newline and
+/// the rest (often a time point's `t:`) in a `write` call of its own, of a few bytes.
+/// With it, whether it is a regular file (`stgflow_cli::Streams::stdout_file`).
 fn stdout() -> (Box<dyn std::io::Write + Send>, bool) {
     #[cfg(unix)]
     {

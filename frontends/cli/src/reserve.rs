@@ -1,13 +1,13 @@
 //! Standard output's file with its disk space reserved ahead of the writes.
 //!
-//! Laser's output repeats every fact of a window at every time point: ♢10 over 10⁶ atoms
-//! prints 217 MB, and written into an ext4 file with delayed allocation each 4 KiB page
-//! reserved its blocks on its own (`ext4_da_write_begin` was 13 % of that run's samples,
-//! the write calls 21 %). Space reserved beforehand in large extents (`fallocate`,
-//! keeping the file's size) spares that per-page work. What is reserved past the last
-//! byte written is given back when the output ends, so the file takes the space its
-//! bytes need; a process killed before then leaves it reserved past the file's end
-//! (`du` counts it; the file's contents and size are unaffected).
+//! Laser's output repeats every fact of a window at every time point, so it runs to
+//! hundreds of megabytes, and written into an ext4 file with delayed allocation each
+//! 4 KiB page reserves its blocks on its own (`ext4_da_write_begin`). Space reserved
+//! beforehand in large extents (`fallocate`, keeping the file's size) spares that
+//! per-page work. What is reserved past the last byte written is given back when the
+//! output ends, so the file takes the space its bytes need; a process killed before then
+//! leaves it reserved past the file's end (`du` counts it; the file's contents and size
+//! are unaffected).
 //!
 //! Only for a regular file written at its end and not opened to append: giving back the
 //! space past the end cuts the file at its size, which would race with another process

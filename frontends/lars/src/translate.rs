@@ -24,8 +24,8 @@
 //!   p(X…, T), U = T` (p's facts stamped with their time point), and the rule is not
 //!   instantiated for U. The same facts hold, but the d+1 instances read the time as a
 //!   value, which runs on the time-stepping operator and re-evaluates every fact in the
-//!   window at every time point (Laser's `@` micro-benchmark: 0.03 M atoms/s at d = 10);
-//!   the stamp reads the time once per fact and the window is a delay operator.
+//!   window at every time point; the stamp reads the time once per fact and the window
+//!   is a delay operator.
 //!
 //! **Beyond plain LARS** (Laser's language, LARS's meaning):
 //!
@@ -1001,12 +1001,11 @@ impl Translator {
         };
         // Over the stream's atoms only (no rule derives p, so p cannot depend on this):
         // kept while p holds, the keep rule of a persistence that `stop` ends where p no
-        // longer holds, the shape the planner lowers to its hold operator (the
-        // time-stepping operator evaluated every key of p at every time point: □10 over
-        // names 19 % slower; the persistence operator, with a join of p with the start in
-        // front, 39 % slower than the hold operator). Over a derived p, which may read this
-        // back at the same time
-        // point, negating p would be a cycle through negation: p is read positively.
+        // longer holds, the shape the planner lowers to its hold operator (rather than the
+        // time-stepping operator, which evaluates every key of p at every time point, or
+        // the persistence operator, with a join of p with the start in front). Over a
+        // derived p, which may read this back at the same time point, negating p would be
+        // a cycle through negation: p is read positively.
         if self.generated.contains(pred) || self.read_names.contains_key(pred) {
             let step = td::Rule {
                 head: plain_atom(name, vars.clone(), at(0), span),

@@ -16,8 +16,7 @@
 //! The work per time point is the size of its changes times the matching records of the
 //! other side; memory is what holds at the frontier, not what held before. A join
 //! without shared variables (a cartesian product, CAVIAR's `distance` over pairs of
-//! `coord`) made differential replay the whole history of its one key at every batch:
-//! on CAVIAR the whole run went from 1.2 s to the figure in BENCHMARKS.md.
+//! `coord`) makes differential replay the whole history of its one key at every batch.
 //!
 //! Records are exchanged by the hash of their key, so each key's state lives on one
 //! worker. Inside `iterate` (partially ordered times) the renderer uses differential's

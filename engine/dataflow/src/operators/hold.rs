@@ -20,8 +20,8 @@
 //! fact held at t − 1 by any term is held by the same one or the third at t), so a time
 //! point evaluates the facts whose counts changed, and all of them where s flipped.
 //!
-//! The persistence operator ran this as a start rule (a join of p with s in front) and a
-//! keep rule reading every fact of p: 60 % of □10's CPU over a stream of fresh atoms.
+//! The persistence operator would run this as a start rule (a join of p with s in front)
+//! and a keep rule reading every fact of p.
 //! Here a change of p costs a hash lookup and, for a fact h does not hold while s does
 //! not, nothing else. The table keeps the facts of p that hold (a fact can only start
 //! where p holds it, and s may flip on later) and the facts h holds.

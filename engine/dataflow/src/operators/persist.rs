@@ -64,8 +64,8 @@
 //! form's 192, three cache lines) and the key table fall out of the caches. A time
 //! point's changes are taken in short passes — look up every key by its fingerprint,
 //! load every state, compare the keys, apply the changes — so that the CPU waits for a
-//! time point's cache misses together rather than one after the other (BENCHMARKS.md,
-//! twelfth and twenty-third passes; `stepper::KeyTable`).
+//! time point's cache misses together rather than one after the other (see
+//! `stepper::KeyTable`).
 //!
 //! **Output.** The changes of the predicate, of `term` and of the derived predicates that
 //! another component reads or that are printed (`emitted`), tagged with their ids.
@@ -269,7 +269,7 @@ type Probed = SmallVec<[Value; 4]>;
 /// copies, negations read backwards and virtual slots all build).
 ///
 /// Checked first, then built from an iterator of known length: collecting `Option`s
-/// directly grows the row a value at a time (a fifth of voting's persistence operator).
+/// directly grows the row a value at a time.
 fn probe_row<C: FromIterator<Value>>(probes: &[Probe], fact: &[Value]) -> Option<C> {
     let names = |probe: &Probe| match probe {
         Probe::At(i) => *i < fact.len(),

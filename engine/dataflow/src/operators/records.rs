@@ -4,7 +4,7 @@
 //! `for_each_stamp`, which moves every message of an activation into a queue and sorts
 //! the queue by stamp before handing the messages on: with a message per time point (the
 //! Event Calculus workloads have tens of thousands of time points with a fact or two
-//! each) that sort and the queue's growth were 15–20 % of CTM's samples. These handle the
+//! each) that sort and the queue's growth are paid for a record or two. These handle the
 //! messages in the order they come, consecutive ones of one stamp as one; a delay moves
 //! each message's container on as it is, without copying a record.
 
@@ -44,7 +44,7 @@ where
                             }
                         }
                         // Room for a record made of each at once: a vector sent is gone,
-                        // and its successor grew a step at a time (7 % of CTM's worker).
+                        // and its successor would grow a step at a time.
                         out.reserve(data.len());
                         for (record, time, diff) in data.drain(..) {
                             for made in logic(record) {

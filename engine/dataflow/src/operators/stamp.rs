@@ -13,9 +13,9 @@
 //! reference evaluator's rule plans.
 //!
 //! h's own input facts come in as the operator's second input and are united with the
-//! stamped ones there, a stamped fact that is also an own fact counted once (a 0/1 pass
-//! behind the operator cost a fifth of the whole run at @10 over 1000 atoms per point,
-//! for input facts that a stream seldom gives).
+//! stamped ones there, a stamped fact that is also an own fact counted once: not a 0/1
+//! pass behind the operator over every stamped fact, for input facts that a stream seldom
+//! gives.
 //!
 //! Pitfall: the −1 at t + 1 is output with the time point t, before the frontier
 //! passes t + 1; the records keep their own times and every operator downstream
@@ -45,8 +45,8 @@ pub fn render<'s>(source: Coll<'s, u64>, own: Coll<'s, u64>, head: Vec<Stamped>)
     let mut own_stash: Stash<Row> = Stash::default();
     // The facts that hold, in the order they came: the stamped facts go out in that
     // order, and so do their retractions, which the window that usually reads them
-    // then meets among their neighbours (`slab`). A hash map's order cost the window a
-    // cache miss per retraction (1.24× the whole run, ⊞10 over 1000 atoms per point).
+    // then meets among their neighbours (`slab`). A hash map's order would cost the
+    // window a cache miss per retraction.
     let mut holding: Presence<Row> = Presence::default();
     let mut own_held: Presence<Row> = Presence::default();
     let mut own_flips: Vec<(Row, isize)> = Vec::new();
@@ -168,9 +168,8 @@ pub fn render<'s>(source: Coll<'s, u64>, own: Coll<'s, u64>, head: Vec<Stamped>)
 /// facts, points too). A count above 1 (a stamped fact that is also an own fact) is
 /// left to the ♢ windows that read these, which count.
 ///
-/// Each message's facts are stamped where they lie and the message passes on as it is:
-/// `flat_map` moved every record into containers of its own (@10 −4 to −15 %, @100 −6 to
-/// −10 %).
+/// Each message's facts are stamped where they lie and the message passes on as it is,
+/// where `flat_map` would move every record into containers of its own.
 pub fn points<'s>(source: Coll<'s, u64>, own: Coll<'s, u64>, head: Vec<Stamped>) -> Coll<'s, u64> {
     source
         .inner
@@ -202,7 +201,7 @@ pub fn points<'s>(source: Coll<'s, u64>, own: Coll<'s, u64>, head: Vec<Stamped>)
 /// longer than a row holds inline; `collect` into a row grew it value by value). Its
 /// values go into a vector the row takes over: a row made empty with room for them came
 /// back through memory and was read again wider than it was written, a store-forwarding
-/// stall on every stamped fact (two thirds of `stamp`'s samples, 8 % of @10's).
+/// stall on every stamped fact.
 fn stamp(head: &[Stamped], fact: &Row, time: Value) -> Row {
     let value = |arg: &Stamped| match arg {
         Stamped::Arg(i) => fact.get(*i).copied().unwrap_or(time),

@@ -241,14 +241,13 @@ pub(super) trait Keyed<K> {
 /// which the table's own hash is made, so that growing the table reads no state); the
 /// indices of removed keys taken by new ones.
 ///
-/// A table of whole keys (24 bytes for a `Value` and its index) fell out of the caches at
-/// 10⁵ keys, a miss per lookup on top of the state's own. With indices alone, a lookup
-/// compared the key where the state has it: the state's miss came inside the lookup, one
-/// after the other for a time point's changes (a quarter of the persistence operator's
-/// samples on that one compare). [`KeyTable::take_keys`] now finds a time point's keys by
-/// fingerprint alone, then loads their states in a loop of independent loads, then
-/// compares the keys; a fingerprint shared by two keys (at 10⁵ keys, about one lookup in
-/// 40,000) is found by the compare and looked up again with it.
+/// A table of whole keys (24 bytes for a `Value` and its index) falls out of the caches
+/// at 10⁵ keys, a miss per lookup on top of the state's own. With indices alone, a lookup
+/// that compared the key where the state has it would take the state's miss inside the
+/// lookup, one after the other for a time point's changes. [`KeyTable::take_keys`] finds
+/// a time point's keys by fingerprint alone, then loads their states in a loop of
+/// independent loads, then compares the keys; a fingerprint shared by two keys (at 10⁵
+/// keys, about one lookup in 40,000) is found by the compare and looked up again with it.
 pub(super) struct KeyTable<S, K = Value> {
     index: HashTable<u64>,
     hasher: DefaultHashBuilder,

@@ -71,9 +71,8 @@ pub fn lower<'s>(
 /// holds counts once for each of its points in the window (and once more while it is an
 /// own fact), and the sink prints it while its count is positive; no table of what
 /// holds, no exchange by hash (a fact's changes may come from several workers: the sink
-/// adds them up). [`lower`]'s 0/1 closure kept a second count table of every fact the
-/// sink counted anyway, hashed and probed twice per point (a fifth of ♢10's samples over
-/// Laser's streams).
+/// adds them up). [`lower`]'s 0/1 closure would keep a second count table of every fact
+/// the sink counts anyway, hashed and probed twice per point.
 pub fn counted_points<'s>(
     source: Coll<'s, u64>,
     own: Option<Coll<'s, u64>>,
@@ -249,8 +248,7 @@ impl Tables {
         if gated_before && !gated {
             // The gate opening, over the window as it is now: what it holds shows. (Shown
             // over the window as it was and then changed, a fact leaving the window here
-            // was +1 and −1, and the time point's output was sorted to cancel them: a
-            // third of ♢10 `and not(s)`'s samples comparing names.)
+            // would be +1 and −1, and the time point's output sorted to cancel them.)
             windowed.settle();
             for record in windowed.present() {
                 if !holds(own, record) {

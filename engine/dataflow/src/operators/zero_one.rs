@@ -339,8 +339,8 @@ impl<D> Stash<D> {
 
 /// Sorts `data` by time, stably. A window's retiming delays insertions and retractions
 /// each by their own amount, so a message in time order becomes two sequences in time
-/// order, its insertions and its retractions, interleaved: those are merged in one pass
-/// (a sort cost 5 % of ♢10's samples); anything else is sorted.
+/// order, its insertions and its retractions, interleaved: those are merged in one pass,
+/// cheaper than a sort; anything else is sorted.
 fn in_time_order<D>(data: &mut Vec<(D, u64, isize)>) {
     let sorted = |sign: bool| {
         let mut times = data.iter().filter(|u| (u.2 > 0) == sign).map(|u| u.1);
@@ -600,8 +600,8 @@ impl<D: Hash + Eq + Clone> Presence<D> {
             let (before, after) = (counted.before, counted.count > 0);
             if counted.count == 0 && counted.expiring == 0 {
                 // Left marked as touched: it goes, and a byte stored into it just before
-                // the slab moves it out stalled the move's wider loads (store forwarding;
-                // most of `Slab::remove`'s samples).
+                // the slab moves it out would stall the move's wider loads (store
+                // forwarding).
                 let hash = counted.hash;
                 if let Some(counted) = self.entries.remove(slot, hash) {
                     if let (true, Some(f)) = (before, f.as_mut()) {
@@ -634,10 +634,10 @@ pub(super) fn mark<D>(first: &mut Option<u64>, time: u64, out: &[(D, u64, isize)
 }
 
 /// Sends an activation's output, time points in order, as one message at its first time
-/// point ([`mark`]). A message per time point cost progress updates in every operator
-/// downstream, which timely's progress tracking sorts (12 % of CTM's samples, a message per
-/// time point and operator); the records keep their own times, which every operator here
-/// buffers by (`Stash`), as the runtime's capture does.
+/// point ([`mark`]). A message per time point would cost progress updates in every
+/// operator downstream, which timely's progress tracking sorts; the records keep their
+/// own times, which every operator here buffers by (`Stash`), as the runtime's capture
+/// does.
 pub(super) fn send_first<D: ExchangeData>(
     output: &mut Output<'_, D>,
     capability: Option<&Capability<u64>>,

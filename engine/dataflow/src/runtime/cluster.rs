@@ -160,10 +160,9 @@ impl Cluster {
     }
 }
 
-/// Timely's worker settings. An idle worker parks at once: timely 0.32 polls its channels
-/// for 10 µs first, which burns a core each time a worker runs out of work: at 16 workers
-/// on 2 cores 27 % of the samples were that polling, and on 16 CPUs it cost 12 % more CPU
-/// for 5 % less wall time (BENCHMARKS.md, the 16-CPU sweep of 2026-12-04).
+/// Timely's worker settings. An idle worker parks at once: by default timely polls its
+/// channels for a while first, which burns a core each time a worker runs out of work,
+/// the more so with more workers than cores.
 fn worker_config() -> timely::WorkerConfig {
     timely::WorkerConfig::default().idle_spin(std::time::Duration::ZERO)
 }

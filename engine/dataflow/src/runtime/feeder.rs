@@ -150,8 +150,8 @@ pub(super) struct Feeder<'a, W: Write> {
     /// Output buffers written out whole, their updates not dropped: passed back to the
     /// workers as they are, each worker dropping them before it fills the buffer again,
     /// so that the rows a worker allocated (`@`'s stamped rows of three values, say) are
-    /// freed on the thread that allocated them. Freed here, across threads, mimalloc's
-    /// `mi_free` and its collection of such frees were 4–5 % of @10's samples.
+    /// freed on the thread that allocated them: freed here, across threads, each would go
+    /// through mimalloc's slower path for frees of another thread's memory.
     written_outputs: Vec<Vec<Update>>,
     /// Workers that have said they are done.
     done: usize,

@@ -14,7 +14,7 @@ pub(super) type OrderKey = (u128, u64, u32);
 /// consolidated: one update per fact and time point, none that cancel out. Nothing should
 /// be stamped before the timeline's first point `first` (the unit row starts there);
 /// should anything be, it takes effect there. Done on every worker for its own output,
-/// so that the calling thread only merges (BENCHMARKS.md has the profiles) — or, where
+/// so that the calling thread only merges — or, where
 /// that worker is the slower of the two, on the calling thread for it
 /// ([`super::OutputSort`]).
 ///
@@ -23,7 +23,7 @@ pub(super) type OrderKey = (u128, u64, u32);
 /// argument, so most comparisons are one integer comparison; `order` is scratch space.
 /// Where keys tie and the first arguments are equal, the second argument's order prefix
 /// decides before the rows are compared: LARS's `@(T, p(A, B))` stamps a time point's
-/// facts with one time, and comparing their names' texts was a fifth of @10's worker.
+/// facts with one time, and comparing their names' texts would be the common case.
 pub(super) fn in_output_order(
     updates: &mut Vec<Update>,
     rank: &[usize],
@@ -128,8 +128,8 @@ pub(super) fn in_time_order(updates: &mut Vec<Update>, first: u64, into: &mut Ve
     if !updates.windows(2).all(|w| w[0].1 <= w[1].1) {
         updates.sort_by_key(|u| u.1);
     }
-    // Moved whole where `into` is empty (it takes the buffer, `updates` its room): a
-    // copy of the batch's output cost the worker 2 % of ♢10's samples.
+    // Moved whole where `into` is empty (it takes the buffer, `updates` its room): no
+    // copy of the batch's output.
     if into.is_empty() {
         std::mem::swap(into, updates);
     } else {

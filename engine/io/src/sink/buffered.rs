@@ -3,18 +3,12 @@
 //! pieces straight through (into anything else).
 //!
 //! `BufWriter` writes whenever the next piece does not fit: its writes end wherever a
-//! piece began, mid-page. Into an ext4 file (Linux 6.18, this project's machine) such
-//! writes cost twice the system time of the same bytes written in aligned chunks: 51 MB
-//! in 55,000-byte writes took 20–25 ms, in writes of 32 KiB 14 ms and of 64 KiB 12–16
-//! ms; 371 MB in writes of 55,000 bytes 158–169 ms, of 64 KiB 85–104 ms (a C program
-//! writing `x`s into space reserved ahead, `perf stat`).
-//! The page cache takes an aligned write in folios filled whole; a write ending mid-page
-//! leaves that page to the next write to look up, lock and fill again. The price is a
-//! copy of what a piece brings up to the next boundary and past the last one (whole
-//! chunks between pass straight through), where `BufWriter` passes a piece larger than
-//! its buffer on as it is: into `/dev/null` or a pipe, where alignment gains nothing,
-//! Laser's ♢100 (lines of 185 KB) took 75 ms with `BufWriter` and 85 ms copying every
-//! byte into 1 MiB chunks; hence the plain mode there.
+//! piece began, mid-page. The page cache takes an aligned write in folios filled whole; a
+//! write ending mid-page leaves that page to the next write to look up, lock and fill
+//! again. The price is a copy of what a piece brings up to the next boundary and past the
+//! last one (whole chunks between pass straight through), where `BufWriter` passes a
+//! piece larger than its buffer on as it is: into `/dev/null` or a pipe, where alignment
+//! gains nothing, the copy would only cost; hence the plain mode there.
 //!
 //! Alignment is to the bytes written through this writer, not to the file's offset:
 //! a file appended to, or also written by another writer (standard error sent to the

@@ -5,29 +5,26 @@
 //! Each fact that holds has an id: its predicate and values, its text's bytes (buffers
 //! reused once the fact stops holding) and its count (a line prints the text once while
 //! the count is positive: a ♢ window's fact may count once per point of it in the window,
-//! [`super::Sink::counts_holding`]), found by the hash of
-//! its predicate and values (its text is made once, where it starts to hold: finding it
-//! by its text made it again for every change, and hashed and compared its bytes; −3 %
-//! CPU on ♢10). The ids in byte order (of their texts, then by id) are a
-//! vector, and the last line's bytes are kept with where each id's part of them ends. A
-//! time point's changes only count and collect; the line is then made from the last one:
-//! its bytes between the changes copied in runs, the time point's new texts (sorted, each
-//! placed by a search of the old order from the place of the one before it) and the texts
-//! whose count changed written in, the texts that stopped left out (their places found
-//! the same way, in their texts' order; texts compared by their first 16 bytes first: by
-//! their first 8, a third of ♢100's samples compared `q(id1234…` texts byte by byte). Each
-//! search tries the positions 0, 1, 3, 7, … past where the last one ended before a binary
-//! search (`gallop`): a binary search of the whole order per stopped text and of the rest
-//! per new one took a fifth of ♢100's and @100's CPU (to `/dev/null`, 72.1 → 57.3 ms and
-//! 80.9 → 65.8 ms), @100's texts that stop or start together being one run (`q(T,…)` for
-//! one T), and ♢100's, sorted, within cache of each other. Writing every text anew
-//! from its own buffer read ten thousand buffers for a line at ♢100, where two hundred
-//! texts change (the line 35 % of ♢100's samples; ♢100 and @100 12–14 % faster now). Where
-//! the changes are many for the line's length (a gate closing: every text stops; ♢10's
-//! 200 of 1,100 were, with a binary search of the whole order per change), a search per
-//! change costs more than that, and the line is written anew, text by text, without the
-//! ends. A search tree of the texts (`BTreeMap`) compared texts twenty-odd times per
-//! change and walked its nodes for every line.
+//! [`super::Sink::counts_holding`]), found by the hash of its predicate and values (its
+//! text is made once, where it starts to hold: finding it by its text would make it again
+//! for every change, and hash and compare its bytes). The ids in byte order (of their
+//! texts, then by id) are a vector, and the last line's bytes are kept with where each
+//! id's part of them ends. A time point's changes only count and collect; the line is
+//! then made from the last one: its bytes between the changes copied in runs, the time
+//! point's new texts (sorted, each placed by a search of the old order from the place of
+//! the one before it) and the texts whose count changed written in, the texts that
+//! stopped left out (their places found the same way, in their texts' order; texts
+//! compared by their first 16 bytes first, since texts like `q(id1234…` share their first
+//! 8). Each search tries the positions 0, 1, 3, 7, … past where the last one ended before
+//! a binary search (`gallop`), not a binary search of the whole order per stopped text
+//! and of the rest per new one: @100's texts that stop or start together are one run
+//! (`q(T,…)` for one T), and ♢100's, sorted, within cache of each other. Writing every
+//! text anew from its own buffer would read ten thousand buffers for a line at ♢100,
+//! where two hundred texts change. Where the changes are many for the line's length (a
+//! gate closing: every text stops), a search per change costs more than that, and the
+//! line is written anew, text by text, without the ends. A search tree of the texts
+//! (`BTreeMap`) would compare texts twenty-odd times per change and walk its nodes for
+//! every line.
 
 use std::collections::VecDeque;
 use std::hash::BuildHasher;
@@ -289,9 +286,8 @@ impl SortedTexts {
         // Few changes for the line's length: the changed positions found by searches
         // (each about the logarithm of the gap between changes) and the rest copied in
         // bulk; else every text written anew, which costs less than a search per change
-        // (a gate closing: every text stops). With a binary search of the whole order
-        // per change, ♢10's lines (1,100 texts, 200 changes) were written anew; with
-        // `gallop`, copied in bulk they cost less (♢10 −3 %, @10 −4 %).
+        // (a gate closing: every text stops). With `gallop`'s searches ♢10's lines
+        // (1,100 texts, 200 changes) are copied in bulk.
         let changes = self.stopped.len() + self.changed.len() + self.added.len();
         let gap = order.len() / changes.max(1) + 1;
         let searches = changes * (usize::BITS - gap.leading_zeros()) as usize;

@@ -61,9 +61,8 @@ impl Default for Parallelism {
 impl Parallelism {
     /// Blocks for readers elsewhere ([`FactSource::raw_blocks`]: the dataflow workers):
     /// 256 KiB, a quarter of the default. Each block's facts go in as one step of the
-    /// dataflow, and its operators' vectors then stay small enough to be reused (♢10 over
-    /// 3·10⁶ names on 2 workers: 2.07 s and 191 MB with 1 MiB blocks, 1.52 s and 99 MB
-    /// with 256 KiB, 1.93 s with 64 KiB; BENCHMARKS.md).
+    /// dataflow: its operators' vectors then stay small enough to be reused, and a step's
+    /// fixed cost is still spread over many facts.
     pub fn on_workers() -> Parallelism {
         Parallelism {
             threads: 1,

@@ -12,8 +12,8 @@ pub fn word_end(bytes: &[u8], mut at: usize) -> usize {
     at
 }
 
-/// Whether each byte may be part of a name: one load per byte, where the three ranges and
-/// `_` tested in turn were the Laser reader's hottest branch.
+/// Whether each byte may be part of a name: one load per byte, not the three ranges and
+/// `_` tested in turn, a branch in the reader's innermost loop.
 static WORD: [bool; 256] = {
     let mut word = [false; 256];
     let mut b = 0;
