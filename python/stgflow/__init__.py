@@ -1,0 +1,302 @@
+"""stgflow from Python: Temporal Datalog stream reasoning over TD programs, LARS programs
+in Laser's syntax and RTEC's Event Calculus descriptions.
+
+The engine runs in-process (the native module is the ``stgflow`` command's own library,
+with the GIL released while it runs), so a program reads its files and streams exactly
+as ``stgflow run`` does and gives the same answers::
+
+    import stgflow
+    program = stgflow.Program.load("datasets/examples/device_safety.tdl")
+    changes = program.run("datasets/examples/device_safety.facts", mode="changes")
+
+Results come back as a ``pandas.DataFrame``: a ``predicate`` column, one column per
+argument (``arg1``, ``arg2``, …, numbers typed as numbers), and ``time`` (``points``),
+``time`` and ``change`` (+1 when a fact starts to hold, -1 when it stops: ``changes``) or
+``start`` and ``end`` (right-open: ``intervals``). ``mode="rtec"`` gives RTEC's
+recognitions as ``fluent``, ``args`` (as RTEC prints them), ``value``, ``start``, ``end``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Optional, Sequence, Union
+
+import pandas as pd
+
+from . import _stgflow
+
+__version__: str = _stgflow.__version__
+
+__all__ = ["Program", "ProgramError", "RunError", "Diagnostic", "__version__"]
+
+_EXTENSIONS = {"td": ".tdl", "lars": ".lars", "ec": ".ec"}
+_MODES = ("points", "changes", "intervals", "laser", "rtec")
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One diagnostic of a program or stream: its code (``E006``), whether it is an
+    error, its message and where it points (``file``, ``line``, ``column``; ``None`` where
+    it points nowhere)."""
+
+    code: str
+    error: bool
+    message: str
+    file: Optional[str]
+    line: Optional[int]
+    column: Optional[int]
+
+
+class ProgramError(Exception):
+    """A program stgflow rejects. ``diagnostics`` lists every diagnostic; ``text`` is
+    what ``stgflow check`` prints, source excerpts included."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.diagnostics = _diagnostics(text)
+        errors = [d for d in self.diagnostics if d.error]
+        first = errors[0] if errors else None
+        summary = f"{first.code}: {first.message}" if first else text.strip()
+        super().__init__(summary)
+
+
+class RunError(Exception):
+    """A run that did not end: bad input (``E101``…), a file that cannot be read. ``text``
+    is stgflow's message; ``partial`` what was written before it, as a DataFrame."""
+
+    def __init__(self, text: str, partial: Optional[pd.DataFrame] = None):
+        self.text = text
+        self.diagnostics = _diagnostics(text)
+        self.partial = partial
+        super().__init__(text.strip().splitlines()[0] if text.strip() else "run failed")
+
+
+_HEADING = re.compile(r"^\[(?P<code>[EW]\d{3})\] (?P<kind>Error|Warning): (?P<message>.*?)(?: \((?P<at>[^()]*)\))?$")
+_PLAIN = re.compile(r"^(?P<kind>error|warning)\[(?P<code>[EW]\d{3})\]: (?P<message>.*)$")
+_LOCATION = re.compile(r"^(?P<file>.*):(?P<line>\d+):(?P<column>\d+)$")
+_ARROW = re.compile(r"^\s*--> (?P<file>.*):(?P<line>\d+):(?P<column>\d+)$")
+
+
+def _diagnostics(text: str) -> list:
+    """The diagnostics of stgflow's stderr ``text``, in order."""
+    found = []
+    lines = text.splitlines()
+    for n, line in enumerate(lines):
+        heading = _HEADING.match(line) or _PLAIN.match(line)
+        if not heading:
+            continue
+        file = row = column = None
+        at = heading.groupdict().get("at")
+        located = _LOCATION.match(at) if at else None
+        if not located and n + 1 < len(lines):
+            located = _ARROW.match(lines[n + 1])
+        if located:
+            file = located.group("file")
+            row, column = int(located.group("line")), int(located.group("column"))
+        found.append(
+            Diagnostic(
+                code=heading.group("code"),
+                error=heading.group("kind").lower() == "error",
+                message=heading.group("message"),
+                file=file,
+                line=row,
+                column=column,
+            )
+        )
+    return found
+
+
+def _call(args: Sequence[str], stdin: Optional[bytes] = None):
+    code, out, err = _stgflow.run([str(a) for a in args], stdin)
+    return code, bytes(out), bytes(err).decode("utf-8", "replace")
+
+
+Stream = Union[str, os.PathLike, pd.DataFrame, Iterable]
+
+
+class Program:
+    """A TD program (``.tdl``), a LARS program in Laser's syntax (``.lars``) or an Event
+    Calculus description (``.ec``; RTEC's own ``.prolog``/``.pl`` files with their
+    background knowledge), checked when loaded."""
+
+    def __init__(self, paths: Sequence[Path], keep: Optional[tempfile.TemporaryDirectory] = None):
+        self._paths = [Path(p) for p in paths]
+        self._keep = keep
+        self.warnings = self.check()
+
+    @classmethod
+    def load(cls, *paths: Union[str, os.PathLike]) -> "Program":
+        """The program in ``paths``: one file, or an event description in several
+        (RTEC's rules, then its background knowledge), exactly as ``stgflow run`` reads
+        them. Raises ``ProgramError`` with every diagnostic if it is rejected."""
+        if not paths:
+            raise ValueError("Program.load needs at least one file")
+        return cls([Path(p) for p in paths])
+
+    @classmethod
+    def from_text(cls, text: str, language: str = "td") -> "Program":
+        """A program given as text: ``language`` is ``"td"``, ``"lars"`` (Laser's
+        syntax) or ``"ec"`` (RTEC's Event Calculus)."""
+        if language not in _EXTENSIONS:
+            raise ValueError(f"language must be one of {', '.join(_EXTENSIONS)}, not {language!r}")
+        keep = tempfile.TemporaryDirectory(prefix="stgflow-")
+        path = Path(keep.name) / f"program{_EXTENSIONS[language]}"
+        path.write_text(text, encoding="utf-8")
+        return cls([path], keep)
+
+    def check(self) -> list:
+        """Validates the program; returns its warnings, raises ``ProgramError``."""
+        code, _, err = _call(["check", *self._paths])
+        if code != 0:
+            raise ProgramError(err)
+        return [d for d in _diagnostics(err) if not d.error]
+
+    def plan(self) -> str:
+        """The dataflow engine's plan, as ``stgflow check --dump plan`` prints it."""
+        code, out, err = _call(["check", "-q", *self._paths, "--dump", "plan"])
+        if code != 0:
+            raise ProgramError(err)
+        return out.decode("utf-8")
+
+    def run(
+        self,
+        stream: Stream,
+        mode: str = "changes",
+        workers: Optional[int] = None,
+        tick: int = 1,
+        output: Optional[Sequence[str]] = None,
+        from_: Optional[int] = None,
+        until: Optional[int] = None,
+        format: Optional[str] = None,
+        args: Sequence[str] = (),
+    ) -> pd.DataFrame:
+        """Runs the program over ``stream`` and returns what it derives.
+
+        ``stream`` is a path (every format and compression ``stgflow run`` reads: TD
+        facts, CSV ``time,pred,arg…``, Laser streams, RTEC records, ``.gz``, ``.zst``),
+        a list of paths, a ``pandas.DataFrame`` with ``predicate``, ``time`` and argument
+        columns (in that order of columns after ``predicate`` and ``time``), or an
+        iterable of ``(predicate, args, time)``. ``mode``, ``workers``, ``tick``,
+        ``output`` (the predicates to print), ``from_`` and ``until`` are ``stgflow
+        run``'s ``--mode``, ``-w``, ``--tick``, ``--output``, ``--from`` and ``--until``;
+        ``args`` passes any other flag through."""
+        if mode not in _MODES:
+            raise ValueError(f"mode must be one of {', '.join(_MODES)}, not {mode!r}")
+        flags = ["--mode", mode, "-q", "--tick", str(tick)]
+        if workers is not None:
+            flags += ["-w", str(workers)]
+        if output:
+            flags += ["--output", ",".join(output)]
+        if from_ is not None:
+            flags += ["--from", str(from_)]
+        if until is not None:
+            flags += ["--until", str(until)]
+        if format is not None:
+            flags += ["--format", format]
+        flags += list(args)
+        stdin = None
+        if isinstance(stream, (str, os.PathLike)):
+            streams = [str(stream)]
+        elif isinstance(stream, pd.DataFrame):
+            streams, stdin = ["-"], _csv_of_frame(stream)
+            flags += ["--format", "csv"]
+        elif isinstance(stream, (list, tuple)) and stream and all(isinstance(s, (str, os.PathLike)) for s in stream):
+            streams = [str(s) for s in stream]
+        else:
+            streams, stdin = ["-"], _csv_of_facts(stream)
+            flags += ["--format", "csv"]
+        with tempfile.TemporaryDirectory(prefix="stgflow-run-") as out_dir:
+            files = mode in ("points", "changes", "intervals")
+            if files:
+                flags += ["--output-dir", out_dir, "--output-format", "csv"]
+            code, out, err = _call(["run", *self._paths, *streams, *flags], stdin)
+            frame = _frame_of_files(Path(out_dir), mode) if files else _frame_of_lines(out, mode)
+        if code != 0:
+            raise RunError(err, frame)
+        return frame
+
+    def explain(self, stream: Union[str, os.PathLike], fact: str, tick: int = 1) -> str:
+        """Why ``fact`` (``'trusted(d1,4)'``, its time last) holds or does not, as
+        ``stgflow explain`` prints it."""
+        code, out, err = _call(["explain", *self._paths, str(stream), fact, "--tick", str(tick)])
+        if code != 0:
+            raise RunError(err)
+        return out.decode("utf-8")
+
+
+def _csv_of_facts(facts: Iterable) -> bytes:
+    """``(predicate, args, time)`` triples as CSV ``time,pred,arg…`` lines."""
+    text = io.StringIO()
+    writer = csv.writer(text, lineterminator="\n")
+    for predicate, arguments, time in facts:
+        writer.writerow([int(time), predicate, *arguments])
+    return text.getvalue().encode("utf-8")
+
+
+def _csv_of_frame(frame: pd.DataFrame) -> bytes:
+    """A DataFrame of ``predicate``, ``time`` and argument columns as CSV lines
+    ``time,pred,arg…`` in time order (pandas' own writer; empty arguments dropped, so a
+    frame of several predicates can carry fewer arguments in some rows)."""
+    if "predicate" not in frame.columns or "time" not in frame.columns:
+        raise ValueError("a stream DataFrame needs `predicate` and `time` columns")
+    arguments = [c for c in frame.columns if c not in ("predicate", "time")]
+    ordered = frame[["time", "predicate", *arguments]].sort_values("time", kind="stable")
+    text = ordered.to_csv(header=False, index=False, lineterminator="\n")
+    # Rows of fewer arguments: pandas writes their missing values as trailing commas.
+    return "\n".join(line.rstrip(",") for line in text.splitlines()).encode("utf-8") + b"\n"
+
+
+def _frame_of_files(directory: Path, mode: str) -> pd.DataFrame:
+    """The CSV part files `--output-dir` wrote, one folder per predicate, as one frame."""
+    frames = []
+    for folder in sorted(p for p in directory.iterdir() if p.is_dir()):
+        for part in sorted(folder.glob("part-*.csv")):
+            frame = pd.read_csv(part)
+            if len(frame):
+                frame.insert(0, "predicate", folder.name)
+                frames.append(frame)
+    timing = {"points": ["time"], "changes": ["time", "change"], "intervals": ["start", "end"]}[mode]
+    if not frames:
+        return pd.DataFrame(columns=["predicate", *timing])
+    frame = pd.concat(frames, ignore_index=True)
+    arguments = sorted((c for c in frame.columns if c.startswith("arg")), key=lambda c: int(c[3:]))
+    by = [timing[0], "predicate", *arguments]
+    return frame[["predicate", *arguments, *timing]].sort_values(by, kind="stable").reset_index(drop=True)
+
+
+_RECOGNITION = re.compile(r"^recognitions\(predictions,(?P<fluent>[^,]+),\[\[(?P<args>.*)\],(?P<value>[^\]]*)\],\[(?P<intervals>.*)\]\)\.$")
+
+
+def _frame_of_lines(out: bytes, mode: str) -> pd.DataFrame:
+    """Standard output of ``rtec`` (RTEC's recognitions, an interval a row) or ``laser``
+    (Laser's lines: ``time`` and the line's facts) as a frame."""
+    lines = out.decode("utf-8").splitlines()
+    if mode == "laser":
+        rows = []
+        for line in lines:
+            time, _, facts = line.partition(":")
+            rows.append({"time": int(time), "facts": facts.split()})
+        return pd.DataFrame(rows, columns=["time", "facts"])
+    rows = []
+    for line in lines:
+        found = _RECOGNITION.match(line)
+        if not found:
+            continue
+        for interval in re.findall(r"\((\d+),(\d+|inf)\)", found.group("intervals")):
+            start, end = interval
+            rows.append(
+                {
+                    "fluent": found.group("fluent"),
+                    "args": found.group("args"),
+                    "value": found.group("value"),
+                    "start": int(start),
+                    "end": float("inf") if end == "inf" else int(end),
+                }
+            )
+    return pd.DataFrame(rows, columns=["fluent", "args", "value", "start", "end"])

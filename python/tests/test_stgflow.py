@@ -1,0 +1,120 @@
+"""The Python package against the command line: the same answers on the device-safety
+example, RTEC's voting files and a Laser program; errors with their diagnostics; a
+DataFrame, an iterable of facts and a path giving the same results."""
+
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import stgflow
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "datasets" / "examples"
+RTEC = ROOT.parent / "shared" / "data" / "rtec"
+
+
+def cli(*args):
+    """What the `stgflow` binary built beside the workspace prints, if it is built."""
+    binary = ROOT / "target" / "release" / "stgflow"
+    if not binary.exists():
+        binary = ROOT / "target" / "debug" / "stgflow"
+    if not binary.exists():
+        pytest.skip("no stgflow binary built to compare with")
+    return subprocess.run([str(binary), *map(str, args)], capture_output=True, check=True).stdout.decode()
+
+
+def test_version():
+    assert stgflow.__version__ == "0.1.0"
+
+
+def test_device_safety_intervals_are_the_command_lines():
+    program = stgflow.Program.load(EXAMPLES / "device_safety.tdl")
+    frame = program.run(EXAMPLES / "device_safety.facts", mode="intervals")
+    assert list(frame.columns) == ["predicate", "arg1", "start", "end"]
+    ours = sorted(f"{r.predicate}({r.arg1}) [{r.start},{r.end})" for r in frame.itertuples())
+    theirs = sorted(cli("run", EXAMPLES / "device_safety.tdl", EXAMPLES / "device_safety.facts", "--mode", "intervals").splitlines())
+    assert ours == theirs
+    assert "trusted(d1) [4,7)" in ours
+
+
+def test_changes_on_several_workers_are_one_workers():
+    program = stgflow.Program.load(EXAMPLES / "device_safety.tdl")
+    one = program.run(EXAMPLES / "device_safety.facts", mode="changes", workers=1)
+    three = program.run(EXAMPLES / "device_safety.facts", mode="changes", workers=3)
+    assert list(one.columns) == ["predicate", "arg1", "time", "change"]
+    pd.testing.assert_frame_equal(one, three)
+    assert set(one["change"]) == {1, -1}
+
+
+def test_a_dataframe_an_iterable_and_a_path_give_the_same():
+    program = stgflow.Program.load(EXAMPLES / "device_safety.tdl")
+    by_path = program.run(EXAMPLES / "device_safety.facts", mode="points")
+    facts = []
+    for line in (EXAMPLES / "device_safety.facts").read_text().splitlines():
+        line = line.strip()
+        if not line or line.startswith("%"):
+            continue
+        name, rest = line.split("(", 1)
+        values = [v.strip() for v in rest.rstrip(").").split(",")]
+        facts.append((name.strip(), values[:-1], int(values[-1])))
+    by_facts = program.run(facts, mode="points")
+    pd.testing.assert_frame_equal(by_path, by_facts)
+    width = max(len(args) for _, args, _ in facts)
+    frame = pd.DataFrame(
+        [{"predicate": p, "time": t, **{f"a{i}": v for i, v in enumerate(args)}} for p, args, t in facts]
+    )
+    assert len(frame.columns) == 2 + width
+    pd.testing.assert_frame_equal(by_path, program.run(frame, mode="points"))
+
+
+def test_a_laser_program_gives_laser_lines():
+    program = stgflow.Program.from_text("q(X) :- time_win(2,0,1,diamond(p(X)))\n", language="lars")
+    stream = ROOT / "python" / "tests" / "p.laser"
+    stream.write_text("#timeline 0 3\n0: p(a)\n1: p(b)\n3:\n")
+    try:
+        frame = program.run(stream, mode="laser")
+    finally:
+        stream.unlink()
+    assert [(r.time, r.facts) for r in frame.itertuples()] == [
+        (0, ["q(a)"]),
+        (1, ["q(a)", "q(b)"]),
+        (2, ["q(a)", "q(b)"]),
+        (3, ["q(b)"]),
+    ]
+
+
+@pytest.mark.skipif(not (RTEC / "voting").exists(), reason="RTEC's data are not beside the checkout")
+def test_rtecs_voting_files_give_rtecs_recognitions():
+    program = stgflow.Program.load(RTEC / "voting" / "rtec" / "rules.prolog", RTEC / "voting" / "rtec" / "voting_static_generator.prolog")
+    frame = program.run(RTEC / "voting" / "voting.csv", mode="rtec", args=["--window", "rtec"])
+    expected = (RTEC / "voting" / "rtec" / "rtec-recognised-intervals.txt").read_text().split()
+    intervals = sum(line.count("),(") + 1 for line in expected if line.startswith("recognitions("))
+    assert len(frame) == intervals
+    assert set(frame.columns) == {"fluent", "args", "value", "start", "end"}
+    assert "status" in set(frame["fluent"])
+
+
+def test_a_rejected_program_raises_with_every_diagnostic():
+    with pytest.raises(stgflow.ProgramError) as raised:
+        stgflow.Program.from_text("rising(X, T+1) :- reading(X, T).\nbad(X, T) :- q(Y, T).\n")
+    codes = [d.code for d in raised.value.diagnostics if d.error]
+    assert codes == ["E006", "E002"]
+    assert raised.value.diagnostics[0].line == 1
+    assert "E006" in str(raised.value)
+
+
+def test_warnings_are_kept_and_a_bad_stream_raises_with_what_was_written():
+    program = stgflow.Program.from_text("p(T) :- not p(T-1).\nq(X, T) :- r(X, T).\n")
+    assert [w.code for w in program.warnings] == ["W003"]
+    with pytest.raises(stgflow.RunError) as raised:
+        program.run([("r", ["a"], 1), ("r", ["b"], 0)], mode="changes", output=["q"])
+    assert raised.value.diagnostics[0].code == "E102"
+
+
+def test_plan_and_explain():
+    program = stgflow.Program.load(EXAMPLES / "device_safety.tdl")
+    assert "component" in program.plan()
+    why = program.explain(EXAMPLES / "device_safety.facts", "trusted(d1,4)")
+    assert "trusted(d1" in why
