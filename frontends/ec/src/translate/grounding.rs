@@ -28,9 +28,9 @@ use stgflow_lang::diag::{Diagnostic, Span};
 use stgflow_lang::syntax::ast;
 use stgflow_lang::value::Value;
 
-use super::{
-    Generator, arg_expr, at, atom, event_atom, fluent_atom, grounded_pred, literal, simple_part,
-    var,
+use super::Generator;
+use super::terms::{
+    arg_expr, at, atom, event_atom, fluent_atom, grounded_pred, literal, simple_part, var,
 };
 use crate::codes::Code;
 use crate::model::{Arg, Cond, Entity, EventTerm, FluentTerm, GroundCond, Item};
