@@ -15,6 +15,8 @@
 //! * [`stamp`] — a predicate's facts stamped with the time point they hold at (LARS's `@`).
 //! * [`stepper`] — the time-stepping operator for recursion through time and rules that
 //!   read the time as a value.
+//! * `stepping` — what the operators that take a time point at a time share (`stepper`,
+//!   `persist`, `count`): buffering by time point, the table of keys' states, input counts.
 //!
 //! **Pitfalls they share.** Each keeps a capability at its input frontier and moves it up
 //! as the frontier advances ([`follow_frontier`]), except the joins and `zero_one`, which
@@ -34,6 +36,7 @@ pub mod records;
 mod slab;
 pub mod stamp;
 pub mod stepper;
+mod stepping;
 pub mod window;
 pub mod zero_one;
 

@@ -25,7 +25,7 @@ use differential_dataflow::Hashable;
 use hashbrown::HashMap;
 use hashbrown::hash_map::Entry;
 
-use super::stepper::{TimeStepped, Update, next_time, operate};
+use super::stepping::{TimeStepped, Update, next_time, operate};
 use super::{Coll, Facts, records};
 use crate::render::AtomMatcher;
 use stgflow_lang::ir::{PredId, Program, Rule, Term};

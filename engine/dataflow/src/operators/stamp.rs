@@ -69,7 +69,7 @@ pub fn render<'s>(source: Coll<'s, u64>, own: Coll<'s, u64>, head: Vec<Stamped>)
                     own_input.for_each(|_, data| own_stash.add(data, &|t, _| t));
                     let limit = super::limit(frontier, own_frontier);
                     let mut first = None;
-                    while let Some(t) = super::stepper::next_time(
+                    while let Some(t) = super::stepping::next_time(
                         earliest(&stash, &own_stash),
                         !holding.is_empty(),
                         last_processed,

@@ -30,10 +30,11 @@ use differential_dataflow::Hashable;
 use smallvec::SmallVec;
 
 use super::super::Facts;
-use super::super::stepper::{
+use super::super::stepping::{
     KeyTable, Keyed, Listed, TimeStepped, Update, list, next_time, operate,
 };
-use super::{Copy, Differs, Keep, Probe, Source, key_of};
+use super::key_of;
+use super::rules::{CopyRule, Differs, Keep, Probe, Source};
 use crate::plan::PersistPlan;
 use stgflow_lang::ir::{PredId, Program};
 use stgflow_lang::value::{Row, Value};
@@ -71,7 +72,7 @@ impl Shape {
         };
         let copied_slot = program.rules[copy].body.iter().find_map(|l| l.atom());
         if copied_slot.map(|a| (a.pred, a.offset)) != Some(plan.slots[before])
-            || !Copy::new(program, copy)?.identity
+            || !CopyRule::new(program, copy)?.identity
         {
             return None;
         }
