@@ -118,3 +118,16 @@ def test_plan_and_explain():
     assert "component" in program.plan()
     why = program.explain(EXAMPLES / "device_safety.facts", "trusted(d1,4)")
     assert "trusted(d1" in why
+
+
+def test_ctrl_c_stops_a_run_with_keyboard_interrupt_and_the_next_run_runs():
+    import _thread
+    import threading
+
+    # Flips at every time point for a billion of them: only Ctrl-C ends it.
+    program = stgflow.Program.from_text("p(T) :- not p(T-1).\n")
+    threading.Timer(0.5, _thread.interrupt_main).start()
+    with pytest.raises(KeyboardInterrupt):
+        program.run([("q", ["a"], 0)], mode="changes", until=10**9, args=["--output", "p"])
+    frame = program.run([("q", ["a"], 0)], mode="changes", until=4, args=["--output", "p"])
+    assert list(frame["time"]) == [0, 1, 2, 3, 4]

@@ -10,7 +10,9 @@
 //! * a reader blocked on a live stream wakes up: [`Interruptible`] reads on its own thread
 //!   and its `read` returns as soon as a stop is requested, even with no input pending.
 //!
-//! The state is process-wide (signals are), and the first reason wins.
+//! The state is process-wide (signals are), and the first reason wins until [`clear`]
+//! (a library that runs one run after another in its process, as the Python package
+//! does, clears it between them).
 
 use std::io::{self, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -31,15 +33,22 @@ static REQUESTED: AtomicBool = AtomicBool::new(false);
 static REASON: Mutex<Option<Stop>> = Mutex::new(None);
 
 /// A channel that nothing is sent on: its sender is dropped when a stop is requested.
-type Wake = (Mutex<Option<Sender<()>>>, Receiver<()>);
+type Wake = (Option<Sender<()>>, Receiver<()>);
 
 /// Disconnected (its sender dropped) once a stop is requested: every receiver wakes.
-fn wake() -> &'static Wake {
-    static WAKE: OnceLock<Wake> = OnceLock::new();
-    WAKE.get_or_init(|| {
-        let (sender, receiver) = bounded(0);
-        (Mutex::new(Some(sender)), receiver)
-    })
+fn wake() -> &'static Mutex<Wake> {
+    static WAKE: OnceLock<Mutex<Wake>> = OnceLock::new();
+    WAKE.get_or_init(|| Mutex::new(channel()))
+}
+
+fn channel() -> Wake {
+    let (sender, receiver) = bounded(0);
+    (Some(sender), receiver)
+}
+
+/// The receiver that wakes when a stop is requested.
+fn woken() -> Receiver<()> {
+    wake().lock().unwrap_or_else(|e| e.into_inner()).1.clone()
 }
 
 /// Asks the run to stop; the first reason is kept.
@@ -51,7 +60,15 @@ pub fn request(stop: Stop) {
         }
     }
     REQUESTED.store(true, Ordering::SeqCst);
-    drop(wake().0.lock().unwrap_or_else(|e| e.into_inner()).take());
+    drop(wake().lock().unwrap_or_else(|e| e.into_inner()).0.take());
+}
+
+/// Forgets a stop request once its run has ended, so that the next run of the process
+/// runs: nothing may be running.
+pub fn clear() {
+    *REASON.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    *wake().lock().unwrap_or_else(|e| e.into_inner()) = channel();
+    REQUESTED.store(false, Ordering::SeqCst);
 }
 
 static LISTENING: AtomicBool = AtomicBool::new(false);
@@ -190,7 +207,7 @@ impl<R: Read + Send + 'static> Read for Interruptible<R> {
                 return Err(stopped());
             }
             let chunks = self.chunks()?.clone();
-            let wake = &wake().1;
+            let wake = woken();
             let chunk = select! {
                 recv(chunks) -> chunk => chunk,
                 recv(wake) -> _ => return Err(stopped()),
