@@ -44,14 +44,7 @@ impl Context<'_> {
                             .map(|(name, cpu)| (name.clone(), cpu.as_secs_f64()))
                             .collect();
                     }
-                    if args.stats {
-                        let _ = self.stderr.write_all(report.text().as_bytes());
-                    }
-                    if let Some(path) = &args.stats_json {
-                        std::fs::write(path, report.json()).map_err(|e| {
-                            Failure::Message(format!("cannot write {}: {e}", path.display()))
-                        })?;
-                    }
+                    self.write_report(&report, args)?;
                 }
                 Ok(())
             }
@@ -124,6 +117,11 @@ impl Context<'_> {
         let mut report = RunReport::new(&summary, started, lines);
         report.config = configuration(args);
         report.stopped = Some((why.to_owned(), last_written));
+        self.write_report(&report, args)
+    }
+
+    /// `--stats` (on stderr) and `--stats-json` (into its file), as asked.
+    fn write_report(&mut self, report: &RunReport, args: &RunArgs) -> Result<(), Failure> {
         if args.stats {
             let _ = self.stderr.write_all(report.text().as_bytes());
         }
@@ -342,6 +340,22 @@ impl RunReport {
         }
     }
 
+    /// The lines on what the run took: its output, time and memory.
+    fn resources(&self) -> String {
+        format!(
+            "  output        {} lines\n\
+             \x20 wall time     {:.3} s\n\
+             \x20 CPU time      {:.3} s (user {:.3} s, system {:.3} s)\n\
+             \x20 peak RSS      {:.1} MB\n",
+            self.output_lines,
+            self.wall,
+            self.user + self.system,
+            self.user,
+            self.system,
+            self.peak_rss_kib as f64 / 1024.0,
+        )
+    }
+
     fn text(&self) -> String {
         if let Some((why, last)) = &self.stopped {
             let written = last.map_or_else(
@@ -349,18 +363,8 @@ impl RunReport {
                 |t| format!("the output written through time point {t}"),
             );
             return format!(
-                "stgflow: run report\n\
-                 \x20 stopped       by {why}; {written}\n\
-                 \x20 output        {} lines\n\
-                 \x20 wall time     {:.3} s\n\
-                 \x20 CPU time      {:.3} s (user {:.3} s, system {:.3} s)\n\
-                 \x20 peak RSS      {:.1} MB\n",
-                self.output_lines,
-                self.wall,
-                self.user + self.system,
-                self.user,
-                self.system,
-                self.peak_rss_kib as f64 / 1024.0,
+                "stgflow: run report\n  stopped       by {why}; {written}\n{}",
+                self.resources()
             );
         }
         let span = match (self.first, self.last) {
@@ -393,10 +397,7 @@ impl RunReport {
             "stgflow: run report\n\
              \x20 time points   {}{span}\n\
              \x20 input facts   {} read; skipped: {} of unknown predicates, {} of the wrong arity, {} late; {} outside the timeline\n\
-             \x20 output        {} lines\n\
-             \x20 wall time     {:.3} s\n\
-             \x20 CPU time      {:.3} s (user {:.3} s, system {:.3} s)\n\
-             \x20 peak RSS      {:.1} MB\n\
+             {}\
              \x20 input rate    {:.0} facts/s\n",
             self.time_points,
             self.input_facts,
@@ -404,12 +405,7 @@ impl RunReport {
             self.wrong_arity,
             self.late,
             self.outside,
-            self.output_lines,
-            self.wall,
-            self.user + self.system,
-            self.user,
-            self.system,
-            self.peak_rss_kib as f64 / 1024.0,
+            self.resources(),
             self.rate(),
         );
         let mut spread = String::new();
