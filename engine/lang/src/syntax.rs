@@ -15,6 +15,7 @@
 pub mod ast;
 mod lexer;
 mod parser;
+pub mod scan;
 
 pub use lexer::{Token, TokenKind, lex};
 pub use parser::parse;

@@ -27,6 +27,7 @@
 
 use stgflow_lang::diag::{Diagnostic, Diagnostics, FileId, Span};
 use stgflow_lang::syntax::ast::{ArithOp, CmpOp};
+use stgflow_lang::syntax::scan::{self, Number, NumberError, UnknownEscape};
 use stgflow_lang::value::Value;
 
 use crate::ast::{Atom, Extended, Ident, Literal, Modality, Program, Rule, Term, Time};
@@ -120,9 +121,7 @@ fn lex_line(file: FileId, line: &str, base: usize) -> Vec<(Tok, Span)> {
             '-' => (Tok::Op("-"), i + 1),
             '0'..='9' => number(line, i),
             'a'..='z' | 'A'..='Z' | '_' => {
-                let end = line[i..]
-                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                    .map_or(line.len(), |n| i + n);
+                let end = scan::word_end(line, i);
                 let word = line[i..end].to_owned();
                 if c.is_ascii_lowercase() {
                     (Tok::Ident(word), end)
@@ -147,56 +146,32 @@ fn lex_line(file: FileId, line: &str, base: usize) -> Vec<(Tok, Span)> {
 }
 
 fn number(line: &str, start: usize) -> (Tok, usize) {
-    let bytes = line.as_bytes();
-    let mut end = start + 1;
-    while bytes.get(end).is_some_and(u8::is_ascii_digit) {
-        end += 1;
-    }
-    let mut float = false;
-    if bytes.get(end) == Some(&b'.') && bytes.get(end + 1).is_some_and(u8::is_ascii_digit) {
-        float = true;
-        end += 1;
-        while bytes.get(end).is_some_and(u8::is_ascii_digit) {
-            end += 1;
-        }
-    }
+    let (end, value) = scan::number(line, start, false);
     let text = &line[start..end];
-    let tok = if float {
-        text.parse::<f64>()
-            .ok()
-            .filter(|x| x.is_finite())
-            .map_or_else(|| Tok::Bad(format!("the number `{text}`")), Tok::Float)
-    } else {
-        text.parse::<i64>().map_or_else(
-            |_| Tok::Bad(format!("the number `{text}`, too large for 64 bits")),
-            Tok::Int,
-        )
+    let tok = match value {
+        Ok(Number::Int(i)) => Tok::Int(i),
+        Ok(Number::Float(x)) => Tok::Float(x),
+        Err(NumberError::OutOfRange) => Tok::Bad(format!("the number `{text}`")),
+        Err(NumberError::TooLarge) => {
+            Tok::Bad(format!("the number `{text}`, too large for 64 bits"))
+        }
     };
     (tok, end)
 }
 
 /// A string or a quoted name, from its opening `quote` to the closing one.
 fn string(line: &str, start: usize, quote: char) -> (Tok, usize) {
-    let mut value = String::new();
-    let mut chars = line[start + 1..].char_indices();
-    while let Some((offset, c)) = chars.next() {
-        match c {
-            c if c == quote => return (Tok::Str(value), start + 1 + offset + 1),
-            '\\' => match chars.next() {
-                Some((_, 'n')) => value.push('\n'),
-                Some((_, 't')) => value.push('\t'),
-                Some((_, other)) => value.push(other),
-                None => break,
-            },
-            c => value.push(c),
+    match scan::quoted(line, start, quote, UnknownEscape::Dropped) {
+        (end, Ok(value)) => (Tok::Str(value), end),
+        (_, Err(_)) => {
+            let what = if quote == '"' {
+                "an unterminated string"
+            } else {
+                "an unterminated quoted name"
+            };
+            (Tok::Bad(what.to_owned()), line.len())
         }
     }
-    let what = if quote == '"' {
-        "an unterminated string"
-    } else {
-        "an unterminated quoted name"
-    };
-    (Tok::Bad(what.to_owned()), line.len())
 }
 
 /// Parses a LARS program. Never fails: returns every rule it could read and a diagnostic

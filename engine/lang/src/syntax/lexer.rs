@@ -3,6 +3,7 @@
 
 use crate::diag::Code;
 use crate::diag::{Diagnostic, Diagnostics, FileId, Span};
+use crate::syntax::scan::{self, Number, NumberError, UnknownEscape};
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum TokenKind {
@@ -107,12 +108,6 @@ impl Lexer<'_> {
         self.text.get(self.pos..)?.chars().next()
     }
 
-    fn peek_second(&self) -> Option<char> {
-        let mut chars = self.text.get(self.pos..)?.chars();
-        chars.next();
-        chars.next()
-    }
-
     fn bump(&mut self) -> Option<char> {
         let c = self.peek()?;
         self.pos += c.len_utf8();
@@ -180,13 +175,8 @@ impl Lexer<'_> {
 
     fn word(&mut self) -> String {
         let start = self.pos;
-        while matches!(self.peek(), Some(c) if c.is_ascii_alphanumeric() || c == '_') {
-            self.bump();
-        }
-        self.text
-            .get(start..self.pos)
-            .unwrap_or_default()
-            .to_owned()
+        self.pos = scan::word_end(self.text, start);
+        self.text[start..self.pos].to_owned()
     }
 
     fn punctuation(&mut self, c: char, start: usize) {
@@ -221,46 +211,16 @@ impl Lexer<'_> {
     }
 
     fn number(&mut self, start: usize) {
-        while matches!(self.peek(), Some('0'..='9')) {
-            self.bump();
-        }
-        let mut is_float = false;
-        if self.peek() == Some('.') && matches!(self.peek_second(), Some('0'..='9')) {
-            is_float = true;
-            self.bump();
-            while matches!(self.peek(), Some('0'..='9')) {
-                self.bump();
-            }
-        }
-        if matches!(self.peek(), Some('e' | 'E')) {
-            let after = self.text.get(self.pos + 1..).unwrap_or_default();
-            let digits = after.strip_prefix(['+', '-']).unwrap_or(after);
-            if digits.starts_with(|c: char| c.is_ascii_digit()) {
-                is_float = true;
-                self.bump();
-                if matches!(self.peek(), Some('+' | '-')) {
-                    self.bump();
-                }
-                while matches!(self.peek(), Some('0'..='9')) {
-                    self.bump();
-                }
-            }
-        }
-        let text = self.text.get(start..self.pos).unwrap_or_default();
-        let kind = if is_float {
-            match text.parse::<f64>() {
-                Ok(x) if x.is_finite() => TokenKind::Float(x),
-                _ => {
-                    self.number_error(start, "number out of range");
-                    TokenKind::Float(0.0)
-                }
-            }
-        } else {
-            match text.parse::<i64>() {
-                Ok(i) => TokenKind::Int(i),
-                Err(_) => {
-                    self.number_error(start, "integer too large (the limit is 2^63 - 1)");
-                    TokenKind::Int(0)
+        let (end, value) = scan::number(self.text, start, true);
+        self.pos = end;
+        let kind = match value {
+            Ok(Number::Int(i)) => TokenKind::Int(i),
+            Ok(Number::Float(x)) => TokenKind::Float(x),
+            Err(error) => {
+                self.number_error(start, error.message());
+                match error {
+                    NumberError::TooLarge => TokenKind::Int(0),
+                    NumberError::OutOfRange => TokenKind::Float(0.0),
                 }
             }
         };
@@ -275,34 +235,19 @@ impl Lexer<'_> {
     }
 
     fn string(&mut self, start: usize) {
-        self.bump();
-        let mut value = String::new();
-        loop {
-            match self.bump() {
-                Some('"') => {
-                    self.push(TokenKind::Str(value), start);
-                    return;
-                }
-                Some('\\') => match self.bump() {
-                    Some('n') => value.push('\n'),
-                    Some('t') => value.push('\t'),
-                    Some(c @ ('"' | '\\')) => value.push(c),
-                    Some(c) => {
-                        value.push('\\');
-                        value.push(c);
-                    }
-                    None => break,
-                },
-                Some('\n') | None => break,
-                Some(c) => value.push(c),
+        let (end, value) = scan::quoted(self.text, start, '"', UnknownEscape::Kept);
+        self.pos = end;
+        match value {
+            Ok(value) => self.push(TokenKind::Str(value), start),
+            Err(read) => {
+                let span = self.span_from(start);
+                self.diagnostics.push(
+                    Diagnostic::error(Code::E001, "unterminated string")
+                        .with_label(span, "this string has no closing `\"` on its line"),
+                );
+                self.push(TokenKind::Str(read), start);
             }
         }
-        let span = self.span_from(start);
-        self.diagnostics.push(
-            Diagnostic::error(Code::E001, "unterminated string")
-                .with_label(span, "this string has no closing `\"` on its line"),
-        );
-        self.push(TokenKind::Str(value), start);
     }
 }
 

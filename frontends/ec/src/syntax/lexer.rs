@@ -6,6 +6,7 @@
 
 use crate::codes::Code;
 use stgflow_lang::diag::{Diagnostic, Diagnostics, FileId, Span};
+use stgflow_lang::syntax::scan::{self, Number, NumberError, UnknownEscape};
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Tok {
@@ -216,49 +217,21 @@ impl Lexer<'_> {
 
     fn word(&mut self) -> String {
         let start = self.pos;
-        while matches!(self.peek(), Some(c) if c.is_ascii_alphanumeric() || c == '_') {
-            self.bump();
-        }
-        self.text
-            .get(start..self.pos)
-            .unwrap_or_default()
-            .to_owned()
-    }
-
-    fn digits(&mut self) {
-        while matches!(self.peek(), Some('0'..='9')) {
-            self.bump();
-        }
+        self.pos = scan::word_end(self.text, start);
+        self.text[start..self.pos].to_owned()
     }
 
     fn number(&mut self, start: usize) {
-        self.digits();
-        let mut is_float = false;
-        let mut after = self.rest().chars();
-        if after.next() == Some('.') && after.next().is_some_and(|c| c.is_ascii_digit()) {
-            is_float = true;
-            self.bump();
-            self.digits();
-        }
-        let text = self.text.get(start..self.pos).unwrap_or_default();
-        let tok = if is_float {
-            match text.parse::<f64>() {
-                Ok(x) if x.is_finite() => Tok::Float(x),
-                _ => {
-                    self.error(start, "number out of range", "this number");
-                    Tok::Float(0.0)
-                }
-            }
-        } else {
-            match text.parse::<i64>() {
-                Ok(i) => Tok::Int(i),
-                Err(_) => {
-                    self.error(
-                        start,
-                        "integer too large (the limit is 2^63 - 1)",
-                        "this number",
-                    );
-                    Tok::Int(0)
+        let (end, value) = scan::number(self.text, start, false);
+        self.pos = end;
+        let tok = match value {
+            Ok(Number::Int(i)) => Tok::Int(i),
+            Ok(Number::Float(x)) => Tok::Float(x),
+            Err(error) => {
+                self.error(start, error.message(), "this number");
+                match error {
+                    NumberError::TooLarge => Tok::Int(0),
+                    NumberError::OutOfRange => Tok::Float(0.0),
                 }
             }
         };
@@ -266,35 +239,20 @@ impl Lexer<'_> {
     }
 
     fn quoted(&mut self, quote: char, start: usize) {
-        self.bump();
-        let mut value = String::new();
-        loop {
-            match self.bump() {
-                Some(c) if c == quote => {
-                    let tok = if quote == '"' {
-                        Tok::Str(value)
-                    } else {
-                        Tok::Name(value)
-                    };
-                    self.push(tok, start);
-                    return;
-                }
-                Some('\\') => match self.bump() {
-                    Some('n') => value.push('\n'),
-                    Some('t') => value.push('\t'),
-                    Some(c) => value.push(c),
-                    None => break,
-                },
-                Some('\n') | None => break,
-                Some(c) => value.push(c),
+        let (end, value) = scan::quoted(self.text, start, quote, UnknownEscape::Dropped);
+        self.pos = end;
+        match value {
+            Ok(value) if quote == '"' => self.push(Tok::Str(value), start),
+            Ok(value) => self.push(Tok::Name(value), start),
+            Err(read) => {
+                self.error(
+                    start,
+                    "unterminated quoted text",
+                    &format!("this has no closing `{quote}` on its line"),
+                );
+                self.push(Tok::Str(read), start);
             }
         }
-        self.error(
-            start,
-            "unterminated quoted text",
-            &format!("this has no closing `{quote}` on its line"),
-        );
-        self.push(Tok::Str(value), start);
     }
 }
 
