@@ -21,8 +21,9 @@
 //!
 //! This file holds the [`Sink`] and what every mode shares; its submodules hold what it
 //! is given per time point (`emit`), each mode's own lines (`intervals`, `snapshot`,
-//! `recognitions`), the encodings and value formatting (`encoding`, `values`), the part
-//! files (`files`) and the workers' keyed lines (`keyed`).
+//! `summary`: an output a front end writes at the end), the encodings and value
+//! formatting (`encoding`, `values`), the part files (`files`) and the workers' keyed
+//! lines (`keyed`).
 
 use std::cmp::Ordering;
 use std::fs::File;
@@ -33,7 +34,6 @@ use hashbrown::HashMap;
 
 use stgflow_lang::ir::{PredId, Program};
 use stgflow_lang::value::Row;
-use stgflow_lang::value::Value;
 
 mod buffered;
 mod emit;
@@ -41,17 +41,16 @@ mod encoding;
 mod files;
 mod intervals;
 mod keyed;
-mod recognitions;
 mod snapshot;
+mod summary;
 mod texts;
 mod values;
 pub use buffered::Buffered;
 pub use encoding::Encoding;
 pub use files::{Files, file_of};
 pub use keyed::{KeyedLines, Template, merge_keyed};
-pub use recognitions::{Printed, Shape};
-use recognitions::{Recognised, Recognition};
 pub use snapshot::Snapshot;
+pub use summary::Summary;
 use texts::SortedTexts;
 pub use values::{json_string, push_u64, push_value};
 
@@ -117,22 +116,12 @@ pub struct Sink<W: Write> {
     /// One file per predicate (by id) when writing to files ([`Sink::to_files`]); empty
     /// when every line goes to `out`.
     files: Vec<Option<Buffered<File>>>,
-    /// In RTEC's form ([`Sink::recognitions`]): the intervals so far by fact, written at
-    /// the end.
-    recognitions: Option<Recognised>,
-    /// With [`Sink::recognised`]: the (predicate, value) pairs written (`None`: every
-    /// value of the predicate).
-    recognised: Option<Vec<(PredId, Option<Value>)>>,
-    /// With [`Sink::printed_as`]: how RTEC writes a predicate, by predicate.
-    printed: Vec<Option<Printed>>,
+    /// An output written whole at the end from every interval ([`Sink::summarised`]).
+    summary: Option<Box<dyn Summary>>,
     /// The first time point printed (`--print-from`): what holds before it is evaluated
     /// but not written; at it, `changes` starts with every fact that holds, and intervals
     /// start no earlier.
     pub print_from: Option<u64>,
-    /// RTEC's window (`--window rtec`): in RTEC's recognitions, an interval still open at
-    /// the end ends at the last time + 1 in the input's own units (RTEC's END + 1), not at
-    /// the next time point.
-    pub rtec_window: bool,
     /// A worker's sink ([`Sink::keyed`]): the lines it formats, each with its key, instead
     /// of written; and where this time point's lines start in `line`.
     keyed: Option<(KeyedLines, usize)>,
@@ -180,11 +169,8 @@ impl<W: Write> Sink<W> {
             point_holds: Vec::new(),
             encoding: Encoding::Td,
             files: Vec::new(),
-            recognitions: None,
-            recognised: None,
-            printed: Vec::new(),
+            summary: None,
             print_from: None,
-            rtec_window: false,
             keyed: None,
             keys: false,
         }
@@ -192,11 +178,11 @@ impl<W: Write> Sink<W> {
 
     /// Whether parts of the timeline evaluated on their own can each write their own
     /// output ([`Sink::part`]): not intervals (an interval may start in an earlier part),
-    /// files, or RTEC's recognitions.
+    /// files, or a [`Summary`].
     pub fn writes_by_parts(&self) -> bool {
         matches!(self.mode, Mode::Points | Mode::Changes | Mode::Snapshot(_))
             && self.files.is_empty()
-            && self.recognitions.is_none()
+            && self.summary.is_none()
     }
 
     /// A sink like this one that writes into memory, for a part of the timeline
@@ -255,16 +241,7 @@ impl<W: Write> Sink<W> {
                 self.out.write_all(&self.line)?;
             }
         }
-        if let Some(recognitions) = self.recognitions.take() {
-            let mut all: Vec<Recognition> = recognitions.into_iter().collect();
-            if let Some(pairs) = &self.recognised {
-                all.retain(|((pred, row), _)| {
-                    let value = row.last().copied();
-                    (pairs.iter()).any(|(p, v)| p == pred && (v.is_none() || *v == value))
-                });
-            }
-            self.write_recognitions(all)?;
-        }
+        self.write_summary()?;
         self.flush()
     }
 
@@ -298,6 +275,7 @@ pub fn name_ranks(program: &Program) -> Vec<usize> {
 mod tests {
     use super::*;
     use stgflow_lang::compile_str;
+    use stgflow_lang::value::Value;
 
     #[test]
     fn time_scale_multiplies_every_printed_time() {

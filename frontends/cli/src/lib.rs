@@ -161,7 +161,7 @@ pub(crate) struct Context<'a> {
     grounded: Vec<(String, Option<stgflow_lang::value::Value>)>,
     /// How an event description's fluents with compound arguments are written in RTEC's
     /// form (`EcProgram::printed`).
-    printed: Vec<(String, stgflow_io::sink::Printed)>,
+    printed: Vec<(String, stgflow_ec::recognitions::Printed)>,
     /// `--ec-timing`, if given.
     ec_timing: Option<args::EcTiming>,
     /// `--ec-domains`, if given.

@@ -141,21 +141,21 @@ impl Context<'_> {
                     .iter()
                     .filter_map(|(name, how)| Some((program.pred_id(name)?, how.clone())))
                     .collect();
-                let sink = Sink::new(out, Mode::Intervals, program)
-                    .recognitions()
-                    .printed_as(printed);
-                if grounded.is_empty() {
-                    sink
-                } else {
-                    sink.recognised(grounded)
+                let mut recognitions =
+                    stgflow_ec::recognitions::Recognitions::new(program).printed_as(printed);
+                if !grounded.is_empty() {
+                    recognitions = recognitions.recognised(grounded);
                 }
+                if args.window == Window::Rtec {
+                    recognitions = recognitions.in_rtecs_window(args.tick);
+                }
+                Sink::new(out, Mode::Intervals, program).summarised(Box::new(recognitions))
             }
             _ => Sink::new(out, mode_of(args.mode), program),
         };
         sink.flush_each = live;
         sink.time_scale = args.tick;
         sink.print_from = args.print_from.map(|t| t / args.tick);
-        sink.rtec_window = args.window == Window::Rtec;
         let result = stgflow_engine::run(
             program,
             analysis,

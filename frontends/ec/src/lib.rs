@@ -30,6 +30,7 @@
 
 pub mod codes;
 pub mod model;
+pub mod recognitions;
 pub mod records;
 pub mod syntax;
 pub mod translate;

@@ -31,8 +31,8 @@ mod conditions;
 mod read;
 mod terms;
 
+pub use crate::recognitions::{Printed, Shape};
 pub use read::classify;
-pub use stgflow_io::sink::{Printed, Shape};
 use stgflow_lang::diag::Span;
 use stgflow_lang::syntax::ast;
 use stgflow_lang::value::Value;

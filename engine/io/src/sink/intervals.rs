@@ -1,10 +1,10 @@
 //! The lines of `intervals`: a fact's maximal interval, right-open, written when it
-//! closes (or at the end of the output), or kept for RTEC's recognitions.
+//! closes (or at the end of the output), or given to a [`super::Summary`].
 
 use std::io::{self, Write};
 
 use stgflow_lang::ir::PredId;
-use stgflow_lang::value::{Row, Value};
+use stgflow_lang::value::Value;
 
 use super::values::push_u64;
 use super::{Encoding, OPEN_AT_THE_END, Sink};
@@ -26,12 +26,9 @@ impl<W: Write> Sink<W> {
             return Ok(());
         }
         let scale = self.time_scale;
-        let (start, mut end) = (start.saturating_mul(scale), end.saturating_mul(scale));
-        if let Some(recognitions) = &mut self.recognitions {
-            if written == OPEN_AT_THE_END && self.rtec_window {
-                end = end - scale + 1;
-            }
-            (recognitions.entry((pred, Row::from(args))).or_default()).push((start, end));
+        let (start, end) = (start.saturating_mul(scale), end.saturating_mul(scale));
+        if let Some(summary) = &mut self.summary {
+            summary.interval(pred, args, (start, end), written == OPEN_AT_THE_END);
             return Ok(());
         }
         match self.encoding {

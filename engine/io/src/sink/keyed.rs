@@ -138,7 +138,7 @@ impl<W: Write> Sink<W> {
         let plain = matches!(self.mode, Mode::Points | Mode::Changes | Mode::Intervals)
             && self.encoding == Encoding::Td
             && self.files.is_empty()
-            && self.recognitions.is_none();
+            && self.summary.is_none();
         plain.then(|| Template {
             mode: self.mode.clone(),
             names: self.names.clone(),
