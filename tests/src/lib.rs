@@ -146,7 +146,7 @@ pub fn output_bytes(
 
 /// What `engine` writes for TD program and stream text in `mode`, printing every
 /// predicate (`all`) or the program's own output predicates.
-fn run_in(
+pub(crate) fn run_in(
     program_text: &str,
     stream_text: &str,
     timeline: Timeline,

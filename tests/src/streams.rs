@@ -14,15 +14,33 @@ pub fn time_of(line: &str) -> u64 {
     last.trim().parse().unwrap_or(0)
 }
 
-/// The most time points [`stretched`] puts between two of `program`'s stream: 10⁵, or
-/// 10² where a rule reads the time as a value or `check` names one that changes at every
-/// time point (W003): its facts may change at every time point, on every path.
-pub fn sparse_gap(program: &str) -> u64 {
+/// The most time points [`stretched`] puts between two of `program`'s `stream`: 10⁵, or
+/// 10² where its facts may change at every time point on their own (on every path, a
+/// stretch then costs its length): a rule reads the time as a value, `check` names one
+/// (W003), or the reference evaluator, run on through 64 quiet time points after the
+/// stream, still finds changes past its last event and the generated programs' reach.
+pub fn sparse_gap(program: &str, stream: &str) -> u64 {
+    const SMALL: u64 = 100;
     let compiled = stgflow_lang::compile_str("generated.tdl", program);
     let ticking = compiled.diagnostics.iter().any(|d| d.code == "W003");
-    match ticking || compiled.program.rules.iter().any(|rule| rule.reads_time()) {
-        true => 100,
-        false => 100_000,
+    if ticking || compiled.program.rules.iter().any(|rule| rule.reads_time()) {
+        return SMALL;
+    }
+    let last = stream.lines().map(time_of).max().unwrap_or(0);
+    let timeline = Timeline {
+        from: None,
+        until: Some(last + 64),
+    };
+    let mode = (true, stgflow_io::sink::Mode::Changes);
+    let changes = crate::run_in(program, stream, timeline, &crate::Engine::Reference, mode);
+    let late = |line: &str| {
+        (line.rsplit('@').next())
+            .and_then(|t| t.trim().parse::<u64>().ok())
+            .is_some_and(|t| t > last + 32)
+    };
+    match changes {
+        Ok(text) if text.lines().any(late) => SMALL,
+        _ => 100_000,
     }
 }
 

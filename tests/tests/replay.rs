@@ -157,7 +157,11 @@ fn check(seed: u64, cases: Cases, taken: &mut Taken) -> Result<(), String> {
             };
             sparse = rng.chance(25);
             if sparse {
-                let stream = stretched(&case.stream, &mut rng, sparse_gap(&case.program));
+                let stream = stretched(
+                    &case.stream,
+                    &mut rng,
+                    sparse_gap(&case.program, &case.stream),
+                );
                 let streams = streams_of(&stream, &mut rng);
                 (Language::Td, case.program, streams, Timeline::default())
             } else {

@@ -25,7 +25,11 @@ fn check(seed: u64) -> Result<(), String> {
     } else {
         persistence_case(seed)
     };
-    let stream = stretched(&case.stream, &mut rng, sparse_gap(&case.program));
+    let stream = stretched(
+        &case.stream,
+        &mut rng,
+        sparse_gap(&case.program, &case.stream),
+    );
     for mode in [Mode::Changes, Mode::Intervals] {
         let expected = output_bytes(
             &case.program,

@@ -1,6 +1,8 @@
 //! A rule that can change at every time point without input (W003): it flips a
-//! predicate of its own recursion through a negation, or stamps or divides the time point
-//! (`S = T`, `T mod 7 = 0`), while every positive atom it needs can hold between events.
+//! predicate of its own recursion through a negation, hands facts round its recursion by
+//! positive atoms (`red(L, T) :- green(L, T-1).` with `green(L, T) :- red(L, T-1), …`), or
+//! stamps or divides the time point (`S = T`, `T mod 7 = 0`), while every positive atom it
+//! needs can hold between events.
 //! Every engine then evaluates every time point of the timeline, so a log stamped in epoch
 //! milliseconds costs its length, not its events; the warning says which rule does it,
 //! and that `--tick` coarsens the stamps.
@@ -26,28 +28,20 @@ pub fn ticking(program: &Program) -> Diagnostics {
         }
     }
     let lasting = lasting(program);
+    let round = positive_rounds(program, &component, &lasting);
     let mut diagnostics = Diagnostics::default();
     for rule in &program.rules {
         let own = |atom: &Atom| component[atom.pred] == component[rule.head.pred];
-        // Positive atoms of its own recursion would end with it: a rule that flips must
-        // start again from lasting facts outside it.
-        if !holds_between_events(rule, |atom| lasting[atom.pred] && !own(atom)) {
-            continue;
-        }
-        let flips = rule.body.iter().find_map(|literal| match literal {
-            Literal::Negative(atom) if own(atom) && lasting[atom.pred] => Some(atom),
-            _ => None,
-        });
-        let label = match flips {
+        let name = |atom: &Atom| program.pred_name(atom.pred).to_owned();
+        let label = match circulates(rule, &lasting, &own, &round) {
             Some(atom) => format!(
-                "reads `{}` negated, which it derives itself: it can flip at every time point",
-                program.pred_name(atom.pred)
+                "reads `{}` a time point or more back, which its own recursion derives: facts can go round it at every time point",
+                name(atom)
             ),
-            None if stamps_time(rule) => {
-                "the time point as a value (stamped, or taken modulo): it can differ at every time point"
-                    .to_string()
-            }
-            None => continue,
+            None => match flips(rule, &lasting, &own, &name) {
+                Some(label) => label,
+                None => continue,
+            },
         };
         let head = program.pred_name(rule.head.pred);
         let mut diagnostic = Diagnostic::warning(
@@ -62,6 +56,114 @@ pub fn ticking(program: &Program) -> Diagnostics {
         diagnostics.push(diagnostic);
     }
     diagnostics
+}
+
+/// A rule that, between events, flips a lasting predicate of its own recursion through a
+/// negation, or stamps the time point or takes it modulo: its label, if it does.
+fn flips(
+    rule: &Rule,
+    lasting: &[bool],
+    own: &dyn Fn(&Atom) -> bool,
+    name: &dyn Fn(&Atom) -> String,
+) -> Option<String> {
+    // Positive atoms of its own recursion would end with it: a rule that flips must start
+    // again from lasting facts outside it.
+    if !holds_between_events(rule, |atom| lasting[atom.pred] && !own(atom)) {
+        return None;
+    }
+    let negated = rule.body.iter().find_map(|literal| match literal {
+        Literal::Negative(atom) if own(atom) && lasting[atom.pred] => Some(atom),
+        _ => None,
+    });
+    match negated {
+        Some(atom) => Some(format!(
+            "reads `{}` negated, which it derives itself: it can flip at every time point",
+            name(atom)
+        )),
+        None if stamps_time(rule) => Some(
+            "the time point as a value (stamped, or taken modulo): it can differ at every time point"
+                .to_owned(),
+        ),
+        None => None,
+    }
+}
+
+/// The atom by which a rule moves facts round its own recursion through time without
+/// input: an atom a time point or more back on a cycle of positive atoms (`round`, see
+/// [`positive_rounds`]), while each of its other positive atoms holds between events.
+fn circulates<'r>(
+    rule: &'r Rule,
+    lasting: &[bool],
+    own: &dyn Fn(&Atom) -> bool,
+    round: &[usize],
+) -> Option<&'r Atom> {
+    let head = &rule.head;
+    let carried = |atom: &Atom| atom.offset > 0 && own(atom);
+    if !holds_between_events(rule, |atom| lasting[atom.pred] || carried(atom)) {
+        return None;
+    }
+    rule.body.iter().find_map(|literal| match literal {
+        Literal::Positive(atom)
+            if carried(atom) && moves(rule, atom) && round[atom.pred] == round[head.pred] =>
+        {
+            Some(atom)
+        }
+        _ => None,
+    })
+}
+
+/// Whether a positive atom of the rule's own recursion can hand its facts on to the head
+/// as something else than the same fact one time point later (which holds it still): a
+/// fact of another predicate, of its own further back, or with arguments that can differ;
+/// never where a constant of the atom differs from the head's (a deadline's `v0` that
+/// becomes `timeout` goes round no further).
+fn moves(rule: &Rule, atom: &Atom) -> bool {
+    let head = &rule.head;
+    let still = atom.pred == head.pred && atom.offset == 1 && atom.args == head.args;
+    !still && (atom.pred != head.pred || unifiable(&atom.args, &head.args))
+}
+
+/// The components of the graph of the program's positive atoms that move facts
+/// ([`moves`]) within a recursion, by rules that need no input besides (their other
+/// positive atoms are lasting): a rule whose head and atom share one can hand a fact round
+/// and round (`a(X, T) :- b(X, T-1).` with `b(X, T) :- a(X, T-1).`). An atom with a
+/// constant is left out: it takes one value of the facts, as an Event Calculus deadline
+/// (`status(M, proposed, T-10)`) does, which rarely comes round again.
+fn positive_rounds(program: &Program, component: &[usize], lasting: &[bool]) -> Vec<usize> {
+    let n = program.predicates.len();
+    let mut edges = Vec::new();
+    for rule in &program.rules {
+        let own = |atom: &Atom| component[atom.pred] == component[rule.head.pred];
+        if !holds_between_events(rule, |atom| lasting[atom.pred] || own(atom)) {
+            continue;
+        }
+        for literal in &rule.body {
+            if let Literal::Positive(atom) = literal {
+                let constant = atom.args.iter().any(|a| matches!(a, Term::Const(_)));
+                if own(atom) && !constant && moves(rule, atom) {
+                    edges.push((atom.pred, rule.head.pred));
+                }
+            }
+        }
+    }
+    let mut round = (0..n).collect::<Vec<_>>();
+    for (index, scc) in ordered_sccs(n, edges.iter().copied()).iter().enumerate() {
+        // A predicate alone on no edge to itself goes round nothing.
+        let cycle = scc.len() > 1 || edges.iter().any(|&(a, b)| a == scc[0] && b == scc[0]);
+        for &p in scc {
+            round[p] = if cycle { n + index } else { p };
+        }
+    }
+    round
+}
+
+/// Whether two atoms' arguments can be equal: no position holds two different constants.
+fn unifiable(a: &[Term], b: &[Term]) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).all(|pair| match pair {
+            (Term::Const(x), Term::Const(y)) => x == y,
+            _ => true,
+        })
 }
 
 /// Which predicates can hold at time points no input reaches (the least fixpoint): those
@@ -171,6 +273,18 @@ mod tests {
         let found = warnings(text);
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(found[0].contains("`blink`"), "{found:?}");
+    }
+
+    /// Facts that go round a recursion through time by positive atoms alone: two
+    /// predicates handing a fact to each other, or one holding it every other point.
+    #[test]
+    fn a_recursion_that_moves_facts_round_without_input_is_named() {
+        let pair = "a(X, T) :- e(X, T).\na(X, T) :- b(X, T-1).\nb(X, T) :- a(X, T-1).\n";
+        assert_eq!(warnings(pair).len(), 2);
+        let other = "p(X, T) :- e(X, T).\np(X, T) :- p(X, T-2).\n";
+        assert_eq!(warnings(other).len(), 1);
+        let swapped = "p(X, Y, T) :- e(X, Y, T).\np(X, Y, T) :- p(Y, X, T-1).\n";
+        assert_eq!(warnings(swapped).len(), 1);
     }
 
     #[test]

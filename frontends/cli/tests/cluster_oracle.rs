@@ -23,7 +23,11 @@ fn check(seed: u64) -> Result<(), String> {
     // `changes`: the processes skip quiet stretches as the reference does.
     if seed % 4 == 0 {
         let mut rng = Rng::new(seed ^ 0x5ba5e);
-        let stream = stretched(&case.stream, &mut rng, sparse_gap(&case.program));
+        let stream = stretched(
+            &case.stream,
+            &mut rng,
+            sparse_gap(&case.program, &case.stream),
+        );
         let files = [("program.tdl", &case.program), ("stream.facts", &stream)];
         return check_files(seed, files, &["--mode", "changes"]);
     }

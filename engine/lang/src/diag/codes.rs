@@ -93,6 +93,6 @@ crate::error_codes! {
         E011 => "arithmetic inside an atom argument",
         W001 => "`#output` names an unknown predicate",
         W002 => "a predicate read once and defined nowhere, one letter away from one the program uses: a typo?",
-        W003 => "a rule that can change at every time point without input (it flips a predicate of its own recursion, or compares the time point): every time point of the timeline costs",
+        W003 => "a rule that can change at every time point without input (it flips a predicate of its own recursion, hands facts round it by positive atoms, or reads the time point): every time point of the timeline costs",
     }
 }
