@@ -340,6 +340,19 @@ impl RunReport {
         }
     }
 
+    /// The JSON fields of what the run took: its output, time and memory.
+    fn resources_json(&self) -> String {
+        format!(
+            "\"output_lines\":{},\"wall_s\":{:.6},\"cpu_s\":{:.6},\"user_s\":{:.6},\"system_s\":{:.6},\"peak_rss_kib\":{}",
+            self.output_lines,
+            self.wall,
+            self.user + self.system,
+            self.user,
+            self.system,
+            self.peak_rss_kib,
+        )
+    }
+
     /// The lines on what the run took: its output, time and memory.
     fn resources(&self) -> String {
         format!(
@@ -452,20 +465,15 @@ impl RunReport {
             .map_or("null".to_owned(), |(_, _, share)| format!("{share:.4}"));
         if let Some((why, last)) = &self.stopped {
             return format!(
-                "{{\"stopped\":{},\"last_written\":{},\"output_lines\":{},\"wall_s\":{:.6},\"cpu_s\":{:.6},\"user_s\":{:.6},\"system_s\":{:.6},\"peak_rss_kib\":{},\"config\":{}}}\n",
+                "{{\"stopped\":{},\"last_written\":{},{},\"config\":{}}}\n",
                 stgflow_io::sink::json_string(why),
                 optional(*last),
-                self.output_lines,
-                self.wall,
-                self.user + self.system,
-                self.user,
-                self.system,
-                self.peak_rss_kib,
+                self.resources_json(),
                 self.config,
             );
         }
         format!(
-            "{{\"time_points\":{},\"first\":{},\"last\":{},\"input_facts\":{},\"skipped\":{{\"unknown\":{},\"wrong_arity\":{},\"late\":{}}},\"outside_timeline\":{},\"output_lines\":{},\"wall_s\":{:.6},\"cpu_s\":{:.6},\"user_s\":{:.6},\"system_s\":{:.6},\"peak_rss_kib\":{},\"input_facts_per_s\":{:.1},\"components\":[{}],\"parallel\":{spread},\"threads\":[{}],\"busiest_share\":{busiest_share},\"config\":{}}}\n",
+            "{{\"time_points\":{},\"first\":{},\"last\":{},\"input_facts\":{},\"skipped\":{{\"unknown\":{},\"wrong_arity\":{},\"late\":{}}},\"outside_timeline\":{},{},\"input_facts_per_s\":{:.1},\"components\":[{}],\"parallel\":{spread},\"threads\":[{}],\"busiest_share\":{busiest_share},\"config\":{}}}\n",
             self.time_points,
             optional(self.first),
             optional(self.last),
@@ -474,12 +482,7 @@ impl RunReport {
             self.wrong_arity,
             self.late,
             self.outside,
-            self.output_lines,
-            self.wall,
-            self.user + self.system,
-            self.user,
-            self.system,
-            self.peak_rss_kib,
+            self.resources_json(),
             self.rate(),
             components.join(","),
             threads.join(","),
