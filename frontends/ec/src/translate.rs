@@ -222,6 +222,19 @@ impl Generator<'_> {
         });
     }
 
+    /// Emits copies of rules already emitted, each with its original's provenance and
+    /// `how` it is read again.
+    fn emit_copies(&mut self, copies: Vec<(ast::Rule, Origin)>, how: &str) {
+        for (rule, origin) in copies {
+            let by = match origin {
+                Origin::Generated { by, .. } => by,
+                _ => String::new(),
+            };
+            let span = rule.span;
+            self.emit(rule.head, rule.body, span, format!("{by}, {how}"));
+        }
+    }
+
     fn item(&mut self, item: &Item, items: &[Item]) {
         match item {
             Item::Initiated(rule) | Item::Terminated(rule) => {

@@ -1,7 +1,6 @@
 //! RTEC's cyclic form: a condition `initiatedAt(F=V, T1, T, T2)` reads `f_ci`, every
 //! rule initiating F=V written again without the condition on its grounded instances.
 
-use stgflow_lang::ir::Origin;
 use stgflow_lang::syntax::ast;
 
 use super::Generator;
@@ -42,19 +41,7 @@ impl Generator<'_> {
             });
             copies.push((copy, origin.clone()));
         }
-        for (rule, origin) in copies {
-            let by = match origin {
-                Origin::Generated { by, .. } => by,
-                _ => String::new(),
-            };
-            let span = rule.span;
-            self.emit(
-                rule.head,
-                rule.body,
-                span,
-                format!("{by}, as RTEC's cyclic form reads it (grounded or not)"),
-            );
-        }
+        self.emit_copies(copies, "as RTEC's cyclic form reads it (grounded or not)");
     }
 }
 

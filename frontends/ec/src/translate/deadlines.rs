@@ -134,18 +134,9 @@ impl Generator<'_> {
                 }
             }
         }
-        for (rule, origin) in copies {
-            let by = match origin {
-                Origin::Generated { by, .. } => by,
-                _ => String::new(),
-            };
-            let span = rule.span;
-            self.emit(
-                rule.head,
-                rule.body,
-                span,
-                format!("{by}, as an initiation by a rule (RTEC: a re-initiation at a deadline postpones it)"),
-            );
-        }
+        self.emit_copies(
+            copies,
+            "as an initiation by a rule (RTEC: a re-initiation at a deadline postpones it)",
+        );
     }
 }
