@@ -371,9 +371,14 @@ pub fn run<W: Write>(
             Ok(summary)
         }
         Err(error) => {
-            // Keep what was produced, then let the workers finish.
-            let _ = feeder.finish(false);
-            let _ = feeder.sink.flush();
+            // Keep what was produced, then let the workers finish: where every time point
+            // before is whole, with the end of the output (the intervals still open).
+            let ends = error.ends_the_output();
+            let _ = feeder.finish(ends);
+            let _ = match ends {
+                true => feeder.sink.finish(),
+                false => feeder.sink.flush(),
+            };
             Err(error)
         }
     };

@@ -230,6 +230,19 @@ pub enum RunError {
     Evaluation(Box<dyn std::error::Error + Send + Sync>),
 }
 
+impl RunError {
+    /// Whether the run ends here as if its input had ended at the last complete time
+    /// point: an input error, a stop or an evaluation that cannot go on leave every time
+    /// point before written, so the end of the output (the intervals still open) is
+    /// written too. A failed worker or output leaves nothing whole to end.
+    pub fn ends_the_output(&self) -> bool {
+        matches!(
+            self,
+            RunError::Stream(_) | RunError::Interrupted(_) | RunError::Evaluation(_)
+        )
+    }
+}
+
 impl From<crate::interrupt::Stop> for RunError {
     fn from(stop: crate::interrupt::Stop) -> RunError {
         match stop {
@@ -371,8 +384,12 @@ pub fn drive<E: Evaluator, W: Write>(
             Ok(summary)
         }
         Err(error) => {
-            // Keep what was produced: every evaluated time point is already written.
-            let _ = driver.sink.flush();
+            // Keep what was produced: every evaluated time point is already written, and
+            // the intervals still open end where the output does.
+            let _ = match error.ends_the_output() {
+                true => driver.sink.finish(),
+                false => driver.sink.flush(),
+            };
             Err(error)
         }
     }

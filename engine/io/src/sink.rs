@@ -176,6 +176,11 @@ impl<W: Write> Sink<W> {
         }
     }
 
+    /// Whether the end of the output writes lines: the intervals still open, a summary.
+    pub fn writes_an_end(&self) -> bool {
+        matches!(self.mode, Mode::Intervals) || self.summary.is_some()
+    }
+
     /// Whether parts of the timeline evaluated on their own can each write their own
     /// output ([`Sink::part`]): not intervals (an interval may start in an earlier part),
     /// files, or a [`Summary`].

@@ -22,6 +22,13 @@ pub struct Template {
     print_from: Option<u64>,
 }
 
+impl Template {
+    /// Whether the end of the output writes lines (the intervals still open).
+    pub fn writes_an_end(&self) -> bool {
+        matches!(self.mode, Mode::Intervals)
+    }
+}
+
 /// Output lines formatted on a worker, each with a key that orders it among every
 /// worker's lines ([`Sink::keyed`]): merged on the keys, the workers' lines are the bytes
 /// one sink would write for all of their facts.

@@ -118,6 +118,8 @@ struct Board {
     spare: Vec<Share>,
     /// The parts whose merge is due, in order, each with the shard that made it due.
     due: Vec<(usize, usize)>,
+    /// A stop request that ends the run with a whole part (see [`Shards::stop`]).
+    stop: Option<stgflow_io::interrupt::Stop>,
 }
 
 struct Shards<'a> {
@@ -130,6 +132,9 @@ struct Shards<'a> {
     wake: Vec<Condvar>,
     outbox: &'a Outbox,
     format: &'a Format<'a>,
+    /// The end of the output writes lines (the intervals still open): a stop ends the run
+    /// with a whole part rather than where each shard is ([`Shards::stop`]).
+    ends: bool,
 }
 
 /// Runs the shards of `dealer` on as many worker threads over `cut`, writing through
@@ -164,6 +169,7 @@ pub(super) fn run(
         parts,
         spare: Vec::new(),
         due: Vec::new(),
+        stop: None,
     };
     let all = Shards {
         shared,
@@ -173,6 +179,7 @@ pub(super) fn run(
         wake: (0..shards).map(|_| Condvar::new()).collect(),
         outbox,
         format,
+        ends: format.writes_an_end(),
     };
     std::thread::scope(|scope| {
         let handles: Vec<_> = (0..shards)
@@ -322,8 +329,10 @@ impl Shards<'_> {
 
     /// Feeds a shard's share of part `part` into its dataflow (`share` is left empty) and
     /// publishes its output of the part's time points `from..through` in slices (where
-    /// the input `ended` with the part, with the output's end). A stop request ends it at
-    /// its next batch, the part then ending at the earliest time point every shard got to.
+    /// the output `ended` with the part, or a stop request ended the run with it, with the
+    /// output's end: the intervals still open). Where the end writes nothing, a stop
+    /// request ends the part at the shard's next batch, the part then ending at the
+    /// earliest time point every shard got to.
     fn evaluate(
         &self,
         evaluation: &mut Evaluation,
@@ -345,6 +354,10 @@ impl Shards<'_> {
             self.publish(part, evaluation.shard, output, (to, true));
             return;
         }
+        let ended = ended || {
+            let board = self.board();
+            board.stop.is_some() && part + 1 >= board.parts
+        };
         evaluation.next_t = evaluation.next_t.max(through);
         evaluation.run(&self.shared.rank);
         let output = evaluation.formatter.output(ended, self.outbox);
@@ -356,8 +369,8 @@ impl Shards<'_> {
         self.publish(part, evaluation.shard, output, (through, true));
     }
 
-    /// The feeding of [`Shards::evaluate`], batch by batch; `Err` where a stop was
-    /// requested.
+    /// The feeding of [`Shards::evaluate`], batch by batch; `Err` where a stop request
+    /// ends the part here.
     fn feed(
         &self,
         evaluation: &mut Evaluation,
@@ -389,8 +402,9 @@ impl Shards<'_> {
         Ok(())
     }
 
-    /// Runs a full batch and publishes its output where due; `Err` where a stop was
-    /// requested.
+    /// Runs a full batch and publishes its output where due; `Err` where a stop request
+    /// ends the part here (where the output's end writes lines, it ends the run a part or
+    /// two on instead, [`Shards::stop`]).
     fn batch(
         &self,
         evaluation: &mut Evaluation,
@@ -400,10 +414,27 @@ impl Shards<'_> {
             evaluation.run(&self.shared.rank);
             self.publish_slice(evaluation, part);
             if let Some(stop) = stgflow_io::interrupt::requested() {
-                return Err(stop);
+                if !self.ends {
+                    return Err(stop);
+                }
+                self.stop(stop);
             }
         }
         Ok(())
+    }
+
+    /// Ends the run with the part after the furthest one any shard has started: no shard
+    /// has started that one, so every shard evaluates it knowing that it is the last, and
+    /// ends its output there (the intervals still open), at the same time point as the
+    /// others. A shard stopped where it saw the request would leave the shards ahead of
+    /// it with intervals open at a time point that the output does not reach.
+    fn stop(&self, stop: stgflow_io::interrupt::Stop) {
+        let mut board = self.board();
+        if board.stop.is_none() {
+            let furthest = board.at.iter().copied().max().unwrap_or(0);
+            board.parts = board.parts.min(furthest + 2);
+            board.stop = Some(stop);
+        }
     }
 
     /// Publishes what the shard has formatted of part `part`, where it is much or covers
@@ -458,10 +489,11 @@ impl Shards<'_> {
             let slices = &mut board.slices[part];
             let last = slices.finished == shards;
             let stopped = if last { slices.stopped.take() } else { None };
+            let complete = slices.through.iter().copied().min().unwrap_or(0);
             let bound = if last && stopped.is_none() {
                 u64::MAX
             } else {
-                slices.through.iter().copied().min().unwrap_or(0)
+                complete
             };
             if bound <= slices.merged_to && !last {
                 slices.merging = false;
@@ -469,7 +501,7 @@ impl Shards<'_> {
             }
             slices.merged_to = bound;
             // The last merge takes everything, the output's end (at `u64::MAX`) too, but
-            // after a stop what every shard got to.
+            // after a stop within the part what every shard got to.
             let outputs: Vec<Output> = (slices.pending.iter_mut())
                 .filter_map(|pending| match bound {
                     u64::MAX => pending.take(),
@@ -482,7 +514,9 @@ impl Shards<'_> {
                 .collect();
             let done = if last {
                 let mut done = board.done[part].take().unwrap_or_default();
-                if let Some(stop) = stopped {
+                // A stop within the part, or one that ended the run with it whole.
+                let whole = (board.stop.clone()).filter(|_| part + 1 == board.parts);
+                if let Some(stop) = stopped.or(whole) {
                     done.error.get_or_insert(stop.into());
                 }
                 if let Some(failed) = board.slices[part].failed.take() {
@@ -495,7 +529,10 @@ impl Shards<'_> {
             drop(board);
             let rank = &self.shared.rank;
             let (bytes, through) = output::merge(self.format, outputs, rank, self.outbox);
-            if !bytes.is_empty() {
+            // Written through the last time point every shard has got past, lines or not
+            // (an interval's line comes when it closes): where a stop says it ended.
+            let through = through.max(complete.saturating_sub(1));
+            if !bytes.is_empty() || last {
                 // Shards take no slot (see `super::slots`): they evaluate in step.
                 self.outbox.bytes(part, bytes, through, &mut None);
             }

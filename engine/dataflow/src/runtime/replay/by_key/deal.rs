@@ -136,7 +136,8 @@ pub(super) struct Dealt {
     pub(super) through: u64,
     /// The run ends with this part: the last, or one that stopped the run.
     pub(super) last: bool,
-    /// The input ended with this part (and not with an error).
+    /// The output ends with this part: the input ended, or an input error or a stop
+    /// ended it ([`RunError::ends_the_output`]).
     pub(super) ended: bool,
     /// What the part did (time points, input facts, skips, the error that stopped it),
     /// until the board takes it.
@@ -195,7 +196,8 @@ pub(super) fn deal(
         from,
         through: deal.through,
         last,
-        ended: last && error.is_none(),
+        // An input error or a stop ends the output there, as the input's end does.
+        ended: last && error.as_ref().is_none_or(RunError::ends_the_output),
         done: Some(PartDone {
             summary: deal.summary,
             fed: Fed {

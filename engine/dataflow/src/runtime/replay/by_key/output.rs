@@ -31,6 +31,21 @@ pub(in crate::runtime::replay) enum Format<'a> {
     Files(&'a [std::sync::Mutex<Option<Sink<std::io::Sink>>>]),
 }
 
+impl Format<'_> {
+    /// Whether the end of the output writes lines: the intervals still open.
+    pub(in crate::runtime::replay) fn writes_an_end(&self) -> bool {
+        match self {
+            Format::Groups(_) | Format::Merged(_) => false,
+            Format::Keyed(template) => template.writes_an_end(),
+            Format::Files(sinks) => (sinks.iter()).any(|sink| {
+                (sink.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
+                    .as_ref()
+                    .is_some_and(Sink::writes_an_end)
+            }),
+        }
+    }
+}
+
 /// A shard's formatted lines of a part, and per group of one predicate at one time point:
 /// the time point, the predicate's rank and where its lines end.
 pub(super) type Groups = (Vec<u8>, Vec<(u64, usize, usize)>);
