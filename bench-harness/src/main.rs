@@ -67,8 +67,8 @@ struct ReplotArgs {
     /// Picture size in pixels, legend included (WIDTHxHEIGHT).
     #[arg(long, default_value = "960x540", value_parser = picture_size)]
     size: (u32, u32),
-    /// Picture formats: svg, png or both.
-    #[arg(long, value_delimiter = ',', default_value = "svg,png")]
+    /// Picture formats: svg, png, pdf, or several.
+    #[arg(long, value_delimiter = ',', default_value = "svg,png,pdf")]
     format: Vec<plot::Format>,
     /// Only these plots: throughput_vs_workers, throughput_vs_window,
     /// throughput_vs_length, memory_vs_length, latency_cdf (default: every plot the

@@ -1,4 +1,4 @@
-//! Plots of a sweep (plotters; each chart as SVG and PNG, or as asked): throughput vs
+//! Plots of a sweep (plotters; each chart as SVG, PNG and PDF, or as asked): throughput vs
 //! workers, vs window size, vs stream length; the latency CDF; memory vs stream length;
 //! the speedup, parallel efficiency and CPU time vs workers of a scaling experiment.
 //!
@@ -49,7 +49,7 @@ pub struct Point {
 /// A line chart: named series of points.
 #[derive(Clone, Debug)]
 pub struct Chart {
-    /// File stem: the chart is written as `STEM.svg` and `STEM.png`.
+    /// File stem: the chart is written as `STEM.svg`, `STEM.png` and `STEM.pdf`.
     pub stem: String,
     pub title: String,
     pub x_label: String,
@@ -63,6 +63,8 @@ pub struct Chart {
 pub enum Format {
     Svg,
     Png,
+    /// For papers: vector, its text in the bundled font.
+    Pdf,
 }
 
 impl std::str::FromStr for Format {
@@ -71,7 +73,10 @@ impl std::str::FromStr for Format {
         match s {
             "svg" => Ok(Format::Svg),
             "png" => Ok(Format::Png),
-            other => Err(format!("unknown picture format `{other}` (svg or png)")),
+            "pdf" => Ok(Format::Pdf),
+            other => Err(format!(
+                "unknown picture format `{other}` (svg, png or pdf)"
+            )),
         }
     }
 }
@@ -92,7 +97,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             size: (960, 540),
-            formats: vec![Format::Svg, Format::Png],
+            formats: vec![Format::Svg, Format::Png, Format::Pdf],
             only: None,
             program: None,
         }
@@ -130,7 +135,7 @@ pub fn draw_all(rows: &[Row], dir: &Path, options: &Options) -> anyhow::Result<V
         );
     }
     if options.formats.is_empty() {
-        bail!("no picture format asked for (svg, png)");
+        bail!("no picture format asked for (svg, png, pdf)");
     }
     std::fs::create_dir_all(dir)?;
     let groups = sweep::repeats(rows);
@@ -464,11 +469,36 @@ pub fn draw(chart: &Chart, dir: &Path, options: &Options) -> anyhow::Result<Vec<
                     .map_err(|e| e.to_string());
                 (file, drawn)
             }
+            Format::Pdf => {
+                // plotters has no PDF backend: its SVG is converted (svg2pdf).
+                let file = dir.join(format!("{}.pdf", chart.stem));
+                let mut svg = String::new();
+                let drawn = render(
+                    SVGBackend::with_string(&mut svg, size).into_drawing_area(),
+                    chart,
+                )
+                .map_err(|e| e.to_string())
+                .and_then(|()| pdf_of(&svg))
+                .and_then(|pdf| std::fs::write(&file, pdf).map_err(|e| e.to_string()));
+                (file, drawn)
+            }
         };
         drawn.map_err(|e| anyhow!("drawing {}: {e}", file.display()))?;
         files.push(file);
     }
     Ok(files)
+}
+
+/// `svg` as a one-page PDF, its text set in the bundled font (a fresh machine may have no
+/// fonts installed, and the SVG asks for `sans-serif`).
+fn pdf_of(svg: &str) -> Result<Vec<u8>, String> {
+    let mut options = svg2pdf::usvg::Options::default();
+    let fonts = options.fontdb_mut();
+    fonts.load_font_data(draw::font().to_vec());
+    fonts.set_sans_serif_family(draw::FONT_FAMILY);
+    let tree = svg2pdf::usvg::Tree::from_str(svg, &options).map_err(|e| e.to_string())?;
+    let conversion = svg2pdf::ConversionOptions::default();
+    svg2pdf::to_pdf(&tree, conversion, svg2pdf::PageOptions::default()).map_err(|e| e.to_string())
 }
 
 /// Where a value sits on the axis (log axes are drawn in log space).
@@ -807,7 +837,7 @@ mod tests {
     }
 
     #[test]
-    fn a_chart_renders_to_svg_and_png() {
+    fn a_chart_renders_to_svg_png_and_pdf() {
         let dir = std::env::temp_dir().join(format!("stgflow-plot-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let point = |x: f64, y: f64| Point {
@@ -833,6 +863,14 @@ mod tests {
         assert!(svg.contains("series a"), "the legend names the series");
         let png = std::fs::read(&files[1]).unwrap();
         assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+        assert_eq!(files[2], dir.join("t.pdf"));
+        let pdf = std::fs::read(&files[2]).unwrap();
+        assert!(pdf.starts_with(b"%PDF-"));
+        let embedded = |name: &[u8]| pdf.windows(name.len()).any(|w| w == name);
+        assert!(
+            embedded(b"DejaVuSans"),
+            "the text is set in the bundled font"
+        );
         let only_svg = Options {
             size: (400, 300),
             formats: vec![Format::Svg],

@@ -161,7 +161,11 @@ pub fn markdown(
     for entry in drawn {
         match entry {
             Drawn::Written { chart, files } => {
-                let file = files.first().and_then(|f| f.file_name()).map_or_else(
+                // A picture markdown shows: the SVG or PNG, not the PDF.
+                let shown = (files.iter())
+                    .find(|f| f.extension().is_none_or(|e| e != "pdf"))
+                    .or(files.first());
+                let file = shown.and_then(|f| f.file_name()).map_or_else(
                     || format!("{}.svg", chart.stem),
                     |f| f.to_string_lossy().into_owned(),
                 );

@@ -140,6 +140,8 @@ fn sweep_tiny_grid_writes_every_row_plot_and_the_report() {
         let svg =
             std::fs::read_to_string(out.join("plots").join(format!("{stem}.svg"))).expect("an SVG");
         assert!(svg.contains("<svg") && svg.contains("</svg>"), "{stem}.svg");
+        let pdf = std::fs::read(out.join("plots").join(format!("{stem}.pdf"))).expect("a PDF");
+        assert!(pdf.starts_with(b"%PDF-"), "{stem}.pdf");
     }
     let report = std::fs::read_to_string(out.join("report.md")).expect("the report");
     assert!(

@@ -27,6 +27,14 @@ pub fn colour(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
+/// The bundled font's TrueType bytes (DejaVu Sans), for pictures drawn by other means.
+pub fn font() -> &'static [u8] {
+    FONT
+}
+
+/// The bundled font's family name.
+pub const FONT_FAMILY: &str = "DejaVu Sans";
+
 /// Registers the bundled font as `sans-serif` (once per process).
 pub fn register_font() {
     static REGISTER: Once = Once::new();
