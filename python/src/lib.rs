@@ -2,6 +2,8 @@
 //! in-process (the same parsing, front ends, engines and output as the `stgflow` binary),
 //! its output and diagnostics handed back as bytes for the Python half to shape.
 
+use std::sync::{Mutex, mpsc};
+
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use stgflow_io::interrupt;
@@ -63,9 +65,181 @@ fn run(
 /// How often a run looks for a signal Python has taken.
 const SIGNALS: std::time::Duration = std::time::Duration::from_millis(50);
 
+/// A live run: `stgflow ARGS…` reading its standard input from what [`Live::send`] is
+/// given, as the command reads a pipe (a time point is complete once a line of a later
+/// one comes, or the input ends), and writing what it prints a time point at a time (a
+/// live run flushes after each) for [`Live::receive`].
+#[pyclass]
+struct Live {
+    input: Mutex<Option<mpsc::Sender<Vec<u8>>>>,
+    output: Mutex<mpsc::Receiver<Vec<u8>>>,
+    command: Mutex<Option<Command>>,
+}
+
+/// The run's thread: its exit code and standard error, once it ends.
+type Command = std::thread::JoinHandle<(i32, Vec<u8>)>;
+
+#[pymethods]
+impl Live {
+    #[new]
+    fn new(args: Vec<String>) -> Live {
+        let (input, lines) = mpsc::channel();
+        let (flushed, output) = mpsc::channel();
+        let command = std::thread::spawn(move || {
+            let mut err = Vec::new();
+            let stdin = std::io::BufReader::new(Received {
+                from: lines,
+                chunk: Vec::new(),
+                at: 0,
+            });
+            let stdout = Flushed {
+                buffer: Vec::new(),
+                to: flushed,
+            };
+            let argv = std::iter::once("stgflow".to_owned()).chain(args);
+            let code = stgflow_cli::run(argv, stdin, stdout, &mut err, Default::default());
+            (code, err)
+        });
+        Live {
+            input: Mutex::new(Some(input)),
+            output: Mutex::new(output),
+            command: Mutex::new(Some(command)),
+        }
+    }
+
+    /// Sends `data` to the run's standard input; an error once the input is closed.
+    fn send(&self, data: Vec<u8>) -> PyResult<()> {
+        let input = self.input.lock().unwrap_or_else(|e| e.into_inner());
+        // A run that ended (an input error) takes no more: `close` says why.
+        match input.as_ref() {
+            Some(sender) => {
+                let _ = sender.send(data);
+                Ok(())
+            }
+            None => Err(pyo3::exceptions::PyValueError::new_err(
+                "the input is closed",
+            )),
+        }
+    }
+
+    /// What the run printed since the last call: waits up to `timeout` seconds for the
+    /// first of it (the GIL released), then takes whatever else is there.
+    #[pyo3(signature = (timeout=0.0))]
+    fn receive(&self, py: Python<'_>, timeout: f64) -> PyResult<Py<PyBytes>> {
+        let deadline =
+            std::time::Instant::now() + std::time::Duration::from_secs_f64(timeout.max(0.0));
+        let mut bytes = Vec::new();
+        loop {
+            let wait = deadline
+                .saturating_duration_since(std::time::Instant::now())
+                .min(SIGNALS);
+            let got = py.allow_threads(|| {
+                let output = self.output.lock().unwrap_or_else(|e| e.into_inner());
+                let first = output.recv_timeout(wait).ok();
+                let got = first.is_some();
+                bytes.extend(first.into_iter().flatten());
+                bytes.extend(output.try_iter().flatten());
+                got
+            });
+            if got || std::time::Instant::now() >= deadline {
+                return Ok(PyBytes::new(py, &bytes).unbind());
+            }
+            py.check_signals()?;
+        }
+    }
+
+    /// Ends the input and waits for the run to end (a signal Python takes meanwhile stops
+    /// it at a complete time point, then is raised); returns its exit code, what it
+    /// printed since the last `receive` and its standard error.
+    fn close(&self, py: Python<'_>) -> PyResult<(i32, Py<PyBytes>, Py<PyBytes>)> {
+        drop(self.input.lock().unwrap_or_else(|e| e.into_inner()).take());
+        let command = self
+            .command
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        let Some(command) = command else {
+            return Err(pyo3::exceptions::PyValueError::new_err("the run is closed"));
+        };
+        let mut raised = None;
+        while !command.is_finished() {
+            py.allow_threads(|| std::thread::sleep(SIGNALS / 5));
+            if let Err(signal) = py.check_signals() {
+                raised.get_or_insert(signal);
+                interrupt::request(interrupt::Stop::Signal(2));
+            }
+        }
+        let joined = command.join();
+        interrupt::clear();
+        let (code, err) = joined
+            .map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("stgflow's run failed"))?;
+        if let Some(signal) = raised {
+            return Err(signal);
+        }
+        let output = self.output.lock().unwrap_or_else(|e| e.into_inner());
+        let rest: Vec<u8> = output.try_iter().flatten().collect();
+        Ok((
+            code,
+            PyBytes::new(py, &rest).unbind(),
+            PyBytes::new(py, &err).unbind(),
+        ))
+    }
+}
+
+/// Standard input made of the chunks [`Live::send`] sends; it ends when the sender is
+/// dropped.
+struct Received {
+    from: mpsc::Receiver<Vec<u8>>,
+    chunk: Vec<u8>,
+    at: usize,
+}
+
+impl std::io::Read for Received {
+    fn read(&mut self, into: &mut [u8]) -> std::io::Result<usize> {
+        while self.at == self.chunk.len() {
+            match self.from.recv() {
+                Ok(chunk) => (self.chunk, self.at) = (chunk, 0),
+                Err(_) => return Ok(0),
+            }
+        }
+        let n = into.len().min(self.chunk.len() - self.at);
+        into[..n].copy_from_slice(&self.chunk[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
+/// Standard output handed over at each flush (after each time point of a live run).
+struct Flushed {
+    buffer: Vec<u8>,
+    to: mpsc::Sender<Vec<u8>>,
+}
+
+impl std::io::Write for Flushed {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.buffer.extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if !self.buffer.is_empty() {
+            // Nobody receives any more: the session was dropped; the output goes nowhere.
+            let _ = self.to.send(std::mem::take(&mut self.buffer));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Flushed {
+    fn drop(&mut self) {
+        let _ = std::io::Write::flush(self);
+    }
+}
+
 #[pymodule]
 fn _stgflow(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(run, module)?)?;
+    module.add_class::<Live>()?;
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

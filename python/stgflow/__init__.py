@@ -200,26 +200,56 @@ class Program:
         if format is not None:
             flags += ["--format", format]
         flags += list(args)
-        stdin = None
+        facts = None
         if isinstance(stream, (str, os.PathLike)):
             streams = [str(stream)]
         elif isinstance(stream, pd.DataFrame):
-            streams, stdin = ["-"], _csv_of_frame(stream)
-            flags += ["--format", "csv"]
+            facts = _csv_of_frame(stream)
         elif isinstance(stream, (list, tuple)) and stream and all(isinstance(s, (str, os.PathLike)) for s in stream):
             streams = [str(s) for s in stream]
         else:
-            streams, stdin = ["-"], _csv_of_facts(stream)
-            flags += ["--format", "csv"]
-        with tempfile.TemporaryDirectory(prefix="stgflow-run-") as out_dir:
+            facts = _csv_of_facts(stream)
+        with tempfile.TemporaryDirectory(prefix="stgflow-run-") as work:
+            out_dir = os.path.join(work, "out")
+            os.mkdir(out_dir)
+            if facts is not None:
+                # A file, not standard input: a batch is replayed as a batch (in parts, in
+                # parallel), where standard input is a live stream.
+                streams = [os.path.join(work, "stream.csv")]
+                Path(streams[0]).write_bytes(facts)
+                flags += ["--format", "csv"]
             files = mode in ("points", "changes", "intervals")
             if files:
                 flags += ["--output-dir", out_dir, "--output-format", "csv"]
-            code, out, err = _call(["run", *self._paths, *streams, *flags], stdin)
+            code, out, err = _call(["run", *self._paths, *streams, *flags])
             frame = _frame_of_files(Path(out_dir), mode) if files else _frame_of_lines(out, mode)
         if code != 0:
             raise RunError(err, frame)
         return frame
+
+    def session(
+        self,
+        mode: str = "changes",
+        workers: Optional[int] = None,
+        tick: int = 1,
+        output: Optional[Sequence[str]] = None,
+        args: Sequence[str] = (),
+    ) -> "Session":
+        """A live stream: push each time point's facts, take each time point's results
+        once it is complete, as ``stgflow run PROGRAM -`` reads a pipe: time point t is
+        complete once a fact of a later one is pushed, or the session is closed (a time
+        point pushed without facts tells the run nothing). The run evaluates beside
+        Python, so results come as it completes time points. ``mode`` is ``points``,
+        ``changes`` or ``intervals`` (an interval comes when it ends, those still open
+        at ``close``); the other arguments are ``run``'s."""
+        if mode not in ("points", "changes", "intervals"):
+            raise ValueError(f"a session's mode is points, changes or intervals, not {mode!r}")
+        flags = ["--mode", mode, "-q", "--tick", str(tick), "--format", "csv"]
+        if workers is not None:
+            flags += ["-w", str(workers)]
+        if output:
+            flags += ["--output", ",".join(output)]
+        return Session(_stgflow.Live(["run", *map(str, self._paths), "-", *flags, *args]), mode)
 
     def explain(self, stream: Union[str, os.PathLike], fact: str, tick: int = 1) -> str:
         """Why ``fact`` (``'trusted(d1,4)'``, its time last) holds or does not, as
@@ -228,6 +258,99 @@ class Program:
         if code != 0:
             raise RunError(err)
         return out.decode("utf-8")
+
+
+class Session:
+    """A live run of a program (``Program.session``): ``push`` a time point's facts,
+    ``results`` gives what the completed time points printed, ``close`` ends the stream
+    and gives the rest. Also a context manager that closes it."""
+
+    def __init__(self, live, mode: str):
+        self._live = live
+        self._mode = mode
+        self._closed = False
+
+    def push(self, time: int, facts: Iterable) -> None:
+        """The facts ``(predicate, args)`` of time point ``time`` (in time order: a time
+        point pushed completes every one before it)."""
+        if self._closed:
+            raise ValueError("the session is closed")
+        self._live.send(_csv_of_facts((p, a, time) for p, a in facts))
+
+    def results(self, timeout: float = 0.0) -> pd.DataFrame:
+        """What the run has printed since the last call (it evaluates beside Python, so
+        the results of the time points just completed may still be coming), waiting up
+        to ``timeout`` seconds for something to come: columns ``predicate``, ``arg1``…,
+        then ``time`` (and ``change``), or ``start`` and ``end``."""
+        return _frame_of_td(self._live.receive(timeout), self._mode)
+
+    def close(self) -> pd.DataFrame:
+        """Ends the stream (its last time point is then complete) and returns the rest of
+        the results; raises ``RunError`` (with them) where the run failed."""
+        if self._closed:
+            raise ValueError("the session is closed")
+        self._closed = True
+        code, out, err = self._live.close()
+        frame = _frame_of_td(bytes(out), self._mode)
+        if code != 0:
+            raise RunError(bytes(err).decode("utf-8", "replace"), frame)
+        return frame
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if not self._closed:
+            self.close()
+
+
+_TD_LINE = {
+    "points": re.compile(r"^(?P<pred>[^(]+)(?:\((?P<args>.*)\))?\.$"),
+    "changes": re.compile(r"^(?P<change>[+-])(?P<pred>[^( ]+)(?:\((?P<args>.*)\))? @(?P<time>\d+)$"),
+    "intervals": re.compile(r"^(?P<pred>[^( ]+)(?:\((?P<args>.*)\))? \[(?P<start>\d+),(?P<end>\d+)\)$"),
+}
+
+
+def _split_arguments(text: str) -> list:
+    """A fact's arguments as printed: split at the commas outside quotes; numbers as
+    numbers."""
+    values, current, quoted = [], [], False
+    for char in text:
+        if char == '"':
+            quoted = not quoted
+        if char == "," and not quoted:
+            values.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    values.append("".join(current))
+    return [int(v) if re.fullmatch(r"-?\d+", v) else v for v in values]
+
+
+def _frame_of_td(out: bytes, mode: str) -> pd.DataFrame:
+    """TD output lines of ``points``, ``changes`` or ``intervals`` as a frame, with the
+    columns ``run`` gives."""
+    timing = {"points": ["time"], "changes": ["time", "change"], "intervals": ["start", "end"]}[mode]
+    rows = []
+    for line in out.decode("utf-8").splitlines():
+        found = _TD_LINE[mode].match(line)
+        if not found:
+            continue
+        arguments = found.group("args")
+        values = _split_arguments(arguments) if arguments else []
+        if mode == "points":
+            *values, time = values
+            timed = [time]
+        elif mode == "changes":
+            timed = [int(found.group("time")), 1 if found.group("change") == "+" else -1]
+        else:
+            timed = [int(found.group("start")), int(found.group("end"))]
+        rows.append([found.group("pred"), *values, *timed])
+    width = max((len(r) for r in rows), default=1 + len(timing)) - 1 - len(timing)
+    columns = ["predicate", *(f"arg{i + 1}" for i in range(width)), *timing]
+    # Facts of fewer arguments: their missing arguments empty, the timing columns last.
+    rows = [[r[0], *r[1 : len(r) - len(timing)], *[None] * (len(columns) - len(r)), *r[len(r) - len(timing) :]] for r in rows]
+    return pd.DataFrame(rows, columns=columns)
 
 
 def _csv_of_facts(facts: Iterable) -> bytes:

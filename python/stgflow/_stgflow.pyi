@@ -7,3 +7,15 @@ __version__: str
 def run(args: Sequence[str], stdin: Optional[bytes] = None) -> Tuple[int, bytes, bytes]:
     """Runs ``stgflow ARGS…`` with ``stdin`` as standard input; returns the exit code,
     standard output and standard error. The GIL is released while it runs."""
+
+class Live:
+    """A live run of ``stgflow ARGS…`` reading its standard input from ``send``."""
+
+    def __init__(self, args: Sequence[str]) -> None: ...
+    def send(self, data: bytes) -> None:
+        """Sends ``data`` to the run's standard input."""
+    def receive(self, timeout: float = 0.0) -> bytes:
+        """What the run printed since the last call, waiting up to ``timeout`` seconds."""
+    def close(self) -> Tuple[int, bytes, bytes]:
+        """Ends the input, waits for the run; its exit code, the rest of its output and
+        its standard error."""

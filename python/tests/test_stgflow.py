@@ -131,3 +131,56 @@ def test_ctrl_c_stops_a_run_with_keyboard_interrupt_and_the_next_run_runs():
         program.run([("q", ["a"], 0)], mode="changes", until=10**9, args=["--output", "p"])
     frame = program.run([("q", ["a"], 0)], mode="changes", until=4, args=["--output", "p"])
     assert list(frame["time"]) == [0, 1, 2, 3, 4]
+
+
+def _collected(session, frames, rows, deadline=30.0):
+    """Takes a session's results until they hold ``rows`` rows (or the deadline)."""
+    import time
+
+    end = time.time() + deadline
+    while sum(len(f) for f in frames) < rows and time.time() < end:
+        frames.append(session.results(timeout=0.2))
+    return sum(len(f) for f in frames)
+
+
+@pytest.mark.parametrize("mode", ["changes", "intervals", "points"])
+def test_a_session_gives_what_a_run_over_the_same_facts_gives(mode):
+    program = stgflow.Program.load(EXAMPLES / "device_safety.tdl")
+    stream = [(t, "repair" if t % 3 == 0 else "warning", [f"d{t % 4}"]) for t in range(0, 40)]
+    whole = program.run([(p, a, t) for t, p, a in stream], mode=mode)
+    frames = []
+    with program.session(mode=mode) as session:
+        for t, predicate, arguments in stream[:20]:
+            session.push(t, [(predicate, arguments)])
+        # Time points 0..18 are complete: their results come without more input.
+        complete = whole[whole["start" if mode == "intervals" else "time"] <= 18]
+        if mode == "intervals":
+            complete = whole[whole["end"] <= 19]
+        assert _collected(session, frames, len(complete)) == len(complete)
+        for t, predicate, arguments in stream[20:]:
+            session.push(t, [(predicate, arguments)])
+        frames.append(session.close())
+    live = pd.concat(frames, ignore_index=True)
+    timing = {"points": ["time"], "changes": ["time", "change"], "intervals": ["start", "end"]}[mode]
+    key = [timing[0], "predicate", "arg1"]
+    pd.testing.assert_frame_equal(
+        live.sort_values(key).reset_index(drop=True),
+        whole.sort_values(key).reset_index(drop=True),
+        check_dtype=False,
+    )
+
+
+def test_a_session_whose_time_goes_back_raises_with_what_came_before():
+    program = stgflow.Program.load(EXAMPLES / "device_safety.tdl")
+    session = program.session(mode="intervals")
+    session.push(1, [("repair", ["d1"])])
+    session.push(9, [("repair", ["d2"])])
+    session.push(3, [("warning", ["d1"])])
+    with pytest.raises(stgflow.RunError) as raised:
+        session.close()
+    assert "E102" in str(raised.value)
+    # Time points 1..8 are complete: the intervals open there end at 9.
+    partial = raised.value.partial
+    assert sorted(zip(partial["predicate"], partial["start"], partial["end"])) == [("safe", 2, 9), ("trusted", 4, 9)]
+    with pytest.raises(ValueError):
+        session.push(10, [])
