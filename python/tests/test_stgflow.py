@@ -184,3 +184,24 @@ def test_a_session_whose_time_goes_back_raises_with_what_came_before():
     assert sorted(zip(partial["predicate"], partial["start"], partial["end"])) == [("safe", 2, 9), ("trusted", 4, 9)]
     with pytest.raises(ValueError):
         session.push(10, [])
+
+
+def test_the_timeline_example_runs_and_its_front_ends_agree(tmp_path):
+    """`examples/python/timeline.py`: TD's inertia (`safe`) and the Event Calculus's
+    (`in_service`) derive the same intervals from one generated stream; the picture is
+    written."""
+    pytest.importorskip("matplotlib")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("timeline", ROOT / "examples" / "python" / "timeline.py")
+    timeline = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(timeline)
+    intervals = timeline.derive(timeline.events())
+    td = intervals[(intervals.program == "TD") & (intervals.predicate == "safe")]
+    ec = intervals[(intervals.program == "EC") & (intervals.predicate == "in_service")]
+    assert len(td) > 10
+    assert sorted(zip(td.arg1, td.start, td.end)) == sorted(zip(ec.arg1, ec.start, ec.end))
+    assert set(intervals.program) == {"TD", "LARS", "EC"}
+    out = tmp_path / "timeline.png"
+    timeline.draw(intervals, out)
+    assert out.read_bytes().startswith(b"\x89PNG")
