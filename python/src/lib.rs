@@ -133,15 +133,16 @@ impl Live {
             let wait = deadline
                 .saturating_duration_since(std::time::Instant::now())
                 .min(SIGNALS);
-            let got = py.allow_threads(|| {
+            let waiting = py.allow_threads(|| {
                 let output = self.output.lock().unwrap_or_else(|e| e.into_inner());
-                let first = output.recv_timeout(wait).ok();
-                let got = first.is_some();
+                let first = output.recv_timeout(wait);
+                let waiting = matches!(first, Err(mpsc::RecvTimeoutError::Timeout));
                 bytes.extend(first.into_iter().flatten());
                 bytes.extend(output.try_iter().flatten());
-                got
+                waiting
             });
-            if got || std::time::Instant::now() >= deadline {
+            // Something came, the run ended (nothing more will), or the time is up.
+            if !waiting || std::time::Instant::now() >= deadline {
                 return Ok(PyBytes::new(py, &bytes).unbind());
             }
             py.check_signals()?;
