@@ -214,3 +214,20 @@ def test_the_timeline_example_runs_and_its_front_ends_agree(tmp_path):
     out = tmp_path / "timeline.png"
     timeline.draw(intervals, out)
     assert out.read_bytes().startswith(b"\x89PNG")
+
+
+def test_a_parquet_file_of_a_dataframe_gives_the_dataframes_results(tmp_path):
+    """A DataFrame written as Parquet (``predicate``, ``time``, argument columns) and read
+    by the command as a stream gives what the DataFrame itself gives."""
+    pytest.importorskip("pyarrow")
+    program = stgflow.Program.load(EXAMPLES / "device_safety.tdl")
+    frame = pd.DataFrame(
+        [("repair" if t % 3 else "warning", t, f"d{t % 4}") for t in range(60)],
+        columns=["predicate", "time", "arg1"],
+    )
+    path = tmp_path / "events.parquet"
+    frame.to_parquet(path, index=False)
+    by_frame = program.run(frame, mode="intervals")
+    by_parquet = program.run(path, mode="intervals")
+    assert len(by_frame) > 5
+    pd.testing.assert_frame_equal(by_parquet, by_frame)

@@ -28,6 +28,7 @@
 //!   ([`ReaderState::declare_timeline`]); the driver then runs every time point of it.
 
 pub mod blocks;
+pub mod columnar;
 pub mod csv;
 pub mod cursor;
 mod error;
@@ -336,6 +337,12 @@ impl<R: BufRead> FactReader<R> {
         )
         .with_tick(self.state.tick)
         .with_tolerance(self.state.tolerance)
+    }
+
+    /// The reader's state alone (its settings, nothing read yet), for a source that is not
+    /// made of lines (`columnar`).
+    pub(crate) fn into_state(self) -> ReaderState {
+        self.state
     }
 
     /// The next fact, `None` at the end of the input.

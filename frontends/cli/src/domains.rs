@@ -166,6 +166,13 @@ impl Context<'_> {
         for fact in &program.facts {
             collector.collect(&mut found, &mut entity, (fact.pred, &fact.args, fact.time));
         }
+        if let Some(stream) =
+            (ahead.streams.iter()).find(|s| stgflow_io::stream::columnar::is_parquet(s))
+        {
+            return Err(Failure::Message(format!(
+                "{stream}: a Parquet stream is not read ahead for RTEC's dynamic domains; run with `--ec-domains stream`"
+            )));
+        }
         let schema = Schema::new(program);
         let tolerance = Tolerance {
             skip_late: true,

@@ -47,6 +47,15 @@ impl Context<'_> {
         let mut sources: Vec<Box<dyn FactSource + '_>> = vec![Box::new(ProgramFacts::new(program))];
         for stream in streams {
             let format = self.stream_format(args.format.as_deref(), stream);
+            if stgflow_io::stream::columnar::is_parquet(stream) {
+                let like =
+                    FactReader::new(std::io::empty(), stream.clone(), format, schema.clone())
+                        .with_tick(args.tick);
+                sources.push(Box::new(stgflow_io::stream::columnar::Columnar::open(
+                    stream, like,
+                )));
+                continue;
+            }
             let (file, _) = crate::run::open_input(stream, None)?;
             sources.push(Box::new(
                 FactReader::new(BufReader::new(file), stream.clone(), format, schema.clone())

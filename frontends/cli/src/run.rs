@@ -10,6 +10,7 @@ use stgflow_engine::Engine;
 use stgflow_io::drive::{FactSource, ProgramFacts, RunError, Splitting, Timeline};
 use stgflow_io::sink::{BUFFER, Buffered, Encoding, Files, Mode, Sink};
 use stgflow_io::stream::blocks::{ParallelReader, Parallelism};
+use stgflow_io::stream::columnar::{self, Columnar};
 use stgflow_io::stream::split::{SplitFile, Splittable};
 use stgflow_io::stream::{FactReader, Format, InputFact, Schema, SkipCounts, StreamError};
 use stgflow_lang::Compiled;
@@ -268,6 +269,10 @@ impl Context<'_> {
                 };
                 live = true;
                 sources.push(Box::new(like.with_input(input)));
+            } else if columnar::is_parquet(stream) {
+                std::fs::metadata(stream)
+                    .map_err(|e| Failure::Message(format!("cannot open {stream}: {e}")))?;
+                sources.push(Box::new(Columnar::open(stream, like)));
             } else {
                 sources.push(open_file(stream, like, args, read)?);
             }

@@ -1,0 +1,324 @@
+//! Streams as Parquet files (`events.parquet`): a `predicate` column, a `time` column and
+//! the arguments in the columns after them, in order, as the CSV format's lines
+//! `time,predicate,arg…` have them. An integer column holds numbers, a text column names;
+//! a fact of fewer arguments than the widest has nulls in the columns past its own (its
+//! arguments end at the first null). Rows go through the same [`ReaderState`] as a text
+//! format's lines (time order, lateness, unknown predicates and arities, `--tick`), a row
+//! counting as a line: an error names the file, the row (from 1, over the whole file)
+//! and its row group.
+
+use std::fs::File;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int32Type, Int64Type, UInt32Type, UInt64Type};
+use arrow_array::{Array, ArrayRef, RecordBatch};
+use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
+use stgflow_lang::ir::PredId;
+use stgflow_lang::value::{Row, Value};
+
+use super::{Code, FactReader, InputFact, ReaderState, SkipCounts, StreamError};
+use crate::drive::{FactSource, take_queued};
+
+/// Rows decoded at a time.
+const BATCH_ROWS: usize = 8192;
+
+/// Whether `path` names a Parquet file (by its extension).
+pub fn is_parquet(path: &str) -> bool {
+    path.rsplit('.')
+        .next()
+        .is_some_and(|e| e.eq_ignore_ascii_case("parquet"))
+}
+
+/// A Parquet file's facts, row by row (see the module docs).
+pub struct Columnar {
+    state: ReaderState,
+    /// The file's batches; an error opening it, reported as the first fact is asked for.
+    batches: Result<ParquetRecordBatchReader, Option<Box<StreamError>>>,
+    /// The batch being read, its columns, and the next row of it.
+    batch: Option<(Columns, usize)>,
+    /// Per row group, the row (from 0, over the file) it starts at.
+    group_starts: Vec<usize>,
+    /// Rows read before the batch being read.
+    rows_before: usize,
+}
+
+impl std::fmt::Debug for Columnar {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Columnar")
+            .field("name", &self.state.name)
+            .field("row", &self.state.line)
+            .finish()
+    }
+}
+
+/// A batch's columns: the predicate, the time, the arguments.
+struct Columns {
+    predicate: ArrayRef,
+    time: ArrayRef,
+    arguments: Vec<ArrayRef>,
+}
+
+impl Columnar {
+    /// The Parquet file `path`, its facts read with `like`'s settings (its name, schema,
+    /// tick and tolerance). A file that cannot be read as a stream fails the first read,
+    /// as a text stream's first bad line does.
+    pub fn open(path: &str, like: FactReader<std::io::Empty>) -> Columnar {
+        let mut columnar = Columnar {
+            state: like.into_state(),
+            batches: Err(None),
+            batch: None,
+            group_starts: Vec::new(),
+            rows_before: 0,
+        };
+        columnar.batches = columnar.batches(path).map_err(Some);
+        columnar
+    }
+
+    fn batches(&mut self, path: &str) -> Result<ParquetRecordBatchReader, Box<StreamError>> {
+        let unreadable = |e: &dyn std::fmt::Display| {
+            let message = format!("cannot read {path} as Parquet: {e}");
+            self.error(Code::E103, message, String::new())
+        };
+        let file = File::open(path).map_err(|e| unreadable(&e))?;
+        let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| unreadable(&e))?;
+        let names: Vec<String> = (builder.schema().fields().iter())
+            .map(|f| f.name().clone())
+            .collect();
+        if !names.iter().any(|n| n == "predicate") || !names.iter().any(|n| n == "time") {
+            let mut error = self.error(
+                Code::E101,
+                format!(
+                    "a Parquet stream needs a `predicate` and a `time` column; it has {}",
+                    names.join(", ")
+                ),
+                String::new(),
+            );
+            error.help = Some("the arguments are the columns after them, in order".to_owned());
+            return Err(error);
+        }
+        let mut rows = 0usize;
+        let mut starts = Vec::new();
+        for group in builder.metadata().row_groups() {
+            starts.push(rows);
+            rows += usize::try_from(group.num_rows()).unwrap_or(0);
+        }
+        let batches = (builder.with_batch_size(BATCH_ROWS).build()).map_err(|e| unreadable(&e));
+        self.group_starts = starts;
+        batches
+    }
+
+    /// Reads the next row into the state's queue; `false` at the end of the file.
+    fn next_row(&mut self) -> Result<bool, Box<StreamError>> {
+        loop {
+            if let Some((columns, row)) = &mut self.batch {
+                if *row < columns.time.len() {
+                    let at = *row;
+                    *row += 1;
+                    self.state.line = self.rows_before + at + 1;
+                    return self.accept(at).map(|()| true);
+                }
+                self.rows_before += columns.time.len();
+                self.batch = None;
+            }
+            let batches = match &mut self.batches {
+                Ok(batches) => batches,
+                Err(failed) => return failed.take().map_or(Ok(false), Err),
+            };
+            match batches.next() {
+                None => return Ok(false),
+                Some(Err(e)) => {
+                    return Err(self.error(
+                        Code::E103,
+                        format!("cannot read the file: {e}"),
+                        String::new(),
+                    ));
+                }
+                Some(Ok(batch)) => self.batch = Some((self.columns(&batch)?, 0)),
+            }
+        }
+    }
+
+    /// `batch`'s columns: `predicate`, `time`, and the arguments after them.
+    fn columns(&self, batch: &RecordBatch) -> Result<Columns, Box<StreamError>> {
+        let schema = batch.schema();
+        let index = |name: &str| schema.index_of(name).ok();
+        let (Some(p), Some(t)) = (index("predicate"), index("time")) else {
+            let message = "a Parquet stream needs a `predicate` and a `time` column".to_owned();
+            return Err(self.error(Code::E101, message, String::new()));
+        };
+        let arguments = (0..batch.num_columns())
+            .filter(|&i| i != p && i != t)
+            .map(|i| batch.column(i).clone())
+            .collect();
+        Ok(Columns {
+            predicate: batch.column(p).clone(),
+            time: batch.column(t).clone(),
+            arguments,
+        })
+    }
+
+    /// Row `at` of the batch being read, through the state as a text format's line.
+    fn accept(&mut self, at: usize) -> Result<(), Box<StreamError>> {
+        let Some((columns, _)) = &self.batch else {
+            return Ok(());
+        };
+        let predicate = match text(&columns.predicate, at) {
+            Some(Some(name)) if !name.is_empty() => name.to_owned(),
+            Some(_) => return Err(self.row_error("the row has no predicate")),
+            None => return Err(self.row_error("the `predicate` column must be text")),
+        };
+        let time = match integer(&columns.time, at) {
+            Some(Some(t)) if t >= 0 => t as u64,
+            Some(Some(_)) => return Err(self.row_error("the time must be a non-negative integer")),
+            Some(None) => return Err(self.row_error("the row has no time")),
+            None => return Err(self.row_error("the `time` column must hold integers")),
+        };
+        let mut args = Row::new();
+        for column in &columns.arguments {
+            if column.is_null(at) {
+                break;
+            }
+            match (integer(column, at), text(column, at)) {
+                (Some(Some(i)), _) => args.push(Value::Int(i)),
+                (_, Some(Some(s))) => args.push(Value::sym(s)),
+                _ => return Err(self.row_error("an argument column must hold integers or text")),
+            }
+        }
+        let result = self.state.accept("", &predicate, args, time, 0);
+        result.map_err(|mut error| {
+            error.text = self.row_text();
+            // A row is this stream's line.
+            let message = error.message.replace("(line ", "(row ");
+            error.message = format!("{message} ({})", self.place());
+            error
+        })
+    }
+
+    /// Where the current row is: its row group and its row within it, both counted from
+    /// 0 as Parquet's tools count them (the location's line is the row counted from 1
+    /// over the whole file).
+    fn place(&self) -> String {
+        let row = self.state.line.saturating_sub(1);
+        let group = self
+            .group_starts
+            .partition_point(|&s| s <= row)
+            .saturating_sub(1);
+        let within = row - self.group_starts.get(group).copied().unwrap_or(0);
+        format!("row group {group}, row {within} in it")
+    }
+
+    /// The current row as the CSV line of the same fact, for an error's excerpt.
+    fn row_text(&self) -> String {
+        let Some((columns, row)) = &self.batch else {
+            return String::new();
+        };
+        let at = row.saturating_sub(1);
+        let mut fields = vec![cell(&columns.time, at), cell(&columns.predicate, at)];
+        fields.extend(
+            (columns.arguments.iter())
+                .take_while(|c| !c.is_null(at))
+                .map(|c| cell(c, at)),
+        );
+        fields.join(",")
+    }
+
+    fn row_error(&self, message: &str) -> Box<StreamError> {
+        let message = format!("{message} ({})", self.place());
+        self.error(Code::E101, message, self.row_text())
+    }
+
+    fn error(&self, code: Code, message: String, text: String) -> Box<StreamError> {
+        Box::new(StreamError {
+            code: code.as_str(),
+            file: self.state.name.clone(),
+            line: self.state.line,
+            column: 1,
+            message,
+            text,
+            help: None,
+        })
+    }
+}
+
+/// Row `at` of `column` as text: `None` if the column is not text, `Some(None)` for a null.
+fn text(column: &dyn Array, at: usize) -> Option<Option<&str>> {
+    if let Some(strings) = column.as_string_opt::<i32>() {
+        return Some(strings.is_valid(at).then(|| strings.value(at)));
+    }
+    if let Some(strings) = column.as_string_opt::<i64>() {
+        return Some(strings.is_valid(at).then(|| strings.value(at)));
+    }
+    if let Some(strings) = column.as_string_view_opt() {
+        return Some(strings.is_valid(at).then(|| strings.value(at)));
+    }
+    if let Some(dictionary) = column.as_any_dictionary_opt() {
+        if !dictionary.is_valid(at) {
+            return Some(None);
+        }
+        let key = usize::try_from(integer(dictionary.keys(), at)??).ok()?;
+        return text(dictionary.values().as_ref(), key);
+    }
+    None
+}
+
+/// Row `at` of `column` as an integer: `None` if the column does not hold integers,
+/// `Some(None)` for a null.
+fn integer(column: &dyn Array, at: usize) -> Option<Option<i64>> {
+    if !column.data_type().is_integer() {
+        return None;
+    }
+    if column.is_null(at) {
+        return Some(None);
+    }
+    let value = if let Some(a) = column.as_primitive_opt::<Int64Type>() {
+        a.value(at)
+    } else if let Some(a) = column.as_primitive_opt::<Int32Type>() {
+        i64::from(a.value(at))
+    } else if let Some(a) = column.as_primitive_opt::<UInt32Type>() {
+        i64::from(a.value(at))
+    } else if let Some(a) = column.as_primitive_opt::<UInt64Type>() {
+        i64::try_from(a.value(at)).ok()?
+    } else {
+        return None;
+    };
+    Some(Some(value))
+}
+
+/// A cell as an error's excerpt shows it.
+fn cell(column: &dyn Array, at: usize) -> String {
+    match (integer(column, at), text(column, at)) {
+        (Some(Some(i)), _) => i.to_string(),
+        (_, Some(Some(s))) => s.to_owned(),
+        _ => String::new(),
+    }
+}
+
+impl FactSource for Columnar {
+    fn next_fact(&mut self) -> Result<Option<InputFact>, Box<StreamError>> {
+        loop {
+            if let Some(fact) = self.state.pending.pop_front() {
+                return Ok(Some(fact));
+            }
+            if self.next_row()? {
+                continue;
+            }
+            // One time point at a time: an interval may run for a very long time.
+            let Some(first) = self.state.held.first_key_value().map(|(t, _)| *t) else {
+                return Ok(None);
+            };
+            self.state.release_held(first);
+        }
+    }
+
+    fn take_at(
+        &mut self,
+        time: u64,
+        out: &mut Vec<(PredId, Row)>,
+    ) -> Result<Option<InputFact>, Box<StreamError>> {
+        take_queued(self, |source| source.state.pending.pop_front(), time, out)
+    }
+
+    fn skipped(&self) -> SkipCounts {
+        self.state.skipped.clone()
+    }
+}

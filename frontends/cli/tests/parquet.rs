@@ -1,0 +1,237 @@
+//! Parquet files as streams: the same facts as a CSV stream give the same output, byte
+//! for byte, on one and several workers and the reference evaluator; a row that breaks the
+//! stream's rules is named by its row, row group and the fact it holds.
+
+mod common;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+use parquet::arrow::ArrowWriter;
+use parquet::file::properties::WriterProperties;
+
+use common::{output_of, stdout_of, tempdir};
+
+/// One fact of the stream: time, predicate, arguments (integers or names).
+type Fact = (i64, &'static str, Vec<Arg>);
+
+#[derive(Clone)]
+enum Arg {
+    Int(i64),
+    Name(String),
+}
+
+/// `facts` as a Parquet file of `predicate`, `time` and `arg1`…`argN` columns (a column of
+/// integers where every value in it is one, else of text), row groups of `group` rows.
+fn write_parquet(path: &Path, facts: &[Fact], group: usize) {
+    let width = facts.iter().map(|f| f.2.len()).max().unwrap_or(0);
+    let mut columns: Vec<(String, ArrayRef)> = vec![
+        (
+            "predicate".into(),
+            Arc::new(StringArray::from_iter_values(facts.iter().map(|f| f.1))),
+        ),
+        (
+            "time".into(),
+            Arc::new(Int64Array::from_iter_values(facts.iter().map(|f| f.0))),
+        ),
+    ];
+    for i in 0..width {
+        let cells: Vec<Option<&Arg>> = facts.iter().map(|f| f.2.get(i)).collect();
+        let numbers = cells.iter().flatten().all(|a| matches!(a, Arg::Int(_)));
+        let column: ArrayRef = if numbers {
+            Arc::new(Int64Array::from(
+                (cells.iter())
+                    .map(|c| c.map(|a| if let Arg::Int(n) = a { *n } else { 0 }))
+                    .collect::<Vec<_>>(),
+            ))
+        } else {
+            Arc::new(StringArray::from(
+                (cells.iter())
+                    .map(|c| {
+                        c.map(|a| match a {
+                            Arg::Int(n) => n.to_string(),
+                            Arg::Name(s) => s.clone(),
+                        })
+                    })
+                    .collect::<Vec<_>>(),
+            ))
+        };
+        columns.push((format!("arg{}", i + 1), column));
+    }
+    let batch = RecordBatch::try_from_iter(columns).unwrap_or_else(|e| panic!("{e}"));
+    let file = std::fs::File::create(path).unwrap_or_else(|e| panic!("{e}"));
+    let properties = WriterProperties::builder()
+        .set_max_row_group_size(group)
+        .build();
+    let mut writer = ArrowWriter::try_new(file, batch.schema(), Some(properties))
+        .unwrap_or_else(|e| panic!("{e}"));
+    writer.write(&batch).unwrap_or_else(|e| panic!("{e}"));
+    writer.close().unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// `facts` as CSV lines `time,predicate,arg…`.
+fn write_csv(path: &Path, facts: &[Fact]) {
+    let mut text = String::new();
+    for (time, predicate, args) in facts {
+        text.push_str(&format!("{time},{predicate}"));
+        for arg in args {
+            match arg {
+                Arg::Int(n) => text.push_str(&format!(",{n}")),
+                Arg::Name(s) => text.push_str(&format!(",{s}")),
+            }
+        }
+        text.push('\n');
+    }
+    std::fs::write(path, text).unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// Repairs and warnings of devices by name, and readings with a number (a predicate the
+/// program does not read: skipped alike), over 300 time points.
+fn device_stream() -> Vec<Fact> {
+    let mut facts = Vec::new();
+    for t in 0..300i64 {
+        let device = Arg::Name(format!("d{}", t % 7));
+        facts.push((
+            t,
+            if t % 3 == 0 { "warning" } else { "repair" },
+            vec![device.clone()],
+        ));
+        if t % 5 == 0 {
+            facts.push((t, "reading", vec![device, Arg::Int(t * 10)]));
+        }
+    }
+    facts
+}
+
+#[test]
+fn a_parquet_stream_gives_the_csv_streams_output_on_every_path() {
+    let dir = tempdir();
+    let facts = device_stream();
+    let (parquet, csv) = (dir.join("events.parquet"), dir.join("events.csv"));
+    write_parquet(&parquet, &facts, 64);
+    write_csv(&csv, &facts);
+    let program = "datasets/examples/device_safety.tdl";
+    for mode in ["points", "changes", "intervals"] {
+        for path in [&["-w", "1"][..], &["-w", "3"], &["--engine", "reference"]] {
+            let run = |stream: &Path, format: &[&str]| {
+                let mut args = vec![
+                    "run",
+                    program,
+                    stream.to_str().unwrap_or_default(),
+                    "--mode",
+                    mode,
+                ];
+                args.extend(format);
+                args.extend(path);
+                stdout_of(&args)
+            };
+            let from_csv = run(&csv, &["--format", "csv"]);
+            assert!(from_csv.lines().count() > 100, "{mode} {path:?}");
+            assert!(
+                run(&parquet, &[]) == from_csv,
+                "{mode} {path:?}: Parquet differs from CSV"
+            );
+        }
+    }
+}
+
+#[test]
+fn integer_columns_are_numbers_as_in_csv() {
+    let dir = tempdir();
+    let program = dir.join("window.tdl");
+    std::fs::write(&program, "q(A, B, T) :- p(A, B, T-2).\n").unwrap_or_else(|e| panic!("{e}"));
+    let facts: Vec<Fact> = (0..500i64)
+        .map(|t| (t / 3, "p", vec![Arg::Int(t), Arg::Name(format!("n{t}"))]))
+        .collect();
+    let (parquet, csv) = (dir.join("p.parquet"), dir.join("p.csv"));
+    write_parquet(&parquet, &facts, 100);
+    write_csv(&csv, &facts);
+    let program = program.to_str().unwrap_or_default();
+    let from_csv = stdout_of(&[
+        "run",
+        program,
+        csv.to_str().unwrap_or_default(),
+        "--format",
+        "csv",
+        "--mode",
+        "changes",
+    ]);
+    let from_parquet = stdout_of(&[
+        "run",
+        program,
+        parquet.to_str().unwrap_or_default(),
+        "--mode",
+        "changes",
+    ]);
+    assert!(from_csv.contains("+q(7,n7) @4"), "{from_csv:.200}");
+    assert!(from_parquet == from_csv, "Parquet differs from CSV");
+}
+
+#[test]
+fn a_row_out_of_order_is_named_by_row_and_row_group() {
+    let dir = tempdir();
+    let facts: Vec<Fact> = [1, 2, 3, 9, 4]
+        .into_iter()
+        .map(|t| (t, "repair", vec![Arg::Name("d1".into())]))
+        .collect();
+    let parquet = dir.join("back.parquet");
+    write_parquet(&parquet, &facts, 2);
+    let output = output_of(&[
+        "run",
+        "datasets/examples/device_safety.tdl",
+        parquet.to_str().unwrap_or_default(),
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("E102"), "{stderr}");
+    assert!(stderr.contains("(row group 2, row 0 in it)"), "{stderr}");
+    assert!(stderr.contains("back.parquet:5:1"), "{stderr}");
+    assert!(stderr.contains("4,repair,d1"), "{stderr}");
+    // Time points 1..8 are complete (a row of 9 came): their output is written.
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.starts_with("safe(d1,2).\n") && stdout.ends_with("trusted(d1,8).\n"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_parquet_file_without_the_stream_columns_is_refused_with_what_it_has() {
+    let dir = tempdir();
+    let path = dir.join("plain.parquet");
+    let batch = RecordBatch::try_from_iter([(
+        "name",
+        Arc::new(StringArray::from_iter_values(["a"])) as ArrayRef,
+    )])
+    .unwrap_or_else(|e| panic!("{e}"));
+    let file = std::fs::File::create(&path).unwrap_or_else(|e| panic!("{e}"));
+    let mut writer =
+        ArrowWriter::try_new(file, batch.schema(), None).unwrap_or_else(|e| panic!("{e}"));
+    writer.write(&batch).unwrap_or_else(|e| panic!("{e}"));
+    writer.close().unwrap_or_else(|e| panic!("{e}"));
+    let output = output_of(&[
+        "run",
+        "datasets/examples/device_safety.tdl",
+        path.to_str().unwrap_or_default(),
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("needs a `predicate` and a `time` column; it has name"),
+        "{stderr}"
+    );
+    std::fs::write(&path, "not parquet").unwrap_or_else(|e| panic!("{e}"));
+    let output = output_of(&[
+        "run",
+        "datasets/examples/device_safety.tdl",
+        path.to_str().unwrap_or_default(),
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("E103") && stderr.contains("as Parquet"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
