@@ -163,7 +163,7 @@ impl Columnar {
             return Ok(());
         };
         let predicate = match text(&columns.predicate, at) {
-            Some(Some(name)) if !name.is_empty() => name.to_owned(),
+            Some(Some(name)) if !name.is_empty() => name,
             Some(_) => return Err(self.row_error("the row has no predicate")),
             None => return Err(self.row_error("the `predicate` column must be text")),
         };
@@ -184,7 +184,7 @@ impl Columnar {
                 _ => return Err(self.row_error("an argument column must hold integers or text")),
             }
         }
-        let result = self.state.accept("", &predicate, args, time, 0);
+        let result = self.state.accept("", predicate, args, time, 0);
         result.map_err(|mut error| {
             error.text = self.row_text();
             // A row is this stream's line.
