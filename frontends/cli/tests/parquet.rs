@@ -210,28 +210,28 @@ fn a_parquet_file_without_the_stream_columns_is_refused_with_what_it_has() {
         ArrowWriter::try_new(file, batch.schema(), None).unwrap_or_else(|e| panic!("{e}"));
     writer.write(&batch).unwrap_or_else(|e| panic!("{e}"));
     writer.close().unwrap_or_else(|e| panic!("{e}"));
-    let output = output_of(&[
-        "run",
-        "datasets/examples/device_safety.tdl",
-        path.to_str().unwrap_or_default(),
-    ]);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    let stderr = refused(&path);
     assert!(
         stderr.contains("needs a `predicate` and a `time` column; it has name"),
         "{stderr}"
     );
     std::fs::write(&path, "not parquet").unwrap_or_else(|e| panic!("{e}"));
-    let output = output_of(&[
-        "run",
-        "datasets/examples/device_safety.tdl",
-        path.to_str().unwrap_or_default(),
-    ]);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    let stderr = refused(&path);
     assert!(
         stderr.contains("E103") && stderr.contains("as Parquet"),
         "{stderr}"
     );
+}
+
+/// The standard error of a run over `stream`, which must exit 1 without a panic.
+fn refused(stream: &Path) -> String {
+    let output = output_of(&[
+        "run",
+        "datasets/examples/device_safety.tdl",
+        stream.to_str().unwrap_or_default(),
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
+    stderr
 }
