@@ -19,47 +19,42 @@ fn run(
     args: Vec<String>,
     stdin: Option<Vec<u8>>,
 ) -> PyResult<(i32, Py<PyBytes>, Py<PyBytes>)> {
-    let (done, finished) = std::sync::mpsc::channel();
-    let finished = std::sync::Mutex::new(finished);
     let command = std::thread::spawn(move || {
         let (mut out, mut err) = (Vec::new(), Vec::new());
         let input = std::io::Cursor::new(stdin.unwrap_or_default());
         let argv = std::iter::once("stgflow".to_owned()).chain(args);
         let streams = stgflow_cli::Streams::default();
         let code = stgflow_cli::run(argv, input, &mut out, &mut err, streams);
-        let _ = done.send(());
         (code, out, err)
     });
-    let mut raised = None;
-    loop {
-        let ended = py.allow_threads(|| {
-            let finished = finished.lock().unwrap_or_else(|e| e.into_inner());
-            // Disconnected: the run's thread ended without a word (a panic).
-            !matches!(
-                finished.recv_timeout(SIGNALS),
-                Err(std::sync::mpsc::RecvTimeoutError::Timeout)
-            )
-        });
-        if ended {
-            break;
-        }
-        if let Err(signal) = py.check_signals() {
-            raised.get_or_insert(signal);
-            interrupt::request(interrupt::Stop::Signal(2));
-        }
-    }
-    let joined = py.allow_threads(|| command.join());
-    interrupt::clear();
-    let (code, out, err) =
-        joined.map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("stgflow's run failed"))?;
-    if let Some(signal) = raised {
-        return Err(signal);
-    }
+    let (code, out, err) = finished(py, command)?;
     Ok((
         code,
         PyBytes::new(py, &out).unbind(),
         PyBytes::new(py, &err).unbind(),
     ))
+}
+
+/// What the run on `command` returns, once it has ended; the GIL released meanwhile. A
+/// signal Python takes while it runs stops it at a complete time point (as SIGINT stops
+/// the command), and is raised once it has stopped.
+fn finished<T>(py: Python<'_>, command: std::thread::JoinHandle<T>) -> PyResult<T> {
+    let mut raised = None;
+    while !command.is_finished() {
+        py.allow_threads(|| std::thread::sleep(SIGNALS / 5));
+        if let Err(signal) = py.check_signals() {
+            raised.get_or_insert(signal);
+            interrupt::request(interrupt::Stop::Signal(2));
+        }
+    }
+    let joined = command.join();
+    interrupt::clear();
+    let value =
+        joined.map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("stgflow's run failed"))?;
+    match raised {
+        Some(signal) => Err(signal),
+        None => Ok(value),
+    }
 }
 
 /// How often a run looks for a signal Python has taken.
@@ -162,21 +157,7 @@ impl Live {
         let Some(command) = command else {
             return Err(pyo3::exceptions::PyValueError::new_err("the run is closed"));
         };
-        let mut raised = None;
-        while !command.is_finished() {
-            py.allow_threads(|| std::thread::sleep(SIGNALS / 5));
-            if let Err(signal) = py.check_signals() {
-                raised.get_or_insert(signal);
-                interrupt::request(interrupt::Stop::Signal(2));
-            }
-        }
-        let joined = command.join();
-        interrupt::clear();
-        let (code, err) = joined
-            .map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("stgflow's run failed"))?;
-        if let Some(signal) = raised {
-            return Err(signal);
-        }
+        let (code, err) = finished(py, command)?;
         let output = self.output.lock().unwrap_or_else(|e| e.into_inner());
         let rest: Vec<u8> = output.try_iter().flatten().collect();
         Ok((

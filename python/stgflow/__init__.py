@@ -38,6 +38,9 @@ __all__ = ["Program", "ProgramError", "RunError", "Diagnostic", "__version__"]
 _EXTENSIONS = {"td": ".tdl", "lars": ".lars", "ec": ".ec"}
 _MODES = ("points", "changes", "intervals", "laser", "rtec")
 
+# The columns that say when, after a fact's arguments, in each mode of line.
+_TIMING = {"points": ["time"], "changes": ["time", "change"], "intervals": ["start", "end"]}
+
 
 @dataclass(frozen=True)
 class Diagnostic:
@@ -330,7 +333,7 @@ def _split_arguments(text: str) -> list:
 def _frame_of_td(out: bytes, mode: str) -> pd.DataFrame:
     """TD output lines of ``points``, ``changes`` or ``intervals`` as a frame, with the
     columns ``run`` gives."""
-    timing = {"points": ["time"], "changes": ["time", "change"], "intervals": ["start", "end"]}[mode]
+    timing = _TIMING[mode]
     rows = []
     for line in out.decode("utf-8").splitlines():
         found = _TD_LINE[mode].match(line)
@@ -384,7 +387,7 @@ def _frame_of_files(directory: Path, mode: str) -> pd.DataFrame:
             if len(frame):
                 frame.insert(0, "predicate", folder.name)
                 frames.append(frame)
-    timing = {"points": ["time"], "changes": ["time", "change"], "intervals": ["start", "end"]}[mode]
+    timing = _TIMING[mode]
     if not frames:
         return pd.DataFrame(columns=["predicate", *timing])
     frame = pd.concat(frames, ignore_index=True)
