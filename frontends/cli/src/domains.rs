@@ -167,10 +167,10 @@ impl Context<'_> {
             collector.collect(&mut found, &mut entity, (fact.pred, &fact.args, fact.time));
         }
         if let Some(stream) =
-            (ahead.streams.iter()).find(|s| stgflow_io::stream::columnar::is_parquet(s))
+            (ahead.streams.iter()).find(|s| stgflow_io::stream::columnar::is_columnar(s))
         {
             return Err(Failure::Message(format!(
-                "{stream}: a Parquet stream is not read ahead for RTEC's dynamic domains; run with `--ec-domains stream`"
+                "{stream}: a columnar (Parquet or Arrow) stream is not read ahead for RTEC's dynamic domains; run with `--ec-domains stream`"
             )));
         }
         let schema = Schema::new(program);

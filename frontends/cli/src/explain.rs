@@ -47,7 +47,7 @@ impl Context<'_> {
         let mut sources: Vec<Box<dyn FactSource + '_>> = vec![Box::new(ProgramFacts::new(program))];
         for stream in streams {
             let format = self.stream_format(args.format.as_deref(), stream);
-            if stgflow_io::stream::columnar::is_parquet(stream) {
+            if stgflow_io::stream::columnar::is_columnar(stream) {
                 let like =
                     FactReader::new(std::io::empty(), stream.clone(), format, schema.clone())
                         .with_tick(args.tick);

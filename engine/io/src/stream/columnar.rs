@@ -1,17 +1,21 @@
-//! Streams as Parquet files (`events.parquet`): a `predicate` column, a `time` column and
-//! the arguments in the columns after them, in order, as the CSV format's lines
-//! `time,predicate,arg…` have them. An integer column holds numbers, a text column names;
-//! a fact of fewer arguments than the widest has nulls in the columns past its own (its
-//! arguments end at the first null). Rows go through the same [`ReaderState`] as a text
-//! format's lines (time order, lateness, unknown predicates and arities, `--tick`), a row
-//! counting as a line: an error names the file, the row (from 1, over the whole file)
-//! and its row group.
+//! Streams as columnar files: Parquet (`events.parquet`) and Arrow IPC files
+//! (`events.arrow`, `.feather`, `.ipc`, as pyarrow and polars write them, compressed or
+//! not): a `predicate` column, a `time` column and the arguments in the columns after
+//! them, in order, as the CSV format's lines `time,predicate,arg…` have them. An integer
+//! column holds integers, a float column floats, a text column names; a fact of fewer
+//! arguments than the widest has nulls in the columns past its own (its arguments end at
+//! the first null). Rows go through the same [`ReaderState`] as a text format's lines
+//! (time order, lateness, unknown predicates and arities, `--tick`), a row counting as a
+//! line: an error names the file, the row (from 1, over the whole file) and its row
+//! group (Parquet) or record batch (Arrow).
 
 use std::fs::File;
+use std::io::BufReader;
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::{Int32Type, Int64Type, UInt32Type, UInt64Type};
+use arrow_array::types::{Float32Type, Float64Type, Int32Type, Int64Type, UInt32Type, UInt64Type};
 use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_ipc::reader::FileReader;
 use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
 use stgflow_lang::ir::PredId;
 use stgflow_lang::value::{Row, Value};
@@ -22,21 +26,80 @@ use crate::drive::{FactSource, take_queued};
 /// Rows decoded at a time.
 const BATCH_ROWS: usize = 8192;
 
-/// Whether `path` names a Parquet file (by its extension).
-pub fn is_parquet(path: &str) -> bool {
-    path.rsplit('.')
-        .next()
-        .is_some_and(|e| e.eq_ignore_ascii_case("parquet"))
+/// The columnar formats, by their files' extensions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Parquet,
+    Arrow,
 }
 
-/// A Parquet file's facts, row by row (see the module docs).
+impl Kind {
+    /// The format of the file `path`, by its extension; `None` for a text format.
+    pub fn of(path: &str) -> Option<Kind> {
+        let extension = path.rsplit('.').next()?.to_ascii_lowercase();
+        match extension.as_str() {
+            "parquet" => Some(Kind::Parquet),
+            "arrow" | "feather" | "ipc" => Some(Kind::Arrow),
+            _ => None,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Parquet => "Parquet",
+            Kind::Arrow => "Arrow",
+        }
+    }
+
+    /// Its name with its article, to start a sentence's subject.
+    fn a(self) -> &'static str {
+        match self {
+            Kind::Parquet => "a Parquet",
+            Kind::Arrow => "an Arrow",
+        }
+    }
+
+    /// What its files hold rows in, as its tools call it.
+    fn unit(self) -> &'static str {
+        match self {
+            Kind::Parquet => "row group",
+            Kind::Arrow => "record batch",
+        }
+    }
+}
+
+/// Whether `path` names a columnar file (by its extension: see [`Kind::of`]).
+pub fn is_columnar(path: &str) -> bool {
+    Kind::of(path).is_some()
+}
+
+/// A columnar file's record batches.
+enum Batches {
+    Parquet(ParquetRecordBatchReader),
+    Arrow(FileReader<BufReader<File>>),
+}
+
+impl Iterator for Batches {
+    type Item = Result<RecordBatch, String>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            Batches::Parquet(reader) => Some(reader.next()?.map_err(|e| e.to_string())),
+            Batches::Arrow(reader) => Some(reader.next()?.map_err(|e| e.to_string())),
+        }
+    }
+}
+
+/// A columnar file's facts, row by row (see the module docs).
 pub struct Columnar {
     state: ReaderState,
+    kind: Kind,
     /// The file's batches; an error opening it, reported as the first fact is asked for.
-    batches: Result<ParquetRecordBatchReader, Option<Box<StreamError>>>,
+    batches: Result<Batches, Option<Box<StreamError>>>,
     /// The batch being read, its columns, and the next row of it.
     batch: Option<(Columns, usize)>,
-    /// Per row group, the row (from 0, over the file) it starts at.
+    /// Per row group (Parquet, all known at the start) or record batch (Arrow, as they
+    /// are read), the row (from 0, over the file) it starts at.
     group_starts: Vec<usize>,
     /// Rows read before the batch being read.
     rows_before: usize,
@@ -59,12 +122,14 @@ struct Columns {
 }
 
 impl Columnar {
-    /// The Parquet file `path`, its facts read with `like`'s settings (its name, schema,
-    /// tick and tolerance). A file that cannot be read as a stream fails the first read,
-    /// as a text stream's first bad line does.
+    /// The columnar file `path` (Parquet unless its extension says Arrow), its facts
+    /// read with `like`'s settings (its name, schema, tick and tolerance). A file that
+    /// cannot be read as a stream fails the first read, as a text stream's first bad line
+    /// does.
     pub fn open(path: &str, like: FactReader<std::io::Empty>) -> Columnar {
         let mut columnar = Columnar {
             state: like.into_state(),
+            kind: Kind::of(path).unwrap_or(Kind::Parquet),
             batches: Err(None),
             batch: None,
             group_starts: Vec::new(),
@@ -74,21 +139,41 @@ impl Columnar {
         columnar
     }
 
-    fn batches(&mut self, path: &str) -> Result<ParquetRecordBatchReader, Box<StreamError>> {
+    fn batches(&mut self, path: &str) -> Result<Batches, Box<StreamError>> {
+        let kind = self.kind;
         let unreadable = |e: &dyn std::fmt::Display| {
-            let message = format!("cannot read {path} as Parquet: {e}");
+            let message = format!("cannot read {path} as {}: {e}", kind.name());
             self.error(Code::E103, message, String::new())
         };
         let file = File::open(path).map_err(|e| unreadable(&e))?;
-        let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| unreadable(&e))?;
-        let names: Vec<String> = (builder.schema().fields().iter())
-            .map(|f| f.name().clone())
-            .collect();
+        let (names, batches) = match kind {
+            Kind::Parquet => {
+                let builder =
+                    ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| unreadable(&e))?;
+                let mut rows = 0usize;
+                let mut starts = Vec::new();
+                for group in builder.metadata().row_groups() {
+                    starts.push(rows);
+                    rows += usize::try_from(group.num_rows()).unwrap_or(0);
+                }
+                let names = field_names(builder.schema());
+                let reader = builder.with_batch_size(BATCH_ROWS).build();
+                let batches = Batches::Parquet(reader.map_err(|e| unreadable(&e))?);
+                self.group_starts = starts;
+                (names, batches)
+            }
+            Kind::Arrow => {
+                let reader =
+                    FileReader::try_new_buffered(file, None).map_err(|e| unreadable(&e))?;
+                (field_names(&reader.schema()), Batches::Arrow(reader))
+            }
+        };
         if !names.iter().any(|n| n == "predicate") || !names.iter().any(|n| n == "time") {
             let mut error = self.error(
                 Code::E101,
                 format!(
-                    "a Parquet stream needs a `predicate` and a `time` column; it has {}",
+                    "{} stream needs a `predicate` and a `time` column; it has {}",
+                    kind.a(),
                     names.join(", ")
                 ),
                 String::new(),
@@ -96,15 +181,7 @@ impl Columnar {
             error.help = Some("the arguments are the columns after them, in order".to_owned());
             return Err(error);
         }
-        let mut rows = 0usize;
-        let mut starts = Vec::new();
-        for group in builder.metadata().row_groups() {
-            starts.push(rows);
-            rows += usize::try_from(group.num_rows()).unwrap_or(0);
-        }
-        let batches = (builder.with_batch_size(BATCH_ROWS).build()).map_err(|e| unreadable(&e));
-        self.group_starts = starts;
-        batches
+        Ok(batches)
     }
 
     /// Reads the next row into the state's queue; `false` at the end of the file.
@@ -133,7 +210,12 @@ impl Columnar {
                         String::new(),
                     ));
                 }
-                Some(Ok(batch)) => self.batch = Some((self.columns(&batch)?, 0)),
+                Some(Ok(batch)) => {
+                    if self.kind == Kind::Arrow {
+                        self.group_starts.push(self.rows_before);
+                    }
+                    self.batch = Some((self.columns(&batch)?, 0));
+                }
             }
         }
     }
@@ -143,7 +225,10 @@ impl Columnar {
         let schema = batch.schema();
         let index = |name: &str| schema.index_of(name).ok();
         let (Some(p), Some(t)) = (index("predicate"), index("time")) else {
-            let message = "a Parquet stream needs a `predicate` and a `time` column".to_owned();
+            let message = format!(
+                "{} stream needs a `predicate` and a `time` column",
+                self.kind.a()
+            );
             return Err(self.error(Code::E101, message, String::new()));
         };
         let arguments = (0..batch.num_columns())
@@ -181,7 +266,13 @@ impl Columnar {
             match (integer(column, at), text(column, at)) {
                 (Some(Some(i)), _) => args.push(Value::Int(i)),
                 (_, Some(Some(s))) => args.push(Value::sym(s)),
-                _ => return Err(self.row_error("an argument column must hold integers or text")),
+                _ => match float(column, at) {
+                    Some(f) => args.push(Value::Float(f)),
+                    None => {
+                        let message = "an argument column must hold integers, floats or text";
+                        return Err(self.row_error(message));
+                    }
+                },
             }
         }
         let result = self.state.accept("", predicate, args, time, 0);
@@ -194,9 +285,9 @@ impl Columnar {
         })
     }
 
-    /// Where the current row is: its row group and its row within it, both counted from
-    /// 0 as Parquet's tools count them (the location's line is the row counted from 1
-    /// over the whole file).
+    /// Where the current row is: its row group (record batch) and its row within it, both
+    /// counted from 0 as Parquet's and Arrow's tools count them (the location's line is
+    /// the row counted from 1 over the whole file).
     fn place(&self) -> String {
         let row = self.state.line.saturating_sub(1);
         let group = self
@@ -204,7 +295,7 @@ impl Columnar {
             .partition_point(|&s| s <= row)
             .saturating_sub(1);
         let within = row - self.group_starts.get(group).copied().unwrap_or(0);
-        format!("row group {group}, row {within} in it")
+        format!("{} {group}, row {within} in it", self.kind.unit())
     }
 
     /// The current row as the CSV line of the same fact, for an error's excerpt.
@@ -284,13 +375,32 @@ fn integer(column: &dyn Array, at: usize) -> Option<Option<i64>> {
     Some(Some(value))
 }
 
+/// Row `at` of `column` as a float, if it is a float column's value.
+fn float(column: &dyn Array, at: usize) -> Option<f64> {
+    if column.is_null(at) {
+        return None;
+    }
+    if let Some(a) = column.as_primitive_opt::<Float64Type>() {
+        return Some(a.value(at));
+    }
+    column
+        .as_primitive_opt::<Float32Type>()
+        .map(|a| f64::from(a.value(at)))
+}
+
 /// A cell as an error's excerpt shows it.
 fn cell(column: &dyn Array, at: usize) -> String {
-    match (integer(column, at), text(column, at)) {
-        (Some(Some(i)), _) => i.to_string(),
-        (_, Some(Some(s))) => s.to_owned(),
+    match (integer(column, at), text(column, at), float(column, at)) {
+        (Some(Some(i)), _, _) => i.to_string(),
+        (_, Some(Some(s)), _) => s.to_owned(),
+        (_, _, Some(f)) => Value::Float(f).to_string(),
         _ => String::new(),
     }
+}
+
+/// The names of a schema's fields.
+fn field_names(schema: &arrow_schema::Schema) -> Vec<String> {
+    (schema.fields().iter()).map(|f| f.name().clone()).collect()
 }
 
 impl FactSource for Columnar {

@@ -1,13 +1,15 @@
-//! Parquet files as streams: the same facts as a CSV stream give the same output, byte
-//! for byte, on one and several workers and the reference evaluator; a row that breaks the
-//! stream's rules is named by its row, row group and the fact it holds.
+//! Parquet and Arrow IPC files as streams: the same facts as a CSV stream give the same
+//! output, byte for byte, on one and several workers and the reference evaluator; a row
+//! that breaks the stream's rules is named by its row, its row group (record batch) and
+//! the fact it holds.
 
 mod common;
 
 use std::path::Path;
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+use arrow_array::{ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
+use arrow_ipc::writer::FileWriter;
 use parquet::arrow::ArrowWriter;
 use parquet::file::properties::WriterProperties;
 
@@ -19,12 +21,14 @@ type Fact = (i64, &'static str, Vec<Arg>);
 #[derive(Clone)]
 enum Arg {
     Int(i64),
+    Float(f64),
     Name(String),
 }
 
-/// `facts` as a Parquet file of `predicate`, `time` and `arg1`…`argN` columns (a column of
-/// integers where every value in it is one, else of text), row groups of `group` rows.
-fn write_parquet(path: &Path, facts: &[Fact], group: usize) {
+/// `facts` as a batch of `predicate`, `time` and `arg1`…`argN` columns (a column of
+/// integers where every value in it is one, of floats where every value is a float, else
+/// of text).
+fn batch_of(facts: &[Fact]) -> RecordBatch {
     let width = facts.iter().map(|f| f.2.len()).max().unwrap_or(0);
     let mut columns: Vec<(String, ArrayRef)> = vec![
         (
@@ -39,7 +43,14 @@ fn write_parquet(path: &Path, facts: &[Fact], group: usize) {
     for i in 0..width {
         let cells: Vec<Option<&Arg>> = facts.iter().map(|f| f.2.get(i)).collect();
         let numbers = cells.iter().flatten().all(|a| matches!(a, Arg::Int(_)));
-        let column: ArrayRef = if numbers {
+        let floats = cells.iter().flatten().all(|a| matches!(a, Arg::Float(_)));
+        let column: ArrayRef = if floats {
+            Arc::new(Float64Array::from(
+                (cells.iter())
+                    .map(|c| c.map(|a| if let Arg::Float(f) = a { *f } else { 0.0 }))
+                    .collect::<Vec<_>>(),
+            ))
+        } else if numbers {
             Arc::new(Int64Array::from(
                 (cells.iter())
                     .map(|c| c.map(|a| if let Arg::Int(n) = a { *n } else { 0 }))
@@ -51,6 +62,7 @@ fn write_parquet(path: &Path, facts: &[Fact], group: usize) {
                     .map(|c| {
                         c.map(|a| match a {
                             Arg::Int(n) => n.to_string(),
+                            Arg::Float(f) => f.to_string(),
                             Arg::Name(s) => s.clone(),
                         })
                     })
@@ -59,7 +71,12 @@ fn write_parquet(path: &Path, facts: &[Fact], group: usize) {
         };
         columns.push((format!("arg{}", i + 1), column));
     }
-    let batch = RecordBatch::try_from_iter(columns).unwrap_or_else(|e| panic!("{e}"));
+    RecordBatch::try_from_iter(columns).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// `facts` as a Parquet file (see [`batch_of`]), row groups of `group` rows.
+fn write_parquet(path: &Path, facts: &[Fact], group: usize) {
+    let batch = batch_of(facts);
     let file = std::fs::File::create(path).unwrap_or_else(|e| panic!("{e}"));
     let properties = WriterProperties::builder()
         .set_max_row_group_size(group)
@@ -70,6 +87,18 @@ fn write_parquet(path: &Path, facts: &[Fact], group: usize) {
     writer.close().unwrap_or_else(|e| panic!("{e}"));
 }
 
+/// `facts` as an Arrow IPC file (see [`batch_of`]), record batches of `rows` rows.
+fn write_arrow(path: &Path, facts: &[Fact], rows: usize) {
+    let batch = batch_of(facts);
+    let file = std::fs::File::create(path).unwrap_or_else(|e| panic!("{e}"));
+    let mut writer = FileWriter::try_new(file, &batch.schema()).unwrap_or_else(|e| panic!("{e}"));
+    for start in (0..batch.num_rows()).step_by(rows) {
+        let slice = batch.slice(start, rows.min(batch.num_rows() - start));
+        writer.write(&slice).unwrap_or_else(|e| panic!("{e}"));
+    }
+    writer.finish().unwrap_or_else(|e| panic!("{e}"));
+}
+
 /// `facts` as CSV lines `time,predicate,arg…`.
 fn write_csv(path: &Path, facts: &[Fact]) {
     let mut text = String::new();
@@ -78,6 +107,7 @@ fn write_csv(path: &Path, facts: &[Fact]) {
         for arg in args {
             match arg {
                 Arg::Int(n) => text.push_str(&format!(",{n}")),
+                Arg::Float(f) => text.push_str(&format!(",{f:?}")),
                 Arg::Name(s) => text.push_str(&format!(",{s}")),
             }
         }
@@ -105,11 +135,13 @@ fn device_stream() -> Vec<Fact> {
 }
 
 #[test]
-fn a_parquet_stream_gives_the_csv_streams_output_on_every_path() {
+fn parquet_and_arrow_streams_give_the_csv_streams_output_on_every_path() {
     let dir = tempdir();
     let facts = device_stream();
     let (parquet, csv) = (dir.join("events.parquet"), dir.join("events.csv"));
+    let arrow = dir.join("events.arrow");
     write_parquet(&parquet, &facts, 64);
+    write_arrow(&arrow, &facts, 50);
     write_csv(&csv, &facts);
     let program = "datasets/examples/device_safety.tdl";
     for mode in ["points", "changes", "intervals"] {
@@ -131,6 +163,10 @@ fn a_parquet_stream_gives_the_csv_streams_output_on_every_path() {
             assert!(
                 run(&parquet, &[]) == from_csv,
                 "{mode} {path:?}: Parquet differs from CSV"
+            );
+            assert!(
+                run(&arrow, &[]) == from_csv,
+                "{mode} {path:?}: Arrow differs from CSV"
             );
         }
     }
@@ -169,35 +205,68 @@ fn integer_columns_are_numbers_as_in_csv() {
 }
 
 #[test]
-fn a_row_out_of_order_is_named_by_row_and_row_group() {
+fn float_columns_are_floats_as_in_csv() {
+    let dir = tempdir();
+    let program = dir.join("window.tdl");
+    std::fs::write(&program, "q(A, B, T) :- p(A, B, T-1).\n").unwrap_or_else(|e| panic!("{e}"));
+    let facts: Vec<Fact> = (0..200i64)
+        .map(|t| (t / 2, "p", vec![Arg::Float(t as f64 / 4.0), Arg::Int(t)]))
+        .collect();
+    let (arrow, csv) = (dir.join("p.arrow"), dir.join("p.csv"));
+    write_arrow(&arrow, &facts, 64);
+    write_csv(&csv, &facts);
+    let program = program.to_str().unwrap_or_default();
+    let run = |stream: &Path, format: &[&str]| {
+        let mut args = vec!["run", program, stream.to_str().unwrap_or_default()];
+        args.extend(format);
+        args.extend(["--mode", "changes"]);
+        stdout_of(&args)
+    };
+    let from_csv = run(&csv, &["--format", "csv"]);
+    assert!(from_csv.contains("+q(0.25,1) @1"), "{from_csv:.200}");
+    assert!(run(&arrow, &[]) == from_csv, "Arrow differs from CSV");
+}
+
+#[test]
+fn a_row_out_of_order_is_named_by_row_and_row_group_or_record_batch() {
     let dir = tempdir();
     let facts: Vec<Fact> = [1, 2, 3, 9, 4]
         .into_iter()
         .map(|t| (t, "repair", vec![Arg::Name("d1".into())]))
         .collect();
-    let parquet = dir.join("back.parquet");
+    let (parquet, arrow) = (dir.join("back.parquet"), dir.join("back.arrow"));
     write_parquet(&parquet, &facts, 2);
-    let output = output_of(&[
-        "run",
-        "datasets/examples/device_safety.tdl",
-        parquet.to_str().unwrap_or_default(),
-    ]);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("E102"), "{stderr}");
-    assert!(stderr.contains("(row group 2, row 0 in it)"), "{stderr}");
-    assert!(stderr.contains("back.parquet:5:1"), "{stderr}");
-    assert!(stderr.contains("4,repair,d1"), "{stderr}");
-    // Time points 1..8 are complete (a row of 9 came): their output is written.
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        stdout.starts_with("safe(d1,2).\n") && stdout.ends_with("trusted(d1,8).\n"),
-        "{stdout}"
-    );
+    write_arrow(&arrow, &facts, 2);
+    for (stream, place) in [(&parquet, "row group 2"), (&arrow, "record batch 2")] {
+        let output = output_of(&[
+            "run",
+            "datasets/examples/device_safety.tdl",
+            stream.to_str().unwrap_or_default(),
+        ]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains("E102"), "{stderr}");
+        assert!(
+            stderr.contains(&format!("({place}, row 0 in it)")),
+            "{stderr}"
+        );
+        let name = stream
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        assert!(stderr.contains(&format!("{name}:5:1")), "{stderr}");
+        assert!(stderr.contains("4,repair,d1"), "{stderr}");
+        // Time points 1..8 are complete (a row of 9 came): their output is written.
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            stdout.starts_with("safe(d1,2).\n") && stdout.ends_with("trusted(d1,8).\n"),
+            "{stdout}"
+        );
+    }
 }
 
 #[test]
-fn a_parquet_file_without_the_stream_columns_is_refused_with_what_it_has() {
+fn a_file_without_the_stream_columns_is_refused_with_what_it_has() {
     let dir = tempdir();
     let path = dir.join("plain.parquet");
     let batch = RecordBatch::try_from_iter([(
@@ -219,6 +288,22 @@ fn a_parquet_file_without_the_stream_columns_is_refused_with_what_it_has() {
     let stderr = refused(&path);
     assert!(
         stderr.contains("E103") && stderr.contains("as Parquet"),
+        "{stderr}"
+    );
+    let path = dir.join("plain.arrow");
+    let file = std::fs::File::create(&path).unwrap_or_else(|e| panic!("{e}"));
+    let mut writer = FileWriter::try_new(file, &batch.schema()).unwrap_or_else(|e| panic!("{e}"));
+    writer.write(&batch).unwrap_or_else(|e| panic!("{e}"));
+    writer.finish().unwrap_or_else(|e| panic!("{e}"));
+    let stderr = refused(&path);
+    assert!(
+        stderr.contains("an Arrow stream needs a `predicate` and a `time` column; it has name"),
+        "{stderr}"
+    );
+    std::fs::write(&path, "not arrow").unwrap_or_else(|e| panic!("{e}"));
+    let stderr = refused(&path);
+    assert!(
+        stderr.contains("E103") && stderr.contains("as Arrow"),
         "{stderr}"
     );
 }
