@@ -41,6 +41,7 @@ mod encoding;
 mod files;
 mod intervals;
 mod keyed;
+pub mod records;
 mod snapshot;
 mod summary;
 mod texts;
@@ -174,6 +175,13 @@ impl<W: Write> Sink<W> {
             keyed: None,
             keys: false,
         }
+    }
+
+    /// The sink writing its lines in `encoding` (points, changes and intervals; files
+    /// take theirs from [`Files`]).
+    pub fn encoded(mut self, encoding: Encoding) -> Sink<W> {
+        self.encoding = encoding;
+        self
     }
 
     /// Whether the end of the output writes lines: the intervals still open, a summary.

@@ -37,6 +37,10 @@ pub struct Streams {
     /// Whether stdout is a regular file: a run's output is then written in pieces ending
     /// on multiples of its buffer's size (`stgflow_io::sink::Buffered`).
     pub stdout_file: bool,
+    /// Whether a run's `points`, `changes` or `intervals` output goes to stdout as binary
+    /// records (`stgflow_io::sink::records`) rather than text: for a caller in the same
+    /// process that reads it back as columns. Other output stays text.
+    pub records: bool,
 }
 
 /// Runs the command line `args`; returns the exit code.
@@ -82,6 +86,7 @@ pub fn run(
         stderr: &mut stderr,
         color,
         stdout_file: streams.stdout_file,
+        records: streams.records,
         quiet: cli.verbosity.quiet,
         verbose: cli.verbosity.verbose,
     };
@@ -182,6 +187,8 @@ pub(crate) struct Context<'a> {
     color: bool,
     /// [`Streams::stdout_file`].
     stdout_file: bool,
+    /// [`Streams::records`].
+    records: bool,
     quiet: bool,
     verbose: bool,
 }

@@ -27,7 +27,11 @@ fn main() {
         .skip(1)
         .find(|a| !a.to_string_lossy().starts_with('-'))
         .is_some_and(|a| a == "explain");
-    let streams = stgflow_cli::Streams { color, stdout_file };
+    let streams = stgflow_cli::Streams {
+        color,
+        stdout_file,
+        records: false,
+    };
     let command = move || stgflow_cli::run(std::env::args_os(), stdin, stdout, stderr, streams);
     let code = if explain {
         match std::thread::Builder::new()

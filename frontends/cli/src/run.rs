@@ -121,7 +121,10 @@ impl Context<'_> {
         };
         // A pipe's reader sees the output in pieces of `BUFFER`; a live run flushes every
         // time point.
-        let out = if self.stdout_file {
+        let out = if self.records {
+            // Records go to a reader in this process: a time point's at once, uncopied.
+            Buffered::plain(1, counted)
+        } else if self.stdout_file {
             Buffered::aligned(BUFFER, counted)
         } else {
             Buffered::plain(BUFFER, counted)
@@ -152,7 +155,16 @@ impl Context<'_> {
                 }
                 Sink::new(out, Mode::Intervals, program).summarised(Box::new(recognitions))
             }
-            _ => Sink::new(out, mode_of(args.mode), program),
+            _ => {
+                let mode = mode_of(args.mode);
+                let encoding = match mode {
+                    Mode::Points | Mode::Changes | Mode::Intervals if self.records => {
+                        Encoding::Records
+                    }
+                    _ => Encoding::Td,
+                };
+                Sink::new(out, mode, program).encoded(encoding)
+            }
         };
         sink.flush_each = live;
         sink.time_scale = args.tick;
@@ -269,7 +281,7 @@ impl Context<'_> {
                 };
                 live = true;
                 sources.push(Box::new(like.with_input(input)));
-            } else if columnar::is_parquet(stream) {
+            } else if columnar::is_columnar(stream) {
                 std::fs::metadata(stream)
                     .map_err(|e| Failure::Message(format!("cannot open {stream}: {e}")))?;
                 sources.push(Box::new(Columnar::open(stream, like)));

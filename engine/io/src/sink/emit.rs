@@ -10,7 +10,7 @@ use stgflow_lang::ir::PredId;
 use stgflow_lang::value::{Row, Value};
 
 use super::values::push_u64;
-use super::{Mode, Sink};
+use super::{Encoding, Mode, Sink};
 
 impl<W: Write> Sink<W> {
     /// Records the facts that hold at `t` (any order, no duplicates). Time points must
@@ -148,6 +148,20 @@ impl<W: Write> Sink<W> {
                 .map(|(pred, args, diff)| ((pred, Row::from(args)), diff))
                 .collect();
             return self.write_changes(t, owned);
+        }
+        if self.encoding == Encoding::Records {
+            self.line.clear();
+            self.keyed_start(0);
+            for (pred, args, diff) in changes {
+                self.fact_line(pred, args, t, diff)?;
+            }
+            self.last_time = Some(t);
+            self.keyed_time_point(0);
+            self.out.write_all(&self.line)?;
+            if self.flush_each {
+                self.out.flush()?;
+            }
+            return Ok(());
         }
         if !self.files.is_empty() {
             // Each change is a line of its predicate's file: nothing is kept per fact, so

@@ -7,6 +7,7 @@ use stgflow_lang::ir::PredId;
 use stgflow_lang::value::Value;
 
 use super::Sink;
+use super::records::{Kind, push_record};
 use super::values::{push_csv_value, push_json_value, push_u64, push_value};
 
 /// How a line of output is written.
@@ -21,6 +22,9 @@ pub enum Encoding {
     /// One JSON object per line: `{"time":4,"args":["a"]}`, with `"change":1` or −1, or
     /// `"start"` and `"end"` for an interval.
     Jsonl,
+    /// Binary records for a caller in the same process, read back as typed columns
+    /// ([`super::records`]); not a file format.
+    Records,
 }
 
 impl Encoding {
@@ -40,6 +44,7 @@ impl Encoding {
             Encoding::Td => "facts",
             Encoding::Csv => "csv",
             Encoding::Jsonl => "jsonl",
+            Encoding::Records => "records",
         }
     }
 }
@@ -73,6 +78,8 @@ impl<W: Write> Sink<W> {
                 }
                 self.line.extend_from_slice(b"]}\n");
             }
+            // A record writes its arguments itself.
+            Encoding::Records => {}
         }
     }
 
@@ -124,6 +131,14 @@ impl<W: Write> Sink<W> {
                     _ => self.line.extend_from_slice(b",\"change\":-1,"),
                 }
                 self.write_args(args);
+            }
+            Encoding::Records => {
+                let kind = match diff {
+                    0 => Kind::Point,
+                    d if d > 0 => Kind::Start,
+                    _ => Kind::End,
+                };
+                push_record(&mut self.line, kind, (shown, 0), &self.names[pred], args);
             }
         }
         self.keyed_line(t, pred, args, None);

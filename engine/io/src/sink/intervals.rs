@@ -6,6 +6,7 @@ use std::io::{self, Write};
 use stgflow_lang::ir::PredId;
 use stgflow_lang::value::Value;
 
+use super::records::{Kind, push_record};
 use super::values::push_u64;
 use super::{Encoding, OPEN_AT_THE_END, Sink};
 
@@ -54,6 +55,10 @@ impl<W: Write> Sink<W> {
                 push_u64(&mut self.line, end);
                 self.line.push(b',');
                 self.write_args(args);
+            }
+            Encoding::Records => {
+                let name = &self.names[pred];
+                push_record(&mut self.line, Kind::Interval, (start, end), name, args);
             }
         }
         self.keyed_line(written, pred, args, Some(began));

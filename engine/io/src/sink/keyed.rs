@@ -17,6 +17,7 @@ pub struct Template {
     names: Vec<String>,
     rank: Vec<usize>,
     time_scale: u64,
+    encoding: Encoding,
     /// Whether each line gets its key (see [`Sink::template`]).
     keys: bool,
     print_from: Option<u64>,
@@ -128,6 +129,7 @@ impl Sink<io::Sink> {
     pub fn keyed(template: Template) -> Sink<io::Sink> {
         let mut sink = Sink::with_names(io::sink(), template.mode, template.names, template.rank);
         sink.time_scale = template.time_scale;
+        sink.encoding = template.encoding;
         sink.keyed = Some((KeyedLines::default(), 0));
         sink.keys = template.keys;
         sink.print_from = template.print_from;
@@ -143,7 +145,7 @@ impl<W: Write> Sink<W> {
     /// lines need no merging).
     pub fn template(&self, keys: bool) -> Option<Template> {
         let plain = matches!(self.mode, Mode::Points | Mode::Changes | Mode::Intervals)
-            && self.encoding == Encoding::Td
+            && matches!(self.encoding, Encoding::Td | Encoding::Records)
             && self.files.is_empty()
             && self.summary.is_none();
         plain.then(|| Template {
@@ -151,6 +153,7 @@ impl<W: Write> Sink<W> {
             names: self.names.clone(),
             rank: self.rank.clone(),
             time_scale: self.time_scale,
+            encoding: self.encoding,
             keys,
             print_from: self.print_from,
         })
