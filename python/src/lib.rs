@@ -4,9 +4,18 @@
 
 use std::sync::{Mutex, mpsc};
 
+use arrow_array::ffi_stream::FFI_ArrowArrayStream;
+use arrow_array::{RecordBatch, RecordBatchIterator};
+use arrow_schema::SchemaRef;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyCapsule};
 use stgflow_io::interrupt;
+use stgflow_io::sink::records::{Columns, Kind};
+
+/// The command's allocator, so that a run costs here what it costs the command (the
+/// engine's buffers come and go by the million).
+#[global_allocator]
+static GLOBAL: stgflow_alloc::Allocator = stgflow_alloc::Allocator;
 
 /// Runs `stgflow ARGS…` in-process with `stdin` as standard input and returns the exit
 /// code, standard output and standard error. The GIL is released while it runs; a
@@ -33,6 +42,76 @@ fn run(
         PyBytes::new(py, &out).unbind(),
         PyBytes::new(py, &err).unbind(),
     ))
+}
+
+/// Runs `stgflow run ARGS…` in-process as [`run`] does, its output (`points`, `changes`
+/// or `intervals`, as `kind` says: `point`, `change` or `interval`) taken as binary
+/// records and returned as a [`Table`]: columns, not text to parse (see
+/// `stgflow_io::sink::records`). Returns the exit code, the table (what was written
+/// before an error, where there was one) and standard error.
+#[pyfunction]
+#[pyo3(signature = (args, kind, stdin=None))]
+fn run_table(
+    py: Python<'_>,
+    args: Vec<String>,
+    kind: &str,
+    stdin: Option<Vec<u8>>,
+) -> PyResult<(i32, Table, Py<PyBytes>)> {
+    let kind = match kind {
+        "point" => Kind::Point,
+        "change" => Kind::Start,
+        "interval" => Kind::Interval,
+        other => {
+            let message = format!("kind is point, change or interval, not {other:?}");
+            return Err(pyo3::exceptions::PyValueError::new_err(message));
+        }
+    };
+    let command = std::thread::spawn(move || {
+        let (mut columns, mut err) = (Columns::new(), Vec::new());
+        let input = std::io::Cursor::new(stdin.unwrap_or_default());
+        let argv = std::iter::once("stgflow".to_owned()).chain(args);
+        let streams = stgflow_cli::Streams {
+            records: true,
+            ..Default::default()
+        };
+        let code = stgflow_cli::run(argv, input, &mut columns, &mut err, streams);
+        (code, columns.table(kind), err)
+    });
+    let (code, table, err) = finished(py, command)?;
+    let (schema, batches) =
+        table.map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?;
+    Ok((
+        code,
+        Table { schema, batches },
+        PyBytes::new(py, &err).unbind(),
+    ))
+}
+
+/// A run's output as Arrow record batches, handed to pyarrow through the Arrow PyCapsule
+/// interface (`pyarrow.table(table)`): the columns move, uncopied.
+#[pyclass]
+struct Table {
+    schema: SchemaRef,
+    batches: Vec<RecordBatch>,
+}
+
+#[pymethods]
+impl Table {
+    /// The batches as the C stream interface's stream, in a capsule that releases it
+    /// unless pyarrow has taken it.
+    #[pyo3(signature = (requested_schema=None))]
+    fn __arrow_c_stream__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
+        // The columns are given as they are; pyarrow casts where it asked for others.
+        let _ = requested_schema;
+        let batches = self.batches.clone().into_iter().map(Ok);
+        let reader = RecordBatchIterator::new(batches, self.schema.clone());
+        let stream = FFI_ArrowArrayStream::new(Box::new(reader));
+        PyCapsule::new(py, stream, Some(c"arrow_array_stream".to_owned()))
+    }
 }
 
 /// What the run on `command` returns, once it has ended; the GIL released meanwhile. A
@@ -221,7 +300,9 @@ impl Drop for Flushed {
 #[pymodule]
 fn _stgflow(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(run, module)?)?;
+    module.add_function(wrap_pyfunction!(run_table, module)?)?;
     module.add_class::<Live>()?;
+    module.add_class::<Table>()?;
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

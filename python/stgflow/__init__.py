@@ -28,6 +28,9 @@ from pathlib import Path
 from typing import Iterable, Optional, Sequence, Union
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.feather as feather
 
 from . import _stgflow
 
@@ -37,6 +40,9 @@ __all__ = ["Program", "ProgramError", "RunError", "Diagnostic", "__version__"]
 
 _EXTENSIONS = {"td": ".tdl", "lars": ".lars", "ec": ".ec"}
 _MODES = ("points", "changes", "intervals", "laser", "rtec")
+
+# The records of each mode of lines that the native module reads back as a table.
+_KINDS = {"points": "point", "changes": "change", "intervals": "interval"}
 
 # The columns that say when, after a fact's arguments, in each mode of line.
 _TIMING = {"points": ["time"], "changes": ["time", "change"], "intervals": ["start", "end"]}
@@ -182,10 +188,11 @@ class Program:
         """Runs the program over ``stream`` and returns what it derives.
 
         ``stream`` is a path (every format and compression ``stgflow run`` reads: TD
-        facts, CSV ``time,pred,arg…``, Laser streams, RTEC records, ``.gz``, ``.zst``),
-        a list of paths, a ``pandas.DataFrame`` with ``predicate``, ``time`` and argument
-        columns (in that order of columns after ``predicate`` and ``time``), or an
-        iterable of ``(predicate, args, time)``. ``mode``, ``workers``, ``tick``,
+        facts, CSV ``time,pred,arg…``, Laser streams, RTEC records, Parquet and Arrow
+        files, ``.gz``, ``.zst``), a list of paths, a ``pandas.DataFrame`` or
+        ``pyarrow.Table`` with ``predicate``, ``time`` and argument columns (the
+        arguments in the order of their columns; a null ends a fact's arguments), or an
+        iterable of ``(predicate, args, time)``. A table crosses as Arrow columns. ``mode``, ``workers``, ``tick``,
         ``output`` (the predicates to print), ``from_`` and ``until`` are ``stgflow
         run``'s ``--mode``, ``-w``, ``--tick``, ``--output``, ``--from`` and ``--until``;
         ``args`` passes any other flag through."""
@@ -203,29 +210,36 @@ class Program:
         if format is not None:
             flags += ["--format", format]
         flags += list(args)
-        facts = None
+        facts = table = None
         if isinstance(stream, (str, os.PathLike)):
             streams = [str(stream)]
-        elif isinstance(stream, pd.DataFrame):
-            facts = _csv_of_frame(stream)
+        elif isinstance(stream, (pd.DataFrame, pa.Table)):
+            table = _table_of_stream(stream)
+            if table is None:
+                facts = _csv_of_frame(stream)
         elif isinstance(stream, (list, tuple)) and stream and all(isinstance(s, (str, os.PathLike)) for s in stream):
             streams = [str(s) for s in stream]
         else:
             facts = _csv_of_facts(stream)
         with tempfile.TemporaryDirectory(prefix="stgflow-run-") as work:
-            out_dir = os.path.join(work, "out")
-            os.mkdir(out_dir)
-            if facts is not None:
-                # A file, not standard input: a batch is replayed as a batch (in parts, in
-                # parallel), where standard input is a live stream.
+            # A file, not standard input: a batch is replayed as a batch (in parts, in
+            # parallel), where standard input is a live stream. A table goes as an Arrow
+            # file: its columns as they are, nothing formatted or parsed.
+            if table is not None:
+                streams = [os.path.join(work, "stream.arrow")]
+                feather.write_feather(table, streams[0], compression="uncompressed")
+            elif facts is not None:
                 streams = [os.path.join(work, "stream.csv")]
                 Path(streams[0]).write_bytes(facts)
                 flags += ["--format", "csv"]
-            files = mode in ("points", "changes", "intervals")
-            if files:
-                flags += ["--output-dir", out_dir, "--output-format", "csv"]
-            code, out, err = _call(["run", *self._paths, *streams, *flags])
-            frame = _frame_of_files(Path(out_dir), mode) if files else _frame_of_lines(out, mode)
+            command = ["run", *map(str, self._paths), *streams, *flags]
+            if mode in _KINDS:
+                code, out, err = _stgflow.run_table(command, _KINDS[mode])
+                frame = _frame_of_table(out)
+                err = bytes(err).decode("utf-8", "replace")
+            else:
+                code, out, err = _call(command)
+                frame = _frame_of_lines(out, mode)
         if code != 0:
             raise RunError(err, frame)
         return frame
@@ -378,22 +392,34 @@ def _csv_of_frame(frame: pd.DataFrame) -> bytes:
     return "\n".join(line.rstrip(",") for line in text.splitlines()).encode("utf-8") + b"\n"
 
 
-def _frame_of_files(directory: Path, mode: str) -> pd.DataFrame:
-    """The CSV part files `--output-dir` wrote, one folder per predicate, as one frame."""
-    frames = []
-    for folder in sorted(p for p in directory.iterdir() if p.is_dir()):
-        for part in sorted(folder.glob("part-*.csv")):
-            frame = pd.read_csv(part)
-            if len(frame):
-                frame.insert(0, "predicate", folder.name)
-                frames.append(frame)
-    timing = _TIMING[mode]
-    if not frames:
-        return pd.DataFrame(columns=["predicate", *timing])
-    frame = pd.concat(frames, ignore_index=True)
-    arguments = sorted((c for c in frame.columns if c.startswith("arg")), key=lambda c: int(c[3:]))
-    by = [timing[0], "predicate", *arguments]
-    return frame[["predicate", *arguments, *timing]].sort_values(by, kind="stable").reset_index(drop=True)
+def _table_of_stream(stream) -> Optional[pa.Table]:
+    """A DataFrame's or Arrow table's ``predicate``, ``time`` and argument columns as an
+    Arrow table in time order (a stable sort where it is not); ``None`` for a frame
+    Arrow cannot type (a column of numbers and text mixed), which goes as CSV."""
+    names = list(stream.columns) if isinstance(stream, pd.DataFrame) else stream.column_names
+    if "predicate" not in names or "time" not in names:
+        raise ValueError("a stream table needs `predicate` and `time` columns")
+    arguments = [c for c in names if c not in ("predicate", "time")]
+    if isinstance(stream, pd.DataFrame):
+        try:
+            table = pa.Table.from_pandas(stream[["predicate", "time", *arguments]], preserve_index=False)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            return None
+    else:
+        table = stream.select(["predicate", "time", *arguments])
+    time = table.column("time")
+    if len(table) > 1 and not pc.all(pc.greater_equal(time.slice(1), time.slice(0, len(table) - 1))).as_py():
+        table = table.take(pc.sort_indices(time))
+    return table
+
+
+def _frame_of_table(table) -> pd.DataFrame:
+    """The native module's table (Arrow columns in chunks, taken through the Arrow
+    PyCapsule interface) as a frame: text columns as pandas' Arrow-backed strings, so
+    nothing is copied into Python objects."""
+    columns = pa.RecordBatchReader.from_stream(table).read_all()
+    strings = pd.StringDtype("pyarrow")
+    return columns.to_pandas(types_mapper={pa.string(): strings, pa.large_string(): strings}.get)
 
 
 _RECOGNITION = re.compile(r"^recognitions\(predictions,(?P<fluent>[^,]+),\[\[(?P<args>.*)\],(?P<value>[^\]]*)\],\[(?P<intervals>.*)\]\)\.$")

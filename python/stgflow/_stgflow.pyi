@@ -8,6 +8,16 @@ def run(args: Sequence[str], stdin: Optional[bytes] = None) -> Tuple[int, bytes,
     """Runs ``stgflow ARGS…`` with ``stdin`` as standard input; returns the exit code,
     standard output and standard error. The GIL is released while it runs."""
 
+def run_table(args: Sequence[str], kind: str, stdin: Optional[bytes] = None) -> Tuple[int, "Table", bytes]:
+    """Runs ``stgflow run ARGS…`` (output ``kind``: ``point``, ``change`` or
+    ``interval``); returns the exit code, the output as a table and standard error."""
+
+class Table:
+    """A run's output as Arrow columns: ``pyarrow.RecordBatchReader.from_stream(table)``
+    takes them."""
+
+    def __arrow_c_stream__(self, requested_schema: Optional[object] = None) -> object: ...
+
 class Live:
     """A live run of ``stgflow ARGS…`` reading its standard input from ``send``."""
 

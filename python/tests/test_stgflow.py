@@ -231,3 +231,76 @@ def test_a_parquet_file_of_a_dataframe_gives_the_dataframes_results(tmp_path):
     by_parquet = program.run(path, mode="intervals")
     assert len(by_frame) > 5
     pd.testing.assert_frame_equal(by_parquet, by_frame)
+
+
+def _td_lines(frame, mode):
+    """The frame's rows as the command's TD lines (symbols here are bare, floats not whole)."""
+    arguments = [c for c in frame.columns if c.startswith("arg")]
+    lines = []
+    for row in frame.itertuples(index=False):
+        values = [getattr(row, c) for c in arguments]
+        text = ",".join(str(v) for v in values if not pd.isna(v))
+        atom = f"{row.predicate}({text})" if text else row.predicate
+        if mode == "points":
+            lines.append(f"{row.predicate}({text + ',' if text else ''}{row.time}).")
+        elif mode == "changes":
+            lines.append(f"{'+' if row.change > 0 else '-'}{atom} @{row.time}")
+        else:
+            lines.append(f"{atom} [{row.start},{row.end})")
+    return sorted(lines)
+
+
+@pytest.mark.parametrize("mode", ["points", "changes", "intervals"])
+@pytest.mark.parametrize("workers", [1, 3])
+def test_the_tables_of_every_mode_and_worker_count_are_the_command_lines(tmp_path, mode, workers):
+    """Long names, floats beside nulls, a column of names and numbers, predicates of
+    several arities: the table a run returns holds the lines the command prints."""
+    program = tmp_path / "mixed.tdl"
+    program.write_text(
+        "near(X, T) :- ping(X, T).\n"
+        "near(X, T) :- ping(X, T-1).\n"
+        "pair(X, V, T) :- ping(X, T), level(V, T).\n"
+        "count(N, T) :- tick(N, T).\n"
+        "#output near, pair, count.\n"
+    )
+    lines = []
+    for t in range(120):
+        lines.append(f"{t},ping,{'a_device_with_a_long_name_' if t % 3 else 'd'}{t % 5}")
+        if t % 4 == 0:
+            lines.append(f"{t},level,{t / 8 + 0.125}")
+        if t % 7 == 0:
+            lines.append(f"{t},tick,{t % 3}")
+    stream = tmp_path / "mixed.csv"
+    stream.write_text("\n".join(lines) + "\n")
+    frame = stgflow.Program.load(program).run(stream, mode=mode, workers=workers)
+    assert len(frame) > 100
+    assert frame["arg2"].isna().any() and frame["arg2"].dropna().map(lambda v: isinstance(v, float)).all()
+    theirs = sorted(cli("run", program, stream, "--mode", mode, "-w", workers).splitlines())
+    assert _td_lines(frame, mode) == theirs
+    if mode == "intervals":
+        assert list(frame["start"]) == sorted(frame["start"])
+
+
+def test_a_pyarrow_table_and_a_dataframe_of_mixed_columns_give_what_the_path_gives(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    program = stgflow.Program.from_text("q(A, B, T) :- p(A, B, T-2).\nr(A, T) :- s(A, T).\n")
+    rows = [("p", t // 2, f"n{t}", t) for t in range(100)] + [("s", t, t, None) for t in range(0, 100, 9)]
+    path = tmp_path / "p.csv"
+    path.write_text("".join(f"{t},{p},{a}{'' if b is None else f',{b}'}\n" for p, t, a, b in sorted(rows, key=lambda r: r[1])))
+    by_path = program.run(path, mode="changes")
+    assert len(by_path) > 150
+    # Names and numbers in one column: Arrow cannot type it, so it goes as text lines.
+    mixed = pd.DataFrame(rows, columns=["predicate", "time", "a", "b"]).astype({"a": object})
+    pd.testing.assert_frame_equal(program.run(mixed, mode="changes"), by_path)
+    # The rows out of time order, as a pyarrow table of typed columns.
+    table = pa.table(
+        {
+            "predicate": [r[0] for r in rows if r[0] == "p"][::-1],
+            "time": [r[1] for r in rows if r[0] == "p"][::-1],
+            "a": [r[2] for r in rows if r[0] == "p"][::-1],
+            "b": [r[3] for r in rows if r[0] == "p"][::-1],
+        }
+    )
+    only_p = tmp_path / "only_p.csv"
+    only_p.write_text("".join(f"{t},{p},{a},{b}\n" for p, t, a, b in rows if p == "p"))
+    pd.testing.assert_frame_equal(program.run(table, mode="changes"), program.run(only_p, mode="changes"))
