@@ -76,20 +76,31 @@ fn batch_of(facts: &[Fact]) -> RecordBatch {
 
 /// `facts` as a Parquet file (see [`batch_of`]), row groups of `group` rows.
 fn write_parquet(path: &Path, facts: &[Fact], group: usize) {
-    let batch = batch_of(facts);
+    parquet_file(path, &batch_of(facts), group);
+}
+
+/// Writes a batch to a file in pieces of so many rows.
+type Writer = fn(&Path, &RecordBatch, usize);
+
+/// `batch` as a Parquet file, row groups of `group` rows.
+fn parquet_file(path: &Path, batch: &RecordBatch, group: usize) {
     let file = std::fs::File::create(path).unwrap_or_else(|e| panic!("{e}"));
     let properties = WriterProperties::builder()
         .set_max_row_group_size(group)
         .build();
     let mut writer = ArrowWriter::try_new(file, batch.schema(), Some(properties))
         .unwrap_or_else(|e| panic!("{e}"));
-    writer.write(&batch).unwrap_or_else(|e| panic!("{e}"));
+    writer.write(batch).unwrap_or_else(|e| panic!("{e}"));
     writer.close().unwrap_or_else(|e| panic!("{e}"));
 }
 
 /// `facts` as an Arrow IPC file (see [`batch_of`]), record batches of `rows` rows.
 fn write_arrow(path: &Path, facts: &[Fact], rows: usize) {
-    let batch = batch_of(facts);
+    arrow_file(path, &batch_of(facts), rows);
+}
+
+/// `batch` as an Arrow IPC file, record batches of `rows` rows.
+fn arrow_file(path: &Path, batch: &RecordBatch, rows: usize) {
     let file = std::fs::File::create(path).unwrap_or_else(|e| panic!("{e}"));
     let mut writer = FileWriter::try_new(file, &batch.schema()).unwrap_or_else(|e| panic!("{e}"));
     for start in (0..batch.num_rows()).step_by(rows) {
@@ -172,49 +183,15 @@ fn parquet_and_arrow_streams_give_the_csv_streams_output_on_every_path() {
     }
 }
 
-#[test]
-fn integer_columns_are_numbers_as_in_csv() {
+/// The changes `rule` derives from `facts` read from a columnar file (`name`, written by
+/// `write`), which must be those it derives from the same facts as CSV.
+fn changes_as_from_csv(rule: &str, facts: &[Fact], (name, write): (&str, Writer)) -> String {
     let dir = tempdir();
     let program = dir.join("window.tdl");
-    std::fs::write(&program, "q(A, B, T) :- p(A, B, T-2).\n").unwrap_or_else(|e| panic!("{e}"));
-    let facts: Vec<Fact> = (0..500i64)
-        .map(|t| (t / 3, "p", vec![Arg::Int(t), Arg::Name(format!("n{t}"))]))
-        .collect();
-    let (parquet, csv) = (dir.join("p.parquet"), dir.join("p.csv"));
-    write_parquet(&parquet, &facts, 100);
-    write_csv(&csv, &facts);
-    let program = program.to_str().unwrap_or_default();
-    let from_csv = stdout_of(&[
-        "run",
-        program,
-        csv.to_str().unwrap_or_default(),
-        "--format",
-        "csv",
-        "--mode",
-        "changes",
-    ]);
-    let from_parquet = stdout_of(&[
-        "run",
-        program,
-        parquet.to_str().unwrap_or_default(),
-        "--mode",
-        "changes",
-    ]);
-    assert!(from_csv.contains("+q(7,n7) @4"), "{from_csv:.200}");
-    assert!(from_parquet == from_csv, "Parquet differs from CSV");
-}
-
-#[test]
-fn float_columns_are_floats_as_in_csv() {
-    let dir = tempdir();
-    let program = dir.join("window.tdl");
-    std::fs::write(&program, "q(A, B, T) :- p(A, B, T-1).\n").unwrap_or_else(|e| panic!("{e}"));
-    let facts: Vec<Fact> = (0..200i64)
-        .map(|t| (t / 2, "p", vec![Arg::Float(t as f64 / 4.0), Arg::Int(t)]))
-        .collect();
-    let (arrow, csv) = (dir.join("p.arrow"), dir.join("p.csv"));
-    write_arrow(&arrow, &facts, 64);
-    write_csv(&csv, &facts);
+    std::fs::write(&program, rule).unwrap_or_else(|e| panic!("{e}"));
+    let (columnar, csv) = (dir.join(name), dir.join("p.csv"));
+    write(&columnar, &batch_of(facts), 64);
+    write_csv(&csv, facts);
     let program = program.to_str().unwrap_or_default();
     let run = |stream: &Path, format: &[&str]| {
         let mut args = vec!["run", program, stream.to_str().unwrap_or_default()];
@@ -223,8 +200,28 @@ fn float_columns_are_floats_as_in_csv() {
         stdout_of(&args)
     };
     let from_csv = run(&csv, &["--format", "csv"]);
-    assert!(from_csv.contains("+q(0.25,1) @1"), "{from_csv:.200}");
-    assert!(run(&arrow, &[]) == from_csv, "Arrow differs from CSV");
+    assert!(run(&columnar, &[]) == from_csv, "{name} differs from CSV");
+    from_csv
+}
+
+#[test]
+fn integer_columns_are_numbers_as_in_csv() {
+    let facts: Vec<Fact> = (0..500i64)
+        .map(|t| (t / 3, "p", vec![Arg::Int(t), Arg::Name(format!("n{t}"))]))
+        .collect();
+    let rule = "q(A, B, T) :- p(A, B, T-2).\n";
+    let changes = changes_as_from_csv(rule, &facts, ("p.parquet", parquet_file));
+    assert!(changes.contains("+q(7,n7) @4"), "{changes:.200}");
+}
+
+#[test]
+fn float_columns_are_floats_as_in_csv() {
+    let facts: Vec<Fact> = (0..200i64)
+        .map(|t| (t / 2, "p", vec![Arg::Float(t as f64 / 4.0), Arg::Int(t)]))
+        .collect();
+    let rule = "q(A, B, T) :- p(A, B, T-1).\n";
+    let changes = changes_as_from_csv(rule, &facts, ("p.arrow", arrow_file));
+    assert!(changes.contains("+q(0.25,1) @1"), "{changes:.200}");
 }
 
 #[test]
@@ -268,44 +265,30 @@ fn a_row_out_of_order_is_named_by_row_and_row_group_or_record_batch() {
 #[test]
 fn a_file_without_the_stream_columns_is_refused_with_what_it_has() {
     let dir = tempdir();
-    let path = dir.join("plain.parquet");
     let batch = RecordBatch::try_from_iter([(
         "name",
         Arc::new(StringArray::from_iter_values(["a"])) as ArrayRef,
     )])
     .unwrap_or_else(|e| panic!("{e}"));
-    let file = std::fs::File::create(&path).unwrap_or_else(|e| panic!("{e}"));
-    let mut writer =
-        ArrowWriter::try_new(file, batch.schema(), None).unwrap_or_else(|e| panic!("{e}"));
-    writer.write(&batch).unwrap_or_else(|e| panic!("{e}"));
-    writer.close().unwrap_or_else(|e| panic!("{e}"));
-    let stderr = refused(&path);
-    assert!(
-        stderr.contains("needs a `predicate` and a `time` column; it has name"),
-        "{stderr}"
-    );
-    std::fs::write(&path, "not parquet").unwrap_or_else(|e| panic!("{e}"));
-    let stderr = refused(&path);
-    assert!(
-        stderr.contains("E103") && stderr.contains("as Parquet"),
-        "{stderr}"
-    );
-    let path = dir.join("plain.arrow");
-    let file = std::fs::File::create(&path).unwrap_or_else(|e| panic!("{e}"));
-    let mut writer = FileWriter::try_new(file, &batch.schema()).unwrap_or_else(|e| panic!("{e}"));
-    writer.write(&batch).unwrap_or_else(|e| panic!("{e}"));
-    writer.finish().unwrap_or_else(|e| panic!("{e}"));
-    let stderr = refused(&path);
-    assert!(
-        stderr.contains("an Arrow stream needs a `predicate` and a `time` column; it has name"),
-        "{stderr}"
-    );
-    std::fs::write(&path, "not arrow").unwrap_or_else(|e| panic!("{e}"));
-    let stderr = refused(&path);
-    assert!(
-        stderr.contains("E103") && stderr.contains("as Arrow"),
-        "{stderr}"
-    );
+    let written: [(&str, Writer, &str); 2] = [
+        ("plain.parquet", parquet_file, "a Parquet"),
+        ("plain.arrow", arrow_file, "an Arrow"),
+    ];
+    for (name, write, format) in written {
+        let path = dir.join(name);
+        write(&path, &batch, 10);
+        let stderr = refused(&path);
+        let missing =
+            format!("{format} stream needs a `predicate` and a `time` column; it has name");
+        assert!(stderr.contains(&missing), "{stderr}");
+        std::fs::write(&path, "not columns").unwrap_or_else(|e| panic!("{e}"));
+        let stderr = refused(&path);
+        let unreadable = format!("as {}", format.split(' ').nth(1).unwrap_or_default());
+        assert!(
+            stderr.contains("E103") && stderr.contains(&unreadable),
+            "{stderr}"
+        );
+    }
 }
 
 /// The standard error of a run over `stream`, which must exit 1 without a panic.
