@@ -88,7 +88,7 @@ fn run_table(
 }
 
 /// A run's output as Arrow record batches, handed to pyarrow through the Arrow PyCapsule
-/// interface (`pyarrow.table(table)`): the columns move, uncopied.
+/// interface (`pyarrow.RecordBatchReader.from_stream(table)`): the columns move, uncopied.
 #[pyclass]
 struct Table {
     schema: SchemaRef,
