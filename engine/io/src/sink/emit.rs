@@ -149,7 +149,10 @@ impl<W: Write> Sink<W> {
                 .collect();
             return self.write_changes(t, owned);
         }
-        if self.encoding == Encoding::Records {
+        if !self.files.is_empty() || self.encoding == Encoding::Records {
+            // A line at a time, through the encoding: a file's line goes to its
+            // predicate's file as it is made (nothing is kept per fact, so a part's first
+            // time point retracts what its warm-up made), a record to the output.
             self.line.clear();
             self.keyed_start(0);
             for (pred, args, diff) in changes {
@@ -158,19 +161,6 @@ impl<W: Write> Sink<W> {
             self.last_time = Some(t);
             self.keyed_time_point(0);
             self.out.write_all(&self.line)?;
-            if self.flush_each {
-                self.out.flush()?;
-            }
-            return Ok(());
-        }
-        if !self.files.is_empty() {
-            // Each change is a line of its predicate's file: nothing is kept per fact, so
-            // a part's first time point retracts what its warm-up made.
-            self.line.clear();
-            for (pred, args, diff) in changes {
-                self.fact_line(pred, args, t, diff)?;
-            }
-            self.last_time = Some(t);
             if self.flush_each {
                 self.flush()?;
             }

@@ -242,14 +242,18 @@ impl Column {
             Column::Floats(v) => v.iter().map(|f| f.map(Argument::Float)).collect(),
             Column::Texts(..) => return,
         };
-        let rows = numbers.len();
-        *self = Column::Texts(
-            LargeBinaryBuilder::with_capacity(rows, rows * 8),
-            String::new(),
-        );
+        *self = Column::texts(numbers.len());
         for number in numbers {
             self.append(number);
         }
+    }
+
+    /// An empty text column with room for `rows`.
+    fn texts(rows: usize) -> Column {
+        Column::Texts(
+            LargeBinaryBuilder::with_capacity(rows, rows * 8),
+            String::new(),
+        )
     }
 
     fn finish(self) -> io::Result<ArrayRef> {
@@ -393,7 +397,7 @@ impl Columns {
             let mut columns = vec![chunk.predicate];
             for (i, data_type) in types.iter().enumerate() {
                 columns.push(match chunk.arguments.get(i) {
-                    Some(column) => as_type(column, data_type),
+                    Some(column) => as_type(column, data_type)?,
                     None => new_null_array(data_type, rows),
                 });
             }
@@ -412,28 +416,23 @@ impl Columns {
 }
 
 /// An argument column of a chunk as the table's type for it: integers as floats, numbers
-/// as text (as the output prints them).
-fn as_type(column: &ArrayRef, data_type: &DataType) -> ArrayRef {
-    if column.data_type() == data_type {
-        return column.clone();
-    }
-    let values: Vec<Option<Value>> = if let Some(ints) = column.as_primitive_opt::<Int64Type>() {
-        ints.iter().map(|i| i.map(Value::Int)).collect()
-    } else if let Some(floats) = column.as_primitive_opt::<Float64Type>() {
-        floats.iter().map(|f| f.map(Value::Float)).collect()
-    } else {
-        return column.clone();
+/// as text (as the output prints them), as [`Column::append`] turns them.
+fn as_type(column: &ArrayRef, data_type: &DataType) -> io::Result<ArrayRef> {
+    let mut typed = match data_type {
+        _ if column.data_type() == data_type => return Ok(column.clone()),
+        DataType::Float64 => Column::Floats(Vec::with_capacity(column.len())),
+        _ => Column::texts(column.len()),
     };
-    match data_type {
-        DataType::Float64 => Arc::new(Float64Array::from_iter(values.iter().map(|v| match v {
-            Some(Value::Int(i)) => Some(*i as f64),
-            Some(Value::Float(f)) => Some(*f),
-            _ => None,
-        }))),
-        _ => Arc::new(LargeStringArray::from_iter(
-            values.iter().map(|v| v.map(|v| v.to_string())),
-        )),
+    if let Some(ints) = column.as_primitive_opt::<Int64Type>() {
+        ints.iter().for_each(|i| typed.append(i.map(Argument::Int)));
+    } else if let Some(floats) = column.as_primitive_opt::<Float64Type>() {
+        floats
+            .iter()
+            .for_each(|f| typed.append(f.map(Argument::Float)));
+    } else {
+        return Ok(column.clone());
     }
+    typed.finish()
 }
 
 /// A column of bytes as text, checked to be UTF-8 in one pass.
