@@ -4,11 +4,13 @@
 
 use std::sync::{Mutex, mpsc};
 
-use arrow_array::ffi_stream::FFI_ArrowArrayStream;
-use arrow_array::{RecordBatch, RecordBatchIterator};
+use arrow_array::ffi_stream::{ArrowArrayStreamReader, FFI_ArrowArrayStream};
+use arrow_array::{RecordBatch, RecordBatchIterator, RecordBatchReader};
+use arrow_pyarrow::FromPyArrow;
 use arrow_schema::SchemaRef;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule};
+use stgflow_cli::StreamTable;
 use stgflow_io::interrupt;
 use stgflow_io::sink::records::{Columns, Kind};
 
@@ -18,21 +20,28 @@ use stgflow_io::sink::records::{Columns, Kind};
 static GLOBAL: stgflow_alloc::Allocator = stgflow_alloc::Allocator;
 
 /// Runs `stgflow ARGS…` in-process with `stdin` as standard input and returns the exit
-/// code, standard output and standard error. The GIL is released while it runs; a
-/// signal Python would raise (Ctrl-C) stops the run as SIGINT stops the command, at a
-/// complete time point, and is raised once it has stopped.
+/// code, standard output and standard error. `tables` are `(name, table)` pairs, each
+/// table anything with Arrow's C stream interface (a `pyarrow.Table`): the stream `name`
+/// on the command line reads its columns (see [`stream_tables`]). The GIL is released
+/// while it runs; a signal Python would raise (Ctrl-C) stops the run as SIGINT stops the
+/// command, at a complete time point, and is raised once it has stopped.
 #[pyfunction]
-#[pyo3(signature = (args, stdin=None))]
+#[pyo3(signature = (args, stdin=None, tables=Vec::new()))]
 fn run(
     py: Python<'_>,
     args: Vec<String>,
     stdin: Option<Vec<u8>>,
+    tables: Vec<(String, Bound<'_, PyAny>)>,
 ) -> PyResult<(i32, Py<PyBytes>, Py<PyBytes>)> {
+    let tables = stream_tables(tables)?;
     let command = std::thread::spawn(move || {
         let (mut out, mut err) = (Vec::new(), Vec::new());
         let input = std::io::Cursor::new(stdin.unwrap_or_default());
         let argv = std::iter::once("stgflow".to_owned()).chain(args);
-        let streams = stgflow_cli::Streams::default();
+        let streams = stgflow_cli::Streams {
+            tables,
+            ..Default::default()
+        };
         let code = stgflow_cli::run(argv, input, &mut out, &mut err, streams);
         (code, out, err)
     });
@@ -47,15 +56,16 @@ fn run(
 /// Runs `stgflow run ARGS…` in-process as [`run`] does, its output (`points`, `changes`
 /// or `intervals`, as `kind` says: `point`, `change` or `interval`) taken as binary
 /// records and returned as a [`Table`]: columns, not text to parse (see
-/// `stgflow_io::sink::records`). Returns the exit code, the table (what was written
-/// before an error, where there was one) and standard error.
+/// `stgflow_io::sink::records`); `tables` as [`run`] takes them. Returns the exit code,
+/// the table (what was written before an error, where there was one) and standard error.
 #[pyfunction]
-#[pyo3(signature = (args, kind, stdin=None))]
+#[pyo3(signature = (args, kind, stdin=None, tables=Vec::new()))]
 fn run_table(
     py: Python<'_>,
     args: Vec<String>,
     kind: &str,
     stdin: Option<Vec<u8>>,
+    tables: Vec<(String, Bound<'_, PyAny>)>,
 ) -> PyResult<(i32, Table, Py<PyBytes>)> {
     let kind = match kind {
         "point" => Kind::Point,
@@ -66,12 +76,14 @@ fn run_table(
             return Err(pyo3::exceptions::PyValueError::new_err(message));
         }
     };
+    let tables = stream_tables(tables)?;
     let command = std::thread::spawn(move || {
         let (mut columns, mut err) = (Columns::new(), Vec::new());
         let input = std::io::Cursor::new(stdin.unwrap_or_default());
         let argv = std::iter::once("stgflow".to_owned()).chain(args);
         let streams = stgflow_cli::Streams {
             records: true,
+            tables,
             ..Default::default()
         };
         let code = stgflow_cli::run(argv, input, &mut columns, &mut err, streams);
@@ -85,6 +97,28 @@ fn run_table(
         Table { schema, batches },
         PyBytes::new(py, &err).unbind(),
     ))
+}
+
+/// Each `(name, table)` as a stream the command line can name: the table's record
+/// batches taken through Arrow's C stream interface (`arrow-pyarrow`), their columns
+/// shared with Python, not copied. They are all taken here, on the calling thread, so
+/// that a stream whose batches Python makes runs none of Python's code once the GIL is
+/// released.
+fn stream_tables(tables: Vec<(String, Bound<'_, PyAny>)>) -> PyResult<Vec<StreamTable>> {
+    let mut taken = Vec::with_capacity(tables.len());
+    for (name, table) in tables {
+        let reader = ArrowArrayStreamReader::from_pyarrow_bound(&table)?;
+        let schema = reader.schema();
+        let batches = reader
+            .collect::<Result<Vec<RecordBatch>, _>>()
+            .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
+        taken.push(StreamTable {
+            name,
+            schema,
+            batches,
+        });
+    }
+    Ok(taken)
 }
 
 /// A run's output as Arrow record batches, handed to pyarrow through the Arrow PyCapsule
@@ -120,7 +154,7 @@ impl Table {
 fn finished<T>(py: Python<'_>, command: std::thread::JoinHandle<T>) -> PyResult<T> {
     let mut raised = None;
     while !command.is_finished() {
-        py.allow_threads(|| std::thread::sleep(SIGNALS / 5));
+        py.detach(|| std::thread::sleep(SIGNALS / 5));
         if let Err(signal) = py.check_signals() {
             raised.get_or_insert(signal);
             interrupt::request(interrupt::Stop::Signal(2));
@@ -207,7 +241,7 @@ impl Live {
             let wait = deadline
                 .saturating_duration_since(std::time::Instant::now())
                 .min(SIGNALS);
-            let waiting = py.allow_threads(|| {
+            let waiting = py.detach(|| {
                 let output = self.output.lock().unwrap_or_else(|e| e.into_inner());
                 let first = output.recv_timeout(wait);
                 let waiting = matches!(first, Err(mpsc::RecvTimeoutError::Timeout));

@@ -30,7 +30,6 @@ from typing import Iterable, Optional, Sequence, Union
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.feather as feather
 
 from . import _stgflow
 
@@ -43,6 +42,9 @@ _MODES = ("points", "changes", "intervals", "laser", "rtec")
 
 # The records of each mode of lines that the native module reads back as a table.
 _KINDS = {"points": "point", "changes": "change", "intervals": "interval"}
+
+# The stream name a table handed over as Arrow columns goes by (errors name it).
+_TABLE = "<table>"
 
 # The columns that say when, after a fact's arguments, in each mode of line.
 _TIMING = {"points": ["time"], "changes": ["time", "change"], "intervals": ["start", "end"]}
@@ -121,8 +123,8 @@ def _diagnostics(text: str) -> list:
     return found
 
 
-def _call(args: Sequence[str], stdin: Optional[bytes] = None):
-    code, out, err = _stgflow.run([str(a) for a in args], stdin)
+def _call(args: Sequence[str], stdin: Optional[bytes] = None, tables: Sequence = ()):
+    code, out, err = _stgflow.run([str(a) for a in args], stdin, list(tables))
     return code, bytes(out), bytes(err).decode("utf-8", "replace")
 
 
@@ -221,24 +223,26 @@ class Program:
             streams = [str(s) for s in stream]
         else:
             facts = _csv_of_facts(stream)
+        tables = []
         with tempfile.TemporaryDirectory(prefix="stgflow-run-") as work:
-            # A file, not standard input: a batch is replayed as a batch (in parts, in
-            # parallel), where standard input is a live stream. A table goes as an Arrow
-            # file: its columns as they are, nothing formatted or parsed.
+            # A table crosses as its Arrow columns (the C stream interface), nothing
+            # formatted or parsed; other facts as a file, not standard input: a batch is
+            # replayed as a batch (in parts, in parallel), where standard input is a live
+            # stream.
             if table is not None:
-                streams = [os.path.join(work, "stream.arrow")]
-                feather.write_feather(table, streams[0], compression="uncompressed")
+                streams = [_TABLE]
+                tables = [(_TABLE, table)]
             elif facts is not None:
                 streams = [os.path.join(work, "stream.csv")]
                 Path(streams[0]).write_bytes(facts)
                 flags += ["--format", "csv"]
             command = ["run", *map(str, self._paths), *streams, *flags]
             if mode in _KINDS:
-                code, out, err = _stgflow.run_table(command, _KINDS[mode])
+                code, out, err = _stgflow.run_table(command, _KINDS[mode], tables=tables)
                 frame = _frame_of_table(out)
                 err = bytes(err).decode("utf-8", "replace")
             else:
-                code, out, err = _call(command)
+                code, out, err = _call(command, tables=tables)
                 frame = _frame_of_lines(out, mode)
         if code != 0:
             raise RunError(err, frame)

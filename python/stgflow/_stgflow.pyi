@@ -4,13 +4,20 @@ from typing import Optional, Sequence, Tuple
 
 __version__: str
 
-def run(args: Sequence[str], stdin: Optional[bytes] = None) -> Tuple[int, bytes, bytes]:
+def run(
+    args: Sequence[str], stdin: Optional[bytes] = None, tables: Sequence[Tuple[str, object]] = ()
+) -> Tuple[int, bytes, bytes]:
     """Runs ``stgflow ARGS…`` with ``stdin`` as standard input; returns the exit code,
-    standard output and standard error. The GIL is released while it runs."""
+    standard output and standard error. ``tables`` are ``(name, table)`` pairs, each
+    table with Arrow's C stream interface (a ``pyarrow.Table``): the stream ``name`` on
+    the command line reads its columns. The GIL is released while it runs."""
 
-def run_table(args: Sequence[str], kind: str, stdin: Optional[bytes] = None) -> Tuple[int, "Table", bytes]:
+def run_table(
+    args: Sequence[str], kind: str, stdin: Optional[bytes] = None, tables: Sequence[Tuple[str, object]] = ()
+) -> Tuple[int, "Table", bytes]:
     """Runs ``stgflow run ARGS…`` (output ``kind``: ``point``, ``change`` or
-    ``interval``); returns the exit code, the output as a table and standard error."""
+    ``interval``; ``tables`` as ``run`` takes them); returns the exit code, the output
+    as a table and standard error."""
 
 class Table:
     """A run's output as Arrow columns: ``pyarrow.RecordBatchReader.from_stream(table)``

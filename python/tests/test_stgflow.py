@@ -304,3 +304,16 @@ def test_a_pyarrow_table_and_a_dataframe_of_mixed_columns_give_what_the_path_giv
     only_p = tmp_path / "only_p.csv"
     only_p.write_text("".join(f"{t},{p},{a},{b}\n" for p, t, a, b in rows if p == "p"))
     pd.testing.assert_frame_equal(program.run(table, mode="changes"), program.run(only_p, mode="changes"))
+
+
+def test_a_tables_bad_row_raises_naming_its_record_batch_with_what_came_before():
+    pa = pytest.importorskip("pyarrow")
+    program = stgflow.Program.from_text("q(A, T) :- p(A, T).\n")
+    table = pa.table({"predicate": ["p", "p", None, "p"], "time": [0, 1, 2, 3], "a": ["x", "y", "z", "w"]})
+    with pytest.raises(stgflow.RunError) as raised:
+        program.run(table, mode="points")
+    error = raised.value
+    assert error.diagnostics[0].code == "E101"
+    assert "record batch 0, row 2 in it" in str(error)
+    # Time point 0 was complete (a row of 1 came) before the bad row: its output is kept.
+    assert list(error.partial["arg1"]) == ["x"]

@@ -166,9 +166,7 @@ impl Context<'_> {
         for fact in &program.facts {
             collector.collect(&mut found, &mut entity, (fact.pred, &fact.args, fact.time));
         }
-        if let Some(stream) =
-            (ahead.streams.iter()).find(|s| stgflow_io::stream::columnar::is_columnar(s))
-        {
+        if let Some(stream) = (ahead.streams.iter()).find(|s| self.is_columnar(s)) {
             return Err(Failure::Message(format!(
                 "{stream}: a columnar (Parquet or Arrow) stream is not read ahead for RTEC's dynamic domains; run with `--ec-domains stream`"
             )));

@@ -29,8 +29,9 @@ use stgflow_lang::{Compiled, compile_str};
 
 use args::{Cli, Command, formats};
 
-/// What `main` found the process's standard streams to be.
-#[derive(Clone, Copy, Debug, Default)]
+/// What `main` found the process's standard streams to be, and the tables a caller in the
+/// same process hands over as streams.
+#[derive(Clone, Debug, Default)]
 pub struct Streams {
     /// Whether stderr takes colours (a terminal, and `NO_COLOR` unset).
     pub color: bool,
@@ -41,6 +42,18 @@ pub struct Streams {
     /// records (`stgflow_io::sink::records`) rather than text: for a caller in the same
     /// process that reads it back as columns. Other output stays text.
     pub records: bool,
+    /// Streams already in memory as Arrow record batches (a caller's tables), each read
+    /// where the command line names it as a stream, as an Arrow file's rows would be.
+    pub tables: Vec<StreamTable>,
+}
+
+/// A table handed over as a stream (see [`Streams::tables`]).
+#[derive(Clone, Debug)]
+pub struct StreamTable {
+    /// The name the command line gives it among the streams (and errors name it by).
+    pub name: String,
+    pub schema: arrow_schema::SchemaRef,
+    pub batches: Vec<arrow_array::RecordBatch>,
 }
 
 /// Runs the command line `args`; returns the exit code.
@@ -87,6 +100,7 @@ pub fn run(
         color,
         stdout_file: streams.stdout_file,
         records: streams.records,
+        tables: streams.tables,
         quiet: cli.verbosity.quiet,
         verbose: cli.verbosity.verbose,
     };
@@ -189,11 +203,24 @@ pub(crate) struct Context<'a> {
     stdout_file: bool,
     /// [`Streams::records`].
     records: bool,
+    /// [`Streams::tables`].
+    tables: Vec<StreamTable>,
     quiet: bool,
     verbose: bool,
 }
 
 impl Context<'_> {
+    /// The table handed over as the stream `name`, if one was.
+    pub(crate) fn table(&self, name: &str) -> Option<&StreamTable> {
+        self.tables.iter().find(|t| t.name == name)
+    }
+
+    /// Whether the stream `name` is columnar: a table handed over, or a Parquet or Arrow
+    /// file.
+    pub(crate) fn is_columnar(&self, name: &str) -> bool {
+        self.table(name).is_some() || stgflow_io::stream::columnar::is_columnar(name)
+    }
+
     /// Compiles the program at `path`; `background` are more files of it (only an event
     /// description has them: RTEC's background knowledge).
     pub(crate) fn compile(

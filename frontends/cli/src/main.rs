@@ -31,6 +31,7 @@ fn main() {
         color,
         stdout_file,
         records: false,
+        tables: Vec::new(),
     };
     let command = move || stgflow_cli::run(std::env::args_os(), stdin, stdout, stderr, streams);
     let code = if explain {

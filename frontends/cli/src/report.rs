@@ -222,10 +222,12 @@ impl Context<'_> {
 }
 
 /// A writer that counts the lines written through it (`--stats`' output lines), when
-/// `lines` is given: without `--stats` the output is not read again.
+/// `lines` is given: without `--stats` the output is not read again. Where the output is
+/// binary records (`records`), it counts records, each what a line would say.
 pub(crate) struct Lines<W> {
     pub(crate) inner: W,
     pub(crate) lines: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    pub(crate) records: Option<stgflow_io::sink::records::Tally>,
     /// A copy of everything written (`run --plot` draws it afterwards).
     pub(crate) copy: Option<std::rc::Rc<std::cell::RefCell<Vec<u8>>>>,
 }
@@ -234,8 +236,11 @@ impl<W: io::Write> io::Write for Lines<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let written = self.inner.write(buf)?;
         if let Some(lines) = &self.lines {
-            let counted = buf[..written].iter().filter(|&&b| b == b'\n').count();
-            lines.fetch_add(counted as u64, std::sync::atomic::Ordering::Relaxed);
+            let counted = match &mut self.records {
+                Some(tally) => tally.count(&buf[..written]),
+                None => buf[..written].iter().filter(|&&b| b == b'\n').count() as u64,
+            };
+            lines.fetch_add(counted, std::sync::atomic::Ordering::Relaxed);
         }
         if let Some(copy) = &self.copy {
             copy.borrow_mut().extend_from_slice(&buf[..written]);

@@ -117,6 +117,7 @@ impl Context<'_> {
         let counted = crate::report::Lines {
             inner: stdout,
             lines: (args.stats || args.stats_json.is_some()).then(|| lines.clone()),
+            records: self.records.then(Default::default),
             copy: copy.clone(),
         };
         // A pipe's reader sees the output in pieces of `BUFFER`; a live run flushes every
@@ -281,6 +282,9 @@ impl Context<'_> {
                 };
                 live = true;
                 sources.push(Box::new(like.with_input(input)));
+            } else if let Some(table) = self.table(stream) {
+                let batches = table.batches.clone();
+                sources.push(Box::new(Columnar::of_batches(&table.schema, batches, like)));
             } else if columnar::is_columnar(stream) {
                 std::fs::metadata(stream)
                     .map_err(|e| Failure::Message(format!("cannot open {stream}: {e}")))?;

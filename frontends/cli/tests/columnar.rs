@@ -13,7 +13,7 @@ use arrow_ipc::writer::FileWriter;
 use parquet::arrow::ArrowWriter;
 use parquet::file::properties::WriterProperties;
 
-use common::{output_of, stdout_of, tempdir};
+use common::{output_of, root, stdout_of, tempdir};
 
 /// One fact of the stream: time, predicate, arguments (integers or names).
 type Fact = (i64, &'static str, Vec<Arg>);
@@ -183,6 +183,104 @@ fn parquet_and_arrow_streams_give_the_csv_streams_output_on_every_path() {
     }
 }
 
+/// `stgflow ARGS` through the library, with `table` handed over in memory as the stream
+/// `<table>` (as the Python package hands over a DataFrame): the exit code, standard
+/// output and standard error.
+fn run_with_table(args: &[&str], table: &RecordBatch, rows: usize) -> (i32, String, String) {
+    let batches = (0..table.num_rows())
+        .step_by(rows)
+        .map(|start| table.slice(start, rows.min(table.num_rows() - start)))
+        .collect();
+    let streams = stgflow_cli::Streams {
+        tables: vec![stgflow_cli::StreamTable {
+            name: "<table>".to_owned(),
+            schema: table.schema(),
+            batches,
+        }],
+        ..Default::default()
+    };
+    let (code, out, err) = in_process(args, streams);
+    (
+        code,
+        String::from_utf8(out).unwrap_or_else(|e| panic!("{e}")),
+        err,
+    )
+}
+
+/// `stgflow ARGS` through the library, in this process, with `streams` (the paths under
+/// `datasets/` from the repository root): the exit code, standard output and standard
+/// error.
+fn in_process(args: &[&str], streams: stgflow_cli::Streams) -> (i32, Vec<u8>, String) {
+    let root = root();
+    let args = args.iter().map(|a| match a.starts_with("datasets/") {
+        true => root.join(a).to_string_lossy().into_owned(),
+        false => (*a).to_owned(),
+    });
+    let argv = std::iter::once("stgflow".to_owned()).chain(args);
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let code = stgflow_cli::run(argv, std::io::empty(), &mut out, &mut err, streams);
+    (code, out, String::from_utf8_lossy(&err).into_owned())
+}
+
+#[test]
+fn a_table_handed_over_gives_the_csv_streams_output_on_every_path() {
+    let dir = tempdir();
+    let facts = device_stream();
+    let csv = dir.join("events.csv");
+    write_csv(&csv, &facts);
+    let table = batch_of(&facts);
+    let program = "datasets/examples/device_safety.tdl";
+    for mode in ["points", "changes", "intervals"] {
+        for path in [&["-w", "1"][..], &["-w", "3"], &["--engine", "reference"]] {
+            let csv = csv.to_str().unwrap_or_default();
+            let mut csv_args = vec!["run", program, csv, "--format", "csv", "--mode", mode];
+            csv_args.extend(path);
+            let from_csv = stdout_of(&csv_args);
+            assert!(from_csv.lines().count() > 100, "{mode} {path:?}");
+            let mut args = vec!["run", program, "<table>", "--mode", mode];
+            args.extend(path);
+            let (code, from_table, stderr) = run_with_table(&args, &table, 50);
+            assert_eq!(code, 0, "{stderr}");
+            assert!(
+                from_table == from_csv,
+                "{mode} {path:?}: the table differs from CSV"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_table_handed_over_names_its_bad_row_and_keeps_the_output_before_it() {
+    let facts: Vec<Fact> = [1, 2, 3, 9, 4]
+        .into_iter()
+        .map(|t| (t, "repair", vec![Arg::Name("d1".into())]))
+        .collect();
+    let args = ["run", "datasets/examples/device_safety.tdl", "<table>"];
+    let (code, stdout, stderr) = run_with_table(&args, &batch_of(&facts), 2);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("E102") && stderr.contains("(record batch 2, row 0 in it)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("<table>:5:1") && stderr.contains("4,repair,d1"),
+        "{stderr}"
+    );
+    assert!(
+        stdout.starts_with("safe(d1,2).\n") && stdout.ends_with("trusted(d1,8).\n"),
+        "{stdout}"
+    );
+    let unnamed = RecordBatch::try_from_iter([(
+        "name",
+        Arc::new(StringArray::from_iter_values(["a"])) as ArrayRef,
+    )])
+    .unwrap_or_else(|e| panic!("{e}"));
+    let (code, _, stderr) = run_with_table(&args, &unnamed, 1);
+    assert_eq!(code, 1, "{stderr}");
+    let missing = "an Arrow stream needs a `predicate` and a `time` column; it has name";
+    assert!(stderr.contains(missing), "{stderr}");
+}
+
 /// The changes `rule` derives from `facts` read from a columnar file (`name`, written by
 /// `write`), which must be those it derives from the same facts as CSV.
 fn changes_as_from_csv(rule: &str, facts: &[Fact], (name, write): (&str, Writer)) -> String {
@@ -302,4 +400,34 @@ fn refused(stream: &Path) -> String {
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
     stderr
+}
+
+#[test]
+fn stats_count_the_records_of_a_run_to_records_as_lines() {
+    let dir = tempdir();
+    let csv = dir.join("events.csv");
+    write_csv(&csv, &device_stream());
+    let args = [
+        "run",
+        "datasets/examples/device_safety.tdl",
+        csv.to_str().unwrap_or_default(),
+        "--format",
+        "csv",
+        "--mode",
+        "changes",
+        "--stats",
+    ];
+    let lines = stdout_of(&args[..7]).lines().count();
+    assert!(lines > 100);
+    let streams = stgflow_cli::Streams {
+        records: true,
+        ..Default::default()
+    };
+    let (code, records, stderr) = in_process(&args, streams);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(records.len() > lines * 10, "records, not text");
+    assert!(
+        stderr.contains(&format!("output        {lines} lines")),
+        "{stderr}"
+    );
 }

@@ -84,6 +84,43 @@ pub(super) fn push_record(
     out[at..at + 4].copy_from_slice(&length.to_le_bytes());
 }
 
+/// Counts the records in bytes written in any pieces (`--stats`' output lines when the
+/// output is records: a record is what a line says), reading only their lengths.
+#[derive(Debug, Default)]
+pub struct Tally {
+    /// The length bytes of the record begun so far.
+    length: [u8; 4],
+    /// How many of them have come.
+    have: usize,
+    /// The bytes of the record begun still to come after its length.
+    rest: usize,
+}
+
+impl Tally {
+    /// The records that begin in `bytes`, the next piece of the output.
+    pub fn count(&mut self, mut bytes: &[u8]) -> u64 {
+        let mut records = 0;
+        while !bytes.is_empty() {
+            if self.rest > 0 {
+                let skipped = self.rest.min(bytes.len());
+                self.rest -= skipped;
+                bytes = &bytes[skipped..];
+                continue;
+            }
+            let taken = (4 - self.have).min(bytes.len());
+            self.length[self.have..self.have + taken].copy_from_slice(&bytes[..taken]);
+            self.have += taken;
+            bytes = &bytes[taken..];
+            if self.have == 4 {
+                records += 1;
+                self.rest = u32::from_le_bytes(self.length) as usize;
+                self.have = 0;
+            }
+        }
+        records
+    }
+}
+
 /// Records read back as columns as they are written (the sink's output: a record may
 /// come in several writes), in chunks of [`CHUNK`] rows; [`Columns::table`] makes the
 /// table.
@@ -504,6 +541,26 @@ mod tests {
             push_record(&mut out, *kind, *times, name, args);
         }
         out
+    }
+
+    #[test]
+    fn a_tally_counts_the_records_in_any_pieces() {
+        let long = "http://example.org/a/very/long/name#1";
+        let bytes = records(&[
+            (
+                Kind::Start,
+                (4, 0),
+                "q",
+                vec![Value::Int(1), Value::sym(long)],
+            ),
+            (Kind::Point, (5, 0), "p", vec![]),
+            (Kind::Interval, (5, 9), "r", vec![Value::Float(0.5)]),
+        ]);
+        for piece in [1, 3, 4, 7, bytes.len()] {
+            let mut tally = Tally::default();
+            let counted: u64 = bytes.chunks(piece).map(|p| tally.count(p)).sum();
+            assert_eq!(counted, 3, "pieces of {piece}");
+        }
     }
 
     #[test]

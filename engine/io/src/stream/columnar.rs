@@ -7,7 +7,9 @@
 //! the first null). Rows go through the same [`ReaderState`] as a text format's lines
 //! (time order, lateness, unknown predicates and arities, `--tick`), a row counting as a
 //! line: an error names the file, the row (from 1, over the whole file) and its row
-//! group (Parquet) or record batch (Arrow).
+//! group (Parquet) or record batch (Arrow). A caller's table already in memory (from
+//! Python, through the Arrow C stream interface) is read as an Arrow file's batches
+//! ([`Columnar::of_batches`]).
 
 use std::fs::File;
 use std::io::BufReader;
@@ -73,10 +75,11 @@ pub fn is_columnar(path: &str) -> bool {
     Kind::of(path).is_some()
 }
 
-/// A columnar file's record batches.
+/// A columnar file's record batches, or a table's in memory.
 enum Batches {
     Parquet(ParquetRecordBatchReader),
     Arrow(FileReader<BufReader<File>>),
+    Memory(std::vec::IntoIter<RecordBatch>),
 }
 
 impl Iterator for Batches {
@@ -86,6 +89,7 @@ impl Iterator for Batches {
         match self {
             Batches::Parquet(reader) => Some(reader.next()?.map_err(|e| e.to_string())),
             Batches::Arrow(reader) => Some(reader.next()?.map_err(|e| e.to_string())),
+            Batches::Memory(batches) => batches.next().map(Ok),
         }
     }
 }
@@ -139,6 +143,29 @@ impl Columnar {
         columnar
     }
 
+    /// The record batches of a table in memory, named `like`'s name, read as an Arrow
+    /// file's (`schema` is theirs, for a table of no batches).
+    pub fn of_batches(
+        schema: &arrow_schema::Schema,
+        batches: Vec<RecordBatch>,
+        like: FactReader<std::io::Empty>,
+    ) -> Columnar {
+        let mut columnar = Columnar {
+            state: like.into_state(),
+            kind: Kind::Arrow,
+            batches: Err(None),
+            batch: None,
+            group_starts: Vec::new(),
+            rows_before: 0,
+        };
+        let names = field_names(schema);
+        columnar.batches = match columnar.streamable(&names) {
+            Ok(()) => Ok(Batches::Memory(batches.into_iter())),
+            Err(error) => Err(Some(error)),
+        };
+        columnar
+    }
+
     fn batches(&mut self, path: &str) -> Result<Batches, Box<StreamError>> {
         let kind = self.kind;
         let unreadable = |e: &dyn std::fmt::Display| {
@@ -168,20 +195,26 @@ impl Columnar {
                 (field_names(&reader.schema()), Batches::Arrow(reader))
             }
         };
-        if !names.iter().any(|n| n == "predicate") || !names.iter().any(|n| n == "time") {
-            let mut error = self.error(
-                Code::E101,
-                format!(
-                    "{} stream needs a `predicate` and a `time` column; it has {}",
-                    kind.a(),
-                    names.join(", ")
-                ),
-                String::new(),
-            );
-            error.help = Some("the arguments are the columns after them, in order".to_owned());
-            return Err(error);
-        }
+        self.streamable(&names)?;
         Ok(batches)
+    }
+
+    /// Whether columns named `names` make a stream: a `predicate` and a `time` column.
+    fn streamable(&self, names: &[String]) -> Result<(), Box<StreamError>> {
+        if names.iter().any(|n| n == "predicate") && names.iter().any(|n| n == "time") {
+            return Ok(());
+        }
+        let mut error = self.error(
+            Code::E101,
+            format!(
+                "{} stream needs a `predicate` and a `time` column; it has {}",
+                self.kind.a(),
+                names.join(", ")
+            ),
+            String::new(),
+        );
+        error.help = Some("the arguments are the columns after them, in order".to_owned());
+        Err(error)
     }
 
     /// Reads the next row into the state's queue; `false` at the end of the file.
