@@ -694,3 +694,55 @@ fn generated_cases_derive_something() {
     );
     assert_eq!(seen.len(), 4, "{seen:?}");
 }
+
+#[test]
+fn a_users_names_that_the_translation_also_makes_are_two_predicates() {
+    // `gap_start`, `gap_end` and `gap_t` are the user's events and `gap_i` the user's
+    // fluent, where the translation makes predicates of those names for fluent `gap`.
+    let clashing = "\
+initiatedAt(gap(X)=true, T) :- happensAt(gap_start(X), T).
+terminatedAt(gap(X)=true, T) :- happensAt(gap_end(X), T).
+happensAt(alarm(X), T) :- happensAt(start(gap(X)=true), T).
+initiatedAt(gap_i(X)=true, T) :- happensAt(alarm(X), T).
+terminatedAt(gap_i(X)=true, T) :- happensAt(gap_t(X), T).
+initiatedAt(quiet(X)=true, T) :- happensAt(end(gap(X)=true), T), holdsAt(gap_i(X)=true, T).
+terminatedAt(quiet(X)=true, T) :- happensAt(gap_start(X), T).
+";
+    let renamed = [
+        ("gap_start", "opened"),
+        ("gap_end", "closed"),
+        ("gap_i", "raised"),
+        ("gap_t", "cleared"),
+    ];
+    let rename = |text: &str, back: bool| {
+        renamed
+            .iter()
+            .fold(text.to_owned(), |text, (ours, theirs)| match back {
+                false => text.replace(&format!("{ours}("), &format!("{theirs}(")),
+                true => text.replace(&format!("{theirs}("), &format!("{ours}(")),
+            })
+    };
+    let mut rng = Rng::new(7);
+    let mut stream = String::new();
+    for t in 0..60 {
+        for object in ["a", "b"] {
+            for (event, chance) in [("gap_start", 15), ("gap_end", 15), ("gap_t", 8)] {
+                if rng.chance(chance) {
+                    stream.push_str(&format!("{event}|{t}|{t}|{object}\n"));
+                }
+            }
+        }
+    }
+    let theirs_stream = renamed.iter().fold(stream.clone(), |text, (ours, theirs)| {
+        text.replace(&format!("{ours}|"), &format!("{theirs}|"))
+    });
+    for engine in [Engine::Reference, Engine::Dataflow(1), Engine::Dataflow(3)] {
+        let ours = run(clashing, &stream, 60, engine).unwrap_or_else(|e| panic!("{e}"));
+        let theirs = run(&rename(clashing, false), &theirs_stream, 60, engine)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let theirs: BTreeSet<String> = theirs.iter().map(|line| rename(line, true)).collect();
+        assert!(ours.iter().any(|l| l.starts_with("gap_i(")), "{ours:?}");
+        assert!(ours.iter().any(|l| l.starts_with("quiet(")), "{ours:?}");
+        assert_eq!(ours, theirs, "{engine:?}");
+    }
+}

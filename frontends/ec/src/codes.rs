@@ -10,7 +10,7 @@ stgflow_lang::error_codes! {
         E506 => "EC: not a condition of a time-point rule (incl. a `findall` without the `length` of its list, and a predicate no background fact or rule defines)",
         E507 => "EC: not a condition of a `holdsFor` rule (incl. RTEC's `\\+ I=[]` checks)",
         E508 => "EC: an event or fluent used with two arities",
-        E509 => "EC: a name used as event and fluent, or taken by a generated predicate",
+        E509 => "EC: a name used as event and fluent",
         E510 => "EC: a fluent defined as simple and as statically determined, or declared input and defined",
         E511 => "EC: a list of intervals used before it is defined (or too many disjuncts)",
         E512 => "EC: `fi` relating two fluents",

@@ -53,6 +53,7 @@ mod deadlines;
 mod grounding;
 mod intervals;
 mod names;
+mod naming;
 mod simple;
 mod terms;
 mod timing;
@@ -111,7 +112,7 @@ pub fn translate(items: &[Item], file: FileId, options: crate::Options) -> Trans
         names.register(item);
     }
     names.check_kinds();
-    names.check_generated();
+    names.check_inputs();
     names.check_patterns(items);
     let mut out = Translation {
         diagnostics: std::mem::take(&mut names.diagnostics),
@@ -180,6 +181,7 @@ pub fn translate(items: &[Item], file: FileId, options: crate::Options) -> Trans
             }
         }
     }
+    naming::resolve(&mut out, names.all());
     out
 }
 

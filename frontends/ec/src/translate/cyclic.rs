@@ -4,7 +4,7 @@
 use stgflow_lang::syntax::ast;
 
 use super::Generator;
-use super::terms::grounded_pred;
+use super::terms::{grounded_pred, invented};
 use crate::model::{Cond, Item, Reads};
 
 impl Generator<'_> {
@@ -29,12 +29,12 @@ impl Generator<'_> {
         });
         for (rule, origin) in rules.zip(&self.out.origins) {
             let Some(fluent) =
-                (read.iter()).find(|name| rule.head.predicate.name == format!("{name}_i"))
+                (read.iter()).find(|name| rule.head.predicate.name == invented(name, "_i"))
             else {
                 continue;
             };
             let mut copy = rule.clone();
-            copy.head.predicate.name = format!("{fluent}_ci");
+            copy.head.predicate.name = invented(fluent, "_ci");
             let grounded = grounded_pred(fluent);
             copy.body.retain(|literal| {
                 !matches!(literal, ast::Literal::Positive(a) if a.predicate.name == grounded)

@@ -30,7 +30,7 @@ use stgflow_lang::value::Value;
 
 use super::Generator;
 use super::terms::{
-    arg_expr, at, atom, event_atom, fluent_atom, grounded_pred, literal, simple_part, var,
+    arg_expr, at, atom, event_atom, fluent_atom, grounded_pred, invented, literal, simple_part, var,
 };
 use crate::codes::Code;
 use crate::model::{Arg, Cond, Entity, EventTerm, FluentTerm, GroundCond, Item};
@@ -467,10 +467,10 @@ fn static_part(name: &str, statics: &[Value], value: Value) -> String {
         .chars()
         .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
     if plain && !text.is_empty() {
-        return format!("{name}__{text}");
+        return invented(name, &format!("__{text}"));
     }
     let place = statics.iter().position(|v| *v == value).unwrap_or(0);
-    format!("{name}__value{place}")
+    invented(name, &format!("__value{place}"))
 }
 
 impl super::Names {

@@ -547,26 +547,12 @@ impl Names {
         }
     }
 
-    /// Reports names that the translation's own predicates would take, and input
-    /// declarations of defined fluents.
-    pub(super) fn check_generated(&mut self) {
-        let mut generated: Vec<(String, &'static str, String)> = Vec::new();
+    /// Reports input declarations of defined fluents.
+    pub(super) fn check_inputs(&mut self) {
         for name in &self.fluent_order {
             let Some(info) = self.fluents.get(name) else {
                 continue;
             };
-            let simple = info.simple.first.is_some();
-            for (suffix, needed) in [
-                ("_i", simple),
-                ("_t", simple),
-                ("_start", info.uses_start),
-                ("_end", info.uses_end),
-                ("_initially", info.initially),
-            ] {
-                if needed {
-                    generated.push((format!("{name}{suffix}"), suffix, name.clone()));
-                }
-            }
             if let (true, Some((_, span))) = (info.declared_input, info.defined) {
                 self.diagnostics.push(
                     Diagnostic::error(
@@ -578,27 +564,13 @@ impl Names {
                 );
             }
         }
-        for (taken, suffix, fluent) in generated {
-            let span = self
-                .fluents
-                .get(&taken)
-                .map(|i| i.first)
-                .or_else(|| self.events.get(&taken).map(|e| e.1));
-            if let Some(span) = span {
-                self.clashed = true;
-                self.diagnostics.push(
-                    Diagnostic::error(
-                        Code::E509,
-                        format!("the name `{taken}` is taken by the translation"),
-                    )
-                    .with_label(span, "this name")
-                    .with_note(format!(
-                        "`{fluent}{suffix}` is the TD predicate the translation generates for fluent `{fluent}`"
-                    ))
-                    .with_help("rename it"),
-                );
-            }
-        }
+    }
+
+    /// Every event and fluent name of the description.
+    pub(super) fn all(&self) -> impl Iterator<Item = &str> {
+        (self.fluents.keys())
+            .chain(self.events.keys())
+            .map(String::as_str)
     }
 
     pub(super) fn shapes(&self) -> Vec<(String, RtecShape)> {

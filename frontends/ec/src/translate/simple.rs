@@ -7,7 +7,9 @@ use stgflow_lang::syntax::ast;
 use stgflow_lang::value::Value;
 
 use super::names::Kind;
-use super::terms::{arg_expr, at, atom, expr_vars, fluent_atom, fresh, literal, var, vars_of};
+use super::terms::{
+    arg_expr, at, atom, expr_vars, fluent_atom, fresh, invented, literal, var, vars_of,
+};
 use super::{Generator, Timing};
 use crate::codes::Code;
 use crate::model::{Arg, Cond, FluentTerm, Happening, TimeRule};
@@ -257,7 +259,11 @@ impl Generator<'_> {
             let instance = |value: ast::Expr, suffix: &str, k: u32| {
                 let mut args: Vec<ast::Expr> = xs.iter().map(|x| var(x, span)).collect();
                 args.push(value);
-                atom(format!("{name}{suffix}"), args, at(&time, k, span), span)
+                let name = match suffix {
+                    "" => name.clone(),
+                    _ => invented(name, suffix),
+                };
+                atom(name, args, at(&time, k, span), span)
             };
             if self.names.kind(name) == Some(Kind::Simple) {
                 // Rules 14–16 once with a value variable, or once per listed value: the

@@ -10,15 +10,26 @@ use super::names::Names;
 use crate::codes::Code;
 use crate::model::{Arg, Cond, EventTerm, FluentTerm, Happening, Reads, ident};
 
+/// Ends the user's name in a predicate the translation invents for it (`f` and `_i` in
+/// `f_i`): [`super::naming::resolve`] makes each such name one that no name of the
+/// description takes, the plain `f_i` wherever it is free.
+pub(super) const INVENTED: char = '\u{1}';
+
+/// The predicate the translation invents for the user's `name` with `suffix` (`_i`,
+/// `__grounded`, …), marked as invented (see [`INVENTED`]).
+pub(super) fn invented(name: &str, suffix: &str) -> String {
+    format!("{name}{INVENTED}{suffix}")
+}
+
 /// The TD predicate of a split fluent's simple values.
 pub(super) fn simple_part(name: &str) -> String {
-    format!("{name}__simple")
+    invented(name, "__simple")
 }
 
 /// The TD predicate of the instances of a fluent-value pair that RTEC's `grounding`
 /// declarations make exist.
 pub(super) fn grounded_pred(name: &str) -> String {
-    format!("{name}__grounded")
+    invented(name, "__grounded")
 }
 
 pub(super) fn var(name: &str, span: Span) -> ast::Expr {
@@ -66,12 +77,11 @@ pub(super) fn atom(
 pub(super) fn fluent_atom(fluent: &FluentTerm, suffix: &str, time: ast::Expr) -> ast::Atom {
     let mut args: Vec<ast::Expr> = fluent.args.iter().map(arg_expr).collect();
     args.push(arg_expr(&fluent.value));
-    atom(
-        format!("{}{suffix}", fluent.name.text),
-        args,
-        time,
-        fluent.span,
-    )
+    let name = match suffix {
+        "" => fluent.name.text.clone(),
+        _ => invented(&fluent.name.text, suffix),
+    };
+    atom(name, args, time, fluent.span)
 }
 
 /// `e(args…, time)` for an event term (or a background atom, which has the same form).
