@@ -33,19 +33,11 @@ fn run(
     stdin: Option<Vec<u8>>,
     tables: Vec<(String, Bound<'_, PyAny>)>,
 ) -> PyResult<(i32, Py<PyBytes>, Py<PyBytes>)> {
-    let tables = stream_tables(tables)?;
-    let command = std::thread::spawn(move || {
-        let (mut out, mut err) = (Vec::new(), Vec::new());
-        let input = std::io::Cursor::new(stdin.unwrap_or_default());
-        let argv = std::iter::once("stgflow".to_owned()).chain(args);
-        let streams = stgflow_cli::Streams {
-            tables,
-            ..Default::default()
-        };
-        let code = stgflow_cli::run(argv, input, &mut out, &mut err, streams);
-        (code, out, err)
-    });
-    let (code, out, err) = finished(py, command)?;
+    let streams = stgflow_cli::Streams {
+        tables: stream_tables(tables)?,
+        ..Default::default()
+    };
+    let (code, out, err) = finished(py, command(args, stdin, streams, Vec::new()))?;
     Ok((
         code,
         PyBytes::new(py, &out).unbind(),
@@ -76,22 +68,14 @@ fn run_table(
             return Err(pyo3::exceptions::PyValueError::new_err(message));
         }
     };
-    let tables = stream_tables(tables)?;
-    let command = std::thread::spawn(move || {
-        let (mut columns, mut err) = (Columns::new(), Vec::new());
-        let input = std::io::Cursor::new(stdin.unwrap_or_default());
-        let argv = std::iter::once("stgflow".to_owned()).chain(args);
-        let streams = stgflow_cli::Streams {
-            records: true,
-            tables,
-            ..Default::default()
-        };
-        let code = stgflow_cli::run(argv, input, &mut columns, &mut err, streams);
-        (code, columns.table(kind), err)
-    });
-    let (code, table, err) = finished(py, command)?;
-    let (schema, batches) =
-        table.map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?;
+    let streams = stgflow_cli::Streams {
+        records: true,
+        tables: stream_tables(tables)?,
+        ..Default::default()
+    };
+    let (code, columns, err) = finished(py, command(args, stdin, streams, Columns::new()))?;
+    let (schema, batches) = (py.detach(|| columns.table(kind)))
+        .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?;
     Ok((
         code,
         Table { schema, batches },
@@ -146,6 +130,23 @@ impl Table {
         let stream = FFI_ArrowArrayStream::new(Box::new(reader));
         PyCapsule::new(py, stream, Some(c"arrow_array_stream".to_owned()))
     }
+}
+
+/// `stgflow ARGS…` on a thread of its own, `stdin` its standard input and `stdout` its
+/// standard output: its exit code, `stdout` and its standard error once it ends.
+fn command<W: std::io::Write + Send + 'static>(
+    args: Vec<String>,
+    stdin: Option<Vec<u8>>,
+    streams: stgflow_cli::Streams,
+    mut stdout: W,
+) -> std::thread::JoinHandle<(i32, W, Vec<u8>)> {
+    std::thread::spawn(move || {
+        let mut err = Vec::new();
+        let input = std::io::Cursor::new(stdin.unwrap_or_default());
+        let argv = std::iter::once("stgflow".to_owned()).chain(args);
+        let code = stgflow_cli::run(argv, input, &mut stdout, &mut err, streams);
+        (code, stdout, err)
+    })
 }
 
 /// What the run on `command` returns, once it has ended; the GIL released meanwhile. A

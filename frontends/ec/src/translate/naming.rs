@@ -110,7 +110,7 @@ fn text(text: &str, names: &HashMap<String, String>) -> String {
         return text.to_owned();
     }
     let mut out = text.to_owned();
-    // Longest first: `f_i` inside `f_ri` is not one of them, but `f` may prefix another.
+    // Longest first: a name that ends another (`b·_i` in `ab·_i`) goes after it.
     let mut invented: Vec<(&String, &String)> = names.iter().collect();
     invented.sort_by_key(|(from, _)| std::cmp::Reverse(from.len()));
     for (from, to) in invented {
