@@ -131,14 +131,7 @@ impl Columnar {
     /// cannot be read as a stream fails the first read, as a text stream's first bad line
     /// does.
     pub fn open(path: &str, like: FactReader<std::io::Empty>) -> Columnar {
-        let mut columnar = Columnar {
-            state: like.into_state(),
-            kind: Kind::of(path).unwrap_or(Kind::Parquet),
-            batches: Err(None),
-            batch: None,
-            group_starts: Vec::new(),
-            rows_before: 0,
-        };
+        let mut columnar = Columnar::unopened(like, Kind::of(path).unwrap_or(Kind::Parquet));
         columnar.batches = columnar.batches(path).map_err(Some);
         columnar
     }
@@ -150,20 +143,25 @@ impl Columnar {
         batches: Vec<RecordBatch>,
         like: FactReader<std::io::Empty>,
     ) -> Columnar {
-        let mut columnar = Columnar {
-            state: like.into_state(),
-            kind: Kind::Arrow,
-            batches: Err(None),
-            batch: None,
-            group_starts: Vec::new(),
-            rows_before: 0,
-        };
+        let mut columnar = Columnar::unopened(like, Kind::Arrow);
         let names = field_names(schema);
         columnar.batches = match columnar.streamable(&names) {
             Ok(()) => Ok(Batches::Memory(batches.into_iter())),
             Err(error) => Err(Some(error)),
         };
         columnar
+    }
+
+    /// A stream of `kind` read with `like`'s settings, its batches not yet given.
+    fn unopened(like: FactReader<std::io::Empty>, kind: Kind) -> Columnar {
+        Columnar {
+            state: like.into_state(),
+            kind,
+            batches: Err(None),
+            batch: None,
+            group_starts: Vec::new(),
+            rows_before: 0,
+        }
     }
 
     fn batches(&mut self, path: &str) -> Result<Batches, Box<StreamError>> {
