@@ -133,7 +133,7 @@ impl Replay {
             return None;
         }
         let bounds = parts::bounds(&files, program, timeline).ok()??;
-        let bytes: u64 = files.iter().map(|f| f.len()).sum();
+        let bytes: u64 = files.iter().map(|f| f.weight()).sum();
         let span = bounds.span();
         // In a cluster, every process's workers take parts but process 0's relay.
         let local_workers = workers;

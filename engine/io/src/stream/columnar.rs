@@ -9,7 +9,10 @@
 //! line: an error names the file, the row (from 1, over the whole file) and its row
 //! group (Parquet) or record batch (Arrow). A caller's table already in memory (from
 //! Python, through the Arrow C stream interface) is read as an Arrow file's batches
-//! ([`Columnar::of_batches`]).
+//! ([`Columnar::of_batches`]). A file or a table can also be read in parts by rows, each
+//! part on its own thread ([`RowFile`]).
+
+mod rows;
 
 use std::fs::File;
 use std::io::BufReader;
@@ -24,6 +27,8 @@ use stgflow_lang::value::{Row, Value};
 
 use super::{Code, FactReader, InputFact, ReaderState, SkipCounts, StreamError};
 use crate::drive::{FactSource, take_queued};
+
+pub use rows::RowFile;
 
 /// Rows decoded at a time.
 const BATCH_ROWS: usize = 8192;
@@ -80,6 +85,13 @@ enum Batches {
     Parquet(ParquetRecordBatchReader),
     Arrow(FileReader<BufReader<File>>),
     Memory(std::vec::IntoIter<RecordBatch>),
+    /// The rows `range` (over the whole file) of the batches of `inner`, whose next batch
+    /// starts at row `at`.
+    Window {
+        inner: Box<Batches>,
+        at: u64,
+        range: std::ops::Range<u64>,
+    },
 }
 
 impl Iterator for Batches {
@@ -90,6 +102,22 @@ impl Iterator for Batches {
             Batches::Parquet(reader) => Some(reader.next()?.map_err(|e| e.to_string())),
             Batches::Arrow(reader) => Some(reader.next()?.map_err(|e| e.to_string())),
             Batches::Memory(batches) => batches.next().map(Ok),
+            Batches::Window { inner, at, range } => loop {
+                if *at >= range.end {
+                    return None;
+                }
+                let batch = match inner.next()? {
+                    Ok(batch) => batch,
+                    Err(e) => return Some(Err(e)),
+                };
+                let start = *at;
+                *at += batch.num_rows() as u64;
+                let (from, to) = (range.start.max(start), range.end.min(*at));
+                if from < to {
+                    let (offset, len) = ((from - start) as usize, (to - from) as usize);
+                    return Some(Ok(batch.slice(offset, len)));
+                }
+            },
         }
     }
 }
@@ -103,8 +131,10 @@ pub struct Columnar {
     /// The batch being read, its columns, and the next row of it.
     batch: Option<(Columns, usize)>,
     /// Per row group (Parquet, all known at the start) or record batch (Arrow, as they
-    /// are read), the row (from 0, over the file) it starts at.
+    /// are read, unless known from the start), the row (from 0, over the file) it starts at.
     group_starts: Vec<usize>,
+    /// Whether the record batches' starts are learnt as they are read.
+    counting_groups: bool,
     /// Rows read before the batch being read.
     rows_before: usize,
 }
@@ -160,8 +190,18 @@ impl Columnar {
             batches: Err(None),
             batch: None,
             group_starts: Vec::new(),
+            counting_groups: kind == Kind::Arrow,
             rows_before: 0,
         }
+    }
+
+    /// The state its rows go through (for a part's reader, [`super::split::Part`]).
+    pub(crate) fn state(&self) -> &ReaderState {
+        &self.state
+    }
+
+    pub(crate) fn state_mut(&mut self) -> &mut ReaderState {
+        &mut self.state
     }
 
     fn batches(&mut self, path: &str) -> Result<Batches, Box<StreamError>> {
@@ -242,7 +282,7 @@ impl Columnar {
                     ));
                 }
                 Some(Ok(batch)) => {
-                    if self.kind == Kind::Arrow {
+                    if self.counting_groups {
                         self.group_starts.push(self.rows_before);
                     }
                     self.batch = Some((self.columns(&batch)?, 0));

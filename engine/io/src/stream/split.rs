@@ -25,7 +25,8 @@ use std::io::{self, BufReader, Read};
 use std::ops::Range;
 use std::sync::Arc;
 
-use super::{FactReader, InputFact, SkipCounts, StreamError};
+use super::columnar::{Columnar, RowFile};
+use super::{FactReader, InputFact, ReaderState, SkipCounts, StreamError};
 use crate::drive::{FactSource, Splitting};
 use stgflow_lang::ir::PredId;
 use stgflow_lang::value::Row;
@@ -46,17 +47,30 @@ const PROBE: usize = 1 << 12;
 /// A search narrows to this many bytes, then reads them line by line.
 const SCAN: u64 = 1 << 12;
 
-/// A regular file in a format whose lines read alone, to be read in parts by time.
+/// A stream to be read in parts by time: a regular file in a format whose lines read
+/// alone, or a columnar stream, whose rows are its lines.
+#[derive(Clone, Debug)]
+pub struct SplitFile(Layout);
+
+#[derive(Clone, Debug)]
+enum Layout {
+    /// Offsets are bytes.
+    Text(TextFile),
+    /// Offsets are row numbers.
+    Rows(Arc<RowFile>),
+}
+
+/// A text file read in parts: offsets are bytes, each a line start.
 #[derive(Clone)]
-pub struct SplitFile {
+struct TextFile {
     file: Arc<File>,
     len: u64,
     like: Arc<FactReader<io::Empty>>,
 }
 
-impl std::fmt::Debug for SplitFile {
+impl std::fmt::Debug for TextFile {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SplitFile")
+        f.debug_struct("TextFile")
             .field("name", &self.like.name())
             .field("len", &self.len)
             .finish()
@@ -89,36 +103,129 @@ pub struct PartRange {
 }
 
 impl SplitFile {
-    /// `file`, to be read as `like` reads (its name, format, schema, tick and tolerance).
+    /// The text file `file`, to be read as `like` reads (its name, format, schema, tick and
+    /// tolerance).
     pub fn new(file: File, like: FactReader<io::Empty>) -> io::Result<SplitFile> {
         let len = file.metadata()?.len();
-        Ok(SplitFile {
+        Ok(SplitFile(Layout::Text(TextFile {
             file: Arc::new(file),
             len,
             like: Arc::new(like),
-        })
+        })))
     }
 
-    /// The file's name, as errors give it.
+    /// A columnar stream, read in parts by rows.
+    pub fn rows(rows: RowFile) -> SplitFile {
+        SplitFile(Layout::Rows(Arc::new(rows)))
+    }
+
+    /// The stream's name, as errors give it.
     pub fn name(&self) -> &str {
-        self.like.name()
+        match &self.0 {
+            Layout::Text(text) => text.like.name(),
+            Layout::Rows(rows) => rows.name(),
+        }
     }
 
-    /// The file's length in bytes.
+    /// The end of its offsets: a text file's length in bytes, a columnar stream's rows.
     pub fn len(&self) -> u64 {
-        self.len
+        match &self.0 {
+            Layout::Text(text) => text.len,
+            Layout::Rows(rows) => rows.rows(),
+        }
     }
 
-    /// Whether the file is empty.
+    /// Whether it is empty.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len() == 0
     }
 
-    /// The reader whose settings every part's readers copy.
-    pub fn like(&self) -> &FactReader<io::Empty> {
-        &self.like
+    /// What its parts are sized by: its bytes as text (a columnar stream's, estimated).
+    pub fn weight(&self) -> u64 {
+        match &self.0 {
+            Layout::Text(text) => text.len,
+            Layout::Rows(rows) => rows.weight(),
+        }
     }
 
+    /// How it starts: the time of its first fact, and the timeline it declares before it
+    /// (a columnar stream declares none).
+    pub fn head(&self) -> io::Result<Head> {
+        match &self.0 {
+            Layout::Text(text) => text.head(),
+            Layout::Rows(rows) => Ok(Head {
+                first: rows.first_time(),
+                timeline: None,
+            }),
+        }
+    }
+
+    /// The time of its last fact.
+    pub fn last_time(&self) -> io::Result<Option<u64>> {
+        match &self.0 {
+            Layout::Text(text) => text.last_time(),
+            Layout::Rows(rows) => Ok(rows.last_time()),
+        }
+    }
+
+    /// The time of the first fact (row with a time) at or after offset `at`.
+    pub fn time_near(&self, at: u64) -> io::Result<Option<u64>> {
+        match &self.0 {
+            Layout::Text(text) => text.time_near(at),
+            Layout::Rows(rows) => Ok(rows.time_from(at..rows.rows())?.map(|(_, t)| t)),
+        }
+    }
+
+    /// The first offset in `within` of a fact at `time` or later, where the stream is in
+    /// time order (`within.end` if none).
+    pub fn offset_of(&self, time: u64, within: Range<u64>) -> io::Result<u64> {
+        match &self.0 {
+            Layout::Text(text) => text.offset_of(time, within),
+            Layout::Rows(rows) => rows.offset_of(time, within),
+        }
+    }
+
+    /// The lines (rows) in `range`.
+    pub fn lines(&self, range: Range<u64>) -> io::Result<usize> {
+        match &self.0 {
+            Layout::Text(text) => text.lines(range),
+            Layout::Rows(_) => Ok((range.end - range.start) as usize),
+        }
+    }
+
+    /// A reader of the part `range`.
+    pub fn part(&self, range: PartRange) -> Part {
+        // The warm-up starts as if it had read a time already (its errors are an earlier
+        // part's); its own lines start with the time order the whole file's reader has
+        // there.
+        let started = (range.before > 0).then_some((range.warm_from.min(range.times.0), 0));
+        Part {
+            file: self.clone(),
+            stage: if range.before < range.own.start {
+                Stage::Before
+            } else {
+                Stage::Own
+            },
+            range,
+            reader: None,
+            latest: started,
+            timeline: None,
+            skipped: SkipCounts::default(),
+            misplaced: false,
+        }
+    }
+
+    /// The time order a reader of the whole stream carries at offset `at`, after `lines`
+    /// lines (see [`TextFile::latest_before`]).
+    fn latest_before(&self, at: u64, lines: usize) -> io::Result<Option<(u64, usize)>> {
+        match &self.0 {
+            Layout::Text(text) => text.latest_before(at, lines),
+            Layout::Rows(rows) => rows.latest_before(at),
+        }
+    }
+}
+
+impl TextFile {
     /// Up to `len` bytes from `at` (fewer at the end of the file).
     fn bytes(&self, at: u64, len: usize) -> io::Result<Vec<u8>> {
         let mut buf = vec![0; len.min(self.len.saturating_sub(at) as usize)];
@@ -190,7 +297,7 @@ impl SplitFile {
     /// How the file starts: the time of its first fact, and the timeline it declares
     /// before it (read as the whole file's reader reads its first lines; a malformed
     /// line first gives no time: the first part stops at it, whatever the timeline).
-    pub fn head(&self) -> io::Result<Head> {
+    fn head(&self) -> io::Result<Head> {
         let bytes = Bytes {
             file: self.file.clone(),
             at: 0,
@@ -205,7 +312,7 @@ impl SplitFile {
     }
 
     /// The time of the last fact in the file, found by reading back from its end.
-    pub fn last_time(&self) -> io::Result<Option<u64>> {
+    fn last_time(&self) -> io::Result<Option<u64>> {
         let mut end = self.len;
         while end > 0 {
             let from = end.saturating_sub(PROBE as u64);
@@ -247,7 +354,7 @@ impl SplitFile {
 
     /// The time of the first fact at or after byte `at`: where a file of facts in time
     /// order is at a fraction of its length.
-    pub fn time_near(&self, at: u64) -> io::Result<Option<u64>> {
+    fn time_near(&self, at: u64) -> io::Result<Option<u64>> {
         let start = self.line_start(at)?;
         Ok(self.fact_from(start, self.len)?.map(|(_, _, time)| time))
     }
@@ -255,7 +362,7 @@ impl SplitFile {
     /// The start of the first line in `within` (line starts) holding a fact at `time` or
     /// later, or `within.end` if none does, where the file is in time order; the lines
     /// before it that hold no fact go with the facts before them.
-    pub fn offset_of(&self, time: u64, within: Range<u64>) -> io::Result<u64> {
+    fn offset_of(&self, time: u64, within: Range<u64>) -> io::Result<u64> {
         let (mut lo, mut hi) = (within.start, within.end.min(self.len));
         // Invariant: every fact that starts in [within.start, lo) is before `time`, and
         // the first at or after `hi` (if any before within.end) is at `time` or later.
@@ -302,7 +409,7 @@ impl SplitFile {
     }
 
     /// The lines in `range` (line ends counted).
-    pub fn lines(&self, range: Range<u64>) -> io::Result<usize> {
+    fn lines(&self, range: Range<u64>) -> io::Result<usize> {
         let mut count = 0;
         let mut at = range.start;
         while at < range.end {
@@ -315,28 +422,6 @@ impl SplitFile {
             at += bytes.len() as u64;
         }
         Ok(count)
-    }
-
-    /// A reader of the part `range`.
-    pub fn part(&self, range: PartRange) -> Part {
-        // The warm-up starts as if it had read a time already (its errors are an earlier
-        // part's); its own lines start with the time order the whole file's reader has
-        // there.
-        let started = (range.before > 0).then_some((range.warm_from.min(range.times.0), 0));
-        Part {
-            file: self.clone(),
-            stage: if range.before < range.own.start {
-                Stage::Before
-            } else {
-                Stage::Own
-            },
-            range,
-            reader: None,
-            latest: started,
-            timeline: None,
-            skipped: SkipCounts::default(),
-            misplaced: false,
-        }
     }
 }
 
@@ -394,13 +479,53 @@ pub struct Part {
     file: SplitFile,
     range: PartRange,
     stage: Stage,
-    reader: Option<FactReader<BufReader<Bytes>>>,
+    reader: Option<StageReader>,
     /// The time order carried from stage to stage: the latest time and its line.
     latest: Option<(u64, usize)>,
     timeline: Option<(u64, u64)>,
     /// What the part's own lines skipped.
     skipped: SkipCounts,
     misplaced: bool,
+}
+
+/// The reader of a part's stage: lines of a text file, or rows of a columnar stream.
+enum StageReader {
+    Text(Box<FactReader<BufReader<Bytes>>>),
+    Rows(Box<Columnar>),
+}
+
+impl StageReader {
+    fn state(&self) -> &ReaderState {
+        match self {
+            StageReader::Text(reader) => reader,
+            StageReader::Rows(reader) => reader.state(),
+        }
+    }
+
+    fn state_mut(&mut self) -> &mut ReaderState {
+        match self {
+            StageReader::Text(reader) => reader,
+            StageReader::Rows(reader) => reader.state_mut(),
+        }
+    }
+
+    fn next_fact(&mut self) -> Result<Option<InputFact>, Box<StreamError>> {
+        match self {
+            StageReader::Text(reader) => reader.next_fact(),
+            StageReader::Rows(reader) => reader.next_fact(),
+        }
+    }
+
+    fn take_at(
+        &mut self,
+        time: u64,
+        out: &mut Vec<(PredId, Row)>,
+    ) -> Result<Option<InputFact>, Box<StreamError>> {
+        match self {
+            StageReader::Text(reader) => FactSource::take_at(&mut **reader, time, out),
+            StageReader::Rows(reader) => reader.take_at(time, out),
+        }
+    }
 }
 
 impl std::fmt::Debug for Part {
@@ -421,10 +546,10 @@ impl Part {
     }
 
     /// The reader of the current stage, made when first asked for.
-    fn reader(&mut self) -> Option<&mut FactReader<BufReader<Bytes>>> {
+    fn reader(&mut self) -> Option<&mut StageReader> {
         if self.reader.is_none() {
             if self.stage == Stage::Own && self.range.own.start > 0 {
-                // A read that fails here fails again at the same bytes, as the part reads on.
+                // A read that fails here fails again at the same place, as the part reads on.
                 let (at, lines) = (self.range.own.start, self.range.lines.0);
                 self.latest = self.file.latest_before(at, lines).unwrap_or(self.latest);
             }
@@ -432,21 +557,28 @@ impl Part {
             let (from, to, lines) = match self.stage {
                 Stage::Before => (range.before, range.own.start, 0),
                 Stage::Own => (range.own.start, range.own.end, range.lines.0),
-                Stage::After => (range.own.end, self.file.len, range.lines.1),
+                Stage::After => (range.own.end, self.file.len(), range.lines.1),
                 Stage::Done => return None,
             };
-            let bytes = Bytes {
-                file: self.file.file.clone(),
-                at: from,
-                end: to,
+            let mut reader = match &self.file.0 {
+                Layout::Text(text) => {
+                    let bytes = Bytes {
+                        file: text.file.clone(),
+                        at: from,
+                        end: to,
+                    };
+                    let mut reader = text
+                        .like
+                        .with_input(BufReader::with_capacity(1 << 16, bytes));
+                    reader.line = lines;
+                    StageReader::Text(Box::new(reader))
+                }
+                // A row's line is its number in the whole file, however it is read.
+                Layout::Rows(rows) => StageReader::Rows(Box::new(rows.reader(from..to))),
             };
-            let mut reader = self
-                .file
-                .like
-                .with_input(BufReader::with_capacity(1 << 16, bytes));
-            reader.line = lines;
-            reader.latest = self.latest;
-            reader.timeline = self.timeline;
+            let state = reader.state_mut();
+            state.latest = self.latest;
+            state.timeline = self.timeline;
             self.reader = Some(reader);
         }
         self.reader.as_mut()
@@ -454,11 +586,12 @@ impl Part {
 
     /// Ends the current stage: its reader's time order carries on to the next.
     fn next_stage(&mut self) {
-        if let Some(reader) = self.reader.take() {
-            self.latest = reader.latest;
-            self.timeline = reader.timeline;
+        if let Some(mut reader) = self.reader.take() {
+            let state = reader.state_mut();
+            self.latest = state.latest;
+            self.timeline = state.timeline;
             if self.stage == Stage::Own {
-                self.skipped = reader.state.skipped;
+                self.skipped = std::mem::take(&mut state.skipped);
             }
         }
         self.stage = match self.stage {
@@ -555,7 +688,7 @@ impl FactSource for Part {
     /// What the part's own lines skipped, so far.
     fn skipped(&self) -> SkipCounts {
         match (&self.reader, self.stage) {
-            (Some(reader), Stage::Own) => reader.state.skipped.clone(),
+            (Some(reader), Stage::Own) => reader.state().skipped.clone(),
             _ => self.skipped.clone(),
         }
     }

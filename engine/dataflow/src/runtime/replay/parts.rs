@@ -204,7 +204,7 @@ pub(super) fn cut(
 /// equal fractions of the largest file's lines between `first` and `last`.
 fn boundaries(files: &[SplitFile], first: u64, last: u64, wanted: usize) -> io::Result<Vec<u64>> {
     let mut starts = vec![first];
-    let Some(largest) = files.iter().max_by_key(|f| f.len()) else {
+    let Some(largest) = files.iter().max_by_key(|f| f.weight()) else {
         return Ok(starts);
     };
     if wanted <= 1 || last <= first {
