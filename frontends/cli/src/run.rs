@@ -10,7 +10,7 @@ use stgflow_engine::Engine;
 use stgflow_io::drive::{FactSource, ProgramFacts, RunError, Splitting, Timeline};
 use stgflow_io::sink::{BUFFER, Buffered, Encoding, Files, Mode, Sink};
 use stgflow_io::stream::blocks::{ParallelReader, Parallelism};
-use stgflow_io::stream::columnar::{self, Columnar};
+use stgflow_io::stream::columnar::{self, Columnar, RowFile};
 use stgflow_io::stream::split::{SplitFile, Splittable};
 use stgflow_io::stream::{FactReader, Format, InputFact, Schema, SkipCounts, StreamError};
 use stgflow_lang::Compiled;
@@ -284,11 +284,18 @@ impl Context<'_> {
                 sources.push(Box::new(like.with_input(input)));
             } else if let Some(table) = self.table(stream) {
                 let batches = table.batches.clone();
-                sources.push(Box::new(Columnar::of_batches(&table.schema, batches, like)));
+                let rows = splits(args).then(|| {
+                    let like = like.with_input(io::empty());
+                    RowFile::of_batches(&table.schema, batches.clone(), like)
+                });
+                let whole = Columnar::of_batches(&table.schema, batches, like);
+                sources.push(in_parts(whole, rows.flatten()));
             } else if columnar::is_columnar(stream) {
                 std::fs::metadata(stream)
                     .map_err(|e| Failure::Message(format!("cannot open {stream}: {e}")))?;
-                sources.push(Box::new(Columnar::open(stream, like)));
+                let rows =
+                    splits(args).then(|| RowFile::open(stream, like.with_input(io::empty())).ok());
+                sources.push(in_parts(Columnar::open(stream, like), rows.flatten()));
             } else {
                 sources.push(open_file(stream, like, args, read)?);
             }
@@ -399,6 +406,21 @@ fn input_size(streams: &[String]) -> Option<u64> {
             (stream != "-" && meta.is_file()).then_some(meta.len())
         })
         .sum()
+}
+
+/// Whether a stream can be read in parts by time: where no fact can come late (each part
+/// is read on its own, from where its time points start).
+fn splits(args: &RunArgs) -> bool {
+    args.tolerance.tolerance().lateness == 0
+}
+
+/// A columnar stream read `whole`, which can also be read in parts by rows where `rows`
+/// is given.
+fn in_parts<'p>(whole: Columnar, rows: Option<RowFile>) -> Box<dyn FactSource + 'p> {
+    match rows {
+        Some(rows) => Box::new(Splittable::new(Box::new(whole), SplitFile::rows(rows))),
+        None => Box::new(whole),
+    }
 }
 
 /// A reader of the file `stream` as `like` reads: in blocks on parsing threads when it is

@@ -130,8 +130,13 @@ fn write_csv(path: &Path, facts: &[Fact]) {
 /// Repairs and warnings of devices by name, and readings with a number (a predicate the
 /// program does not read: skipped alike), over 300 time points.
 fn device_stream() -> Vec<Fact> {
+    device_stream_of(300)
+}
+
+/// [`device_stream`] over `points` time points.
+fn device_stream_of(points: i64) -> Vec<Fact> {
     let mut facts = Vec::new();
-    for t in 0..300i64 {
+    for t in 0..points {
         let device = Arg::Name(format!("d{}", t % 7));
         facts.push((
             t,
@@ -179,6 +184,149 @@ fn parquet_and_arrow_streams_give_the_csv_streams_output_on_every_path() {
                 run(&arrow, &[]) == from_csv,
                 "{mode} {path:?}: Arrow differs from CSV"
             );
+        }
+    }
+}
+
+/// The arguments of a run of `program` over `stream` in `mode` on `workers` workers, read
+/// in parts of about `part_bytes` (a row weighing as a text line).
+fn in_parts<'a>(
+    program: &'a str,
+    stream: &'a str,
+    mode: &'a str,
+    workers: &'a str,
+) -> Vec<&'a str> {
+    let parts = ["--part-bytes", "700", "--stats"];
+    let mut args = vec!["run", program, stream, "--mode", mode, "-w", workers];
+    args.extend(parts);
+    args
+}
+
+#[test]
+fn columnar_streams_read_in_parts_give_the_sequential_csv_output() {
+    let dir = tempdir();
+    let facts = device_stream_of(1000);
+    let (parquet, arrow, csv) = (
+        dir.join("events.parquet"),
+        dir.join("events.arrow"),
+        dir.join("events.csv"),
+    );
+    write_parquet(&parquet, &facts, 100);
+    write_arrow(&arrow, &facts, 90);
+    write_csv(&csv, &facts);
+    // Recursion through time, by key; and a window, by time.
+    let window = dir.join("window.tdl");
+    let rules = "seen(X, T) :- warning(X, T-4).\npair(X, Y, T) :- seen(X, T), repair(Y, T-1).\n";
+    std::fs::write(&window, rules).unwrap_or_else(|e| panic!("{e}"));
+    let programs: [(&str, &str, &[&str]); 2] = [
+        // Points of a recursion through time, and intervals of parts by time, go the
+        // threaded way.
+        (
+            "datasets/examples/device_safety.tdl",
+            "by key",
+            &["changes", "intervals"],
+        ),
+        (
+            window.to_str().unwrap_or_default(),
+            "by time",
+            &["points", "changes"],
+        ),
+    ];
+    for (program, how, modes) in programs {
+        for &mode in modes {
+            let csv = csv.to_str().unwrap_or_default();
+            let args = [
+                "run", program, csv, "--format", "csv", "--mode", mode, "-w", "1",
+            ];
+            let sequential = stdout_of(&args);
+            assert!(sequential.lines().count() > 300, "{program} {mode}");
+            for stream in [&parquet, &arrow] {
+                let stream = stream.to_str().unwrap_or_default();
+                for workers in ["2", "4"] {
+                    let output = output_of(&in_parts(program, stream, mode, workers));
+                    let stderr = String::from_utf8_lossy(&output.stderr);
+                    assert!(output.status.success(), "{stderr}");
+                    // Read in parts, many of them within a row group.
+                    assert!(
+                        stderr.contains(&format!("parallel      {how}"))
+                            && !stderr.contains(" 1 part(s)"),
+                        "{program} {mode}: {stderr}"
+                    );
+                    assert!(
+                        output.stdout == sequential.as_bytes(),
+                        "{program} {mode} {stream} -w {workers}: differs from the sequential CSV"
+                    );
+                }
+            }
+        }
+    }
+    // A table handed over is read in parts as a file is.
+    let table = batch_of(&facts);
+    let program = "datasets/examples/device_safety.tdl";
+    let (code, from_table, stderr) =
+        run_with_table(&in_parts(program, "<table>", "changes", "3"), &table, 70);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("parallel      by key"), "{stderr}");
+    let csv = csv.to_str().unwrap_or_default();
+    let args = [
+        "run", program, csv, "--format", "csv", "--mode", "changes", "-w", "1",
+    ];
+    assert!(from_table == stdout_of(&args), "the table in parts differs");
+}
+
+#[test]
+fn a_bad_row_read_in_parts_ends_the_run_as_read_whole() {
+    let dir = tempdir();
+    let name = |t: i64| vec![Arg::Name(format!("d{}", t % 5))];
+    let mut facts: Vec<Fact> = (0..600i64).map(|t| (t / 2, "repair", name(t))).collect();
+    // A row back in time deep into the stream; and, in another file, a time off the tick.
+    let mut back = facts.clone();
+    back[450].0 = 10;
+    facts[450].0 = 225 * 2 + 1;
+    let odd: Vec<Fact> = facts
+        .iter()
+        .map(|(t, p, a)| (t * 2, *p, a.clone()))
+        .collect();
+    let mut odd = odd;
+    odd[450].0 = 451;
+    let cases: [(&str, &Vec<Fact>, &[&str], &str); 2] = [
+        ("back", &back, &[], "E102"),
+        (
+            "odd",
+            &odd,
+            &["--tick", "2"],
+            "not a multiple of the clock tick",
+        ),
+    ];
+    for (stem, facts, tick, expected) in cases {
+        for (ending, write) in [("parquet", parquet_file as Writer), ("arrow", arrow_file)] {
+            let path = dir.join(format!("{stem}.{ending}"));
+            write(&path, &batch_of(facts), 64);
+            let path = path.to_str().unwrap_or_default();
+            let run = |more: &[&str]| {
+                let mut args = vec!["run", "datasets/examples/device_safety.tdl", path];
+                args.extend(["--mode", "changes"]);
+                args.extend(tick);
+                args.extend(more);
+                output_of(&args)
+            };
+            let whole = run(&["-w", "1"]);
+            let whole_err = String::from_utf8_lossy(&whole.stderr);
+            assert_eq!(whole.status.code(), Some(1), "{whole_err}");
+            assert!(whole_err.contains(expected), "{whole_err}");
+            assert!(whole_err.contains("row 2 in it"), "{whole_err}");
+            assert!(!whole.stdout.is_empty(), "{stem}.{ending}");
+            for workers in ["2", "3"] {
+                let parts = run(&["-w", workers, "--part-bytes", "500"]);
+                let parts_err = String::from_utf8_lossy(&parts.stderr);
+                assert_eq!(parts.status.code(), Some(1), "{parts_err}");
+                assert!(
+                    parts.stdout == whole.stdout,
+                    "{stem}.{ending} -w {workers}: output differs"
+                );
+                let first = |text: &str| text.lines().next().unwrap_or_default().to_owned();
+                assert_eq!(first(&parts_err), first(&whole_err), "{stem}.{ending}");
+            }
         }
     }
 }
