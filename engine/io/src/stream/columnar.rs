@@ -12,6 +12,7 @@
 //! ([`Columnar::of_batches`]). A file or a table can also be read in parts by rows, each
 //! part on its own thread ([`RowFile`]).
 
+mod cells;
 mod rows;
 
 use std::fs::File;
@@ -19,7 +20,7 @@ use std::io::BufReader;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float32Type, Float64Type, Int32Type, Int64Type, UInt32Type, UInt64Type};
-use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_array::{Array, RecordBatch};
 use arrow_ipc::reader::FileReader;
 use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
 use stgflow_lang::ir::PredId;
@@ -27,6 +28,7 @@ use stgflow_lang::value::{Row, Value};
 
 use super::{Code, FactReader, InputFact, ReaderState, SkipCounts, StreamError};
 use crate::drive::{FactSource, take_queued};
+use cells::{Cell, Cells};
 
 pub use rows::RowFile;
 
@@ -150,9 +152,9 @@ impl std::fmt::Debug for Columnar {
 
 /// A batch's columns: the predicate, the time, the arguments.
 struct Columns {
-    predicate: ArrayRef,
-    time: ArrayRef,
-    arguments: Vec<ArrayRef>,
+    predicate: Cells,
+    time: Cells,
+    arguments: Vec<Cells>,
 }
 
 impl Columnar {
@@ -304,11 +306,11 @@ impl Columnar {
         };
         let arguments = (0..batch.num_columns())
             .filter(|&i| i != p && i != t)
-            .map(|i| batch.column(i).clone())
+            .map(|i| Cells::of(batch.column(i)))
             .collect();
         Ok(Columns {
-            predicate: batch.column(p).clone(),
-            time: batch.column(t).clone(),
+            predicate: Cells::of(batch.column(p)),
+            time: Cells::of(batch.column(t)),
             arguments,
         })
     }
@@ -318,12 +320,12 @@ impl Columnar {
         let Some((columns, _)) = &self.batch else {
             return Ok(());
         };
-        let predicate = match text(&columns.predicate, at) {
+        let predicate = match columns.predicate.text(at) {
             Some(Some(name)) if !name.is_empty() => name,
             Some(_) => return Err(self.row_error("the row has no predicate")),
             None => return Err(self.row_error("the `predicate` column must be text")),
         };
-        let time = match integer(&columns.time, at) {
+        let time = match columns.time.integer(at) {
             Some(Some(t)) if t >= 0 => t as u64,
             Some(Some(_)) => return Err(self.row_error("the time must be a non-negative integer")),
             Some(None) => return Err(self.row_error("the row has no time")),
@@ -334,16 +336,14 @@ impl Columnar {
             if column.is_null(at) {
                 break;
             }
-            match (integer(column, at), text(column, at)) {
-                (Some(Some(i)), _) => args.push(Value::Int(i)),
-                (_, Some(Some(s))) => args.push(Value::sym(s)),
-                _ => match float(column, at) {
-                    Some(f) => args.push(Value::Float(f)),
-                    None => {
-                        let message = "an argument column must hold integers, floats or text";
-                        return Err(self.row_error(message));
-                    }
-                },
+            match column.get(at) {
+                Cell::Int(i) => args.push(Value::Int(i)),
+                Cell::Text(s) => args.push(Value::sym(s)),
+                Cell::Float(f) => args.push(Value::Float(f)),
+                Cell::Null | Cell::Unreadable => {
+                    let message = "an argument column must hold integers, floats or text";
+                    return Err(self.row_error(message));
+                }
             }
         }
         let result = self.state.accept("", predicate, args, time, 0);
@@ -375,11 +375,14 @@ impl Columnar {
             return String::new();
         };
         let at = row.saturating_sub(1);
-        let mut fields = vec![cell(&columns.time, at), cell(&columns.predicate, at)];
+        let mut fields = vec![
+            cell(columns.time.array(), at),
+            cell(columns.predicate.array(), at),
+        ];
         fields.extend(
             (columns.arguments.iter())
                 .take_while(|c| !c.is_null(at))
-                .map(|c| cell(c, at)),
+                .map(|c| cell(c.array(), at)),
         );
         fields.join(",")
     }

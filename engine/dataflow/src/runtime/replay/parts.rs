@@ -122,10 +122,21 @@ pub(super) fn bounds(
     program: &Program,
     timeline: Timeline,
 ) -> io::Result<Option<Bounds>> {
+    // The files' last times are looked for beside their heads (a columnar file decodes
+    // a page of every column for each); they are needed where no timeline is declared.
+    let (heads, lasts) = std::thread::scope(|scope| {
+        let lasts = scope.spawn(|| {
+            (files.iter())
+                .map(SplitFile::last_time)
+                .collect::<io::Result<Vec<_>>>()
+        });
+        let heads = files.iter().map(SplitFile::head).collect::<Vec<_>>();
+        (heads, lasts.join())
+    });
     let mut firsts = Vec::new();
     let mut declared: Vec<(u64, u64)> = Vec::new();
-    for file in files {
-        let head = file.head()?;
+    for head in heads {
+        let head = head?;
         firsts.extend(head.first);
         declared.extend(head.timeline);
     }
@@ -141,10 +152,8 @@ pub(super) fn bounds(
     let last = match until {
         Some(until) => until,
         None => {
-            let mut last = facts.map(|f| f.1);
-            for file in files {
-                last = last.max(file.last_time()?);
-            }
+            let lasts = lasts.map_err(|_| io::Error::other("a thread failed"))??;
+            let last = lasts.into_iter().fold(facts.map(|f| f.1), Option::max);
             last.unwrap_or(first)
         }
     };

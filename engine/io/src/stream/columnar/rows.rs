@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int32Type, Int64Type, UInt32Type, UInt64Type};
-use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_array::{Array, ArrayRef, ArrowPrimitiveType, PrimitiveArray, RecordBatch};
 use arrow_ipc::reader::FileReader;
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::{
@@ -86,9 +86,12 @@ impl RowFile {
         let file = File::open(path)?;
         let (source, schema, lengths) = match kind {
             Kind::Parquet => {
-                let metadata = ArrowReaderMetadata::load(
-                    &file,
-                    ArrowReaderOptions::new().with_page_index(true),
+                let options = ArrowReaderOptions::new().with_page_index(true);
+                let metadata =
+                    ArrowReaderMetadata::load(&file, options.clone()).map_err(io::Error::other)?;
+                let metadata = ArrowReaderMetadata::try_new(
+                    metadata.metadata().clone(),
+                    options.with_schema(as_views(metadata.schema())),
                 )
                 .map_err(io::Error::other)?;
                 let lengths: Vec<u64> = (metadata.metadata().row_groups().iter())
@@ -382,22 +385,31 @@ fn time_points(column: &ArrayRef, tick: u64, times: &mut Vec<u64>) {
         _ => NO_TIME,
     };
     if let Some(a) = column.as_primitive_opt::<Int64Type>() {
-        times.extend(
-            a.iter()
-                .map(|t| point(t.and_then(|t| u64::try_from(t).ok()))),
-        );
+        extend_times(a, |t| u64::try_from(t).ok(), point, times);
     } else if let Some(a) = column.as_primitive_opt::<Int32Type>() {
-        times.extend(
-            a.iter()
-                .map(|t| point(t.and_then(|t| u64::try_from(t).ok()))),
-        );
+        extend_times(a, |t| u64::try_from(t).ok(), point, times);
     } else if let Some(a) = column.as_primitive_opt::<UInt32Type>() {
-        times.extend(a.iter().map(|t| point(t.map(u64::from))));
+        extend_times(a, |t| Some(u64::from(t)), point, times);
     } else if let Some(a) = column.as_primitive_opt::<UInt64Type>() {
-        times.extend(a.iter().map(point));
+        extend_times(a, Some, point, times);
     } else {
         // Not a column of times: the reader fails at its first row.
         times.extend(std::iter::repeat_n(NO_TIME, column.len()));
+    }
+}
+
+/// `column`'s times as time points onto `times`: from the values themselves where none
+/// is null.
+fn extend_times<T: ArrowPrimitiveType>(
+    column: &PrimitiveArray<T>,
+    time: impl Fn(T::Native) -> Option<u64>,
+    point: impl Fn(Option<u64>) -> u64,
+    times: &mut Vec<u64>,
+) {
+    if column.null_count() == 0 {
+        times.extend(column.values().iter().map(|&t| point(time(t))));
+    } else {
+        times.extend(column.iter().map(|t| point(t.and_then(&time))));
     }
 }
 
@@ -459,4 +471,22 @@ fn read_exact_at(file: &File, mut buf: &mut [u8], mut at: u64) -> io::Result<()>
         }
     }
     Ok(())
+}
+
+/// `schema` with its text columns read as views into the decoded pages rather than
+/// copied into one buffer per column.
+fn as_views(schema: &arrow_schema::SchemaRef) -> arrow_schema::SchemaRef {
+    use arrow_schema::DataType;
+    let fields: Vec<arrow_schema::Field> = (schema.fields().iter())
+        .map(|field| match field.data_type() {
+            DataType::Utf8 | DataType::LargeUtf8 => {
+                field.as_ref().clone().with_data_type(DataType::Utf8View)
+            }
+            _ => field.as_ref().clone(),
+        })
+        .collect();
+    Arc::new(arrow_schema::Schema::new_with_metadata(
+        fields,
+        schema.metadata().clone(),
+    ))
 }
