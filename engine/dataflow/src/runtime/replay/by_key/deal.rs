@@ -13,6 +13,7 @@ use stgflow_lang::ir::{PredId, Program};
 use stgflow_lang::value::{Row, Value};
 
 use differential_dataflow::Hashable;
+use rayon::prelude::*;
 
 use super::super::Shared;
 use super::super::by_time::sources;
@@ -20,8 +21,12 @@ use super::super::outbox::PartDone;
 use super::super::parts::Cut;
 use crate::plan::partition::Shard;
 
-/// Facts sampled per part to find the shards' ranges.
+/// Facts sampled per part to find the shards' ranges...
 const SAMPLE_PER_PART: usize = 2048;
+
+/// ...from this many parts at most, spread over the input, sampled side by side: a
+/// columnar file decodes a page of every column wherever a reader starts.
+const SAMPLED_PARTS: usize = 16;
 
 /// Where each fact goes.
 #[derive(Debug, Clone)]
@@ -57,24 +62,13 @@ impl Dealer {
         if !printed_first || dealer.shards == 1 {
             return dealer;
         }
-        let mut sample: Vec<u64> = Vec::new();
-        for part in 0..cut.len() {
-            for (range, file) in cut.ranges[part].iter().zip(&cut.files) {
-                let mut part = file.part(stgflow_io::stream::split::PartRange {
-                    before: range.own.start,
-                    times: (0, None),
-                    ..range.clone()
-                });
-                for _ in 0..SAMPLE_PER_PART {
-                    let Ok(Some(fact)) = part.next_fact() else {
-                        break;
-                    };
-                    if let Some(Shard::Arg(i)) = dealer.keys.get(fact.pred) {
-                        sample.extend(fact.args.get(*i).map(|v| v.order_prefix64()));
-                    }
-                }
-            }
-        }
+        let spots = cut.len().clamp(1, SAMPLED_PARTS);
+        let per_spot = SAMPLE_PER_PART * cut.len() / spots;
+        let keys = &dealer.keys;
+        let mut sample: Vec<u64> = (0..spots)
+            .into_par_iter()
+            .flat_map_iter(|spot| sample_of(cut, spot * cut.len() / spots, per_spot, keys))
+            .collect();
         sample.sort_unstable();
         sample.dedup();
         if sample.len() < dealer.shards {
@@ -116,6 +110,27 @@ impl Dealer {
             (_, None) => 0,
         })
     }
+}
+
+/// The order prefixes of the keys of the first `facts` facts of part `part` of `cut`.
+fn sample_of(cut: &Cut, part: usize, facts: usize, keys: &[Shard]) -> Vec<u64> {
+    let mut sample = Vec::new();
+    for (range, file) in cut.ranges[part].iter().zip(&cut.files) {
+        let mut part = file.part(stgflow_io::stream::split::PartRange {
+            before: range.own.start,
+            times: (0, None),
+            ..range.clone()
+        });
+        for _ in 0..facts {
+            let Ok(Some(fact)) = part.next_fact() else {
+                break;
+            };
+            if let Some(Shard::Arg(i)) = keys.get(fact.pred) {
+                sample.extend(fact.args.get(*i).map(|v| v.order_prefix64()));
+            }
+        }
+    }
+    sample
 }
 
 /// A shard's facts of one part: the facts in time order, and per time point with facts,
