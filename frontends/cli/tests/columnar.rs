@@ -470,6 +470,120 @@ fn float_columns_are_floats_as_in_csv() {
     assert!(changes.contains("+q(0.25,1) @1"), "{changes:.200}");
 }
 
+/// The columns of [`batch_of`] with each text and integer column as another type arrow
+/// has for it: per variant, the predicate's, the time's and the two arguments' types.
+fn retyped(batch: &RecordBatch, variant: usize) -> RecordBatch {
+    use arrow_array::types::Int32Type;
+    use arrow_array::{
+        Array, DictionaryArray, Int32Array, LargeStringArray, StringViewArray, UInt32Array,
+        UInt64Array,
+    };
+    let text = |i: usize| -> Vec<Option<String>> {
+        let column = (batch.column(i).as_any())
+            .downcast_ref::<StringArray>()
+            .unwrap_or_else(|| panic!("column {i} is not text"));
+        (0..column.len())
+            .map(|r| column.is_valid(r).then(|| column.value(r).to_owned()))
+            .collect()
+    };
+    let integers = |i: usize| -> Vec<Option<i64>> {
+        let column = (batch.column(i).as_any())
+            .downcast_ref::<Int64Array>()
+            .unwrap_or_else(|| panic!("column {i} is not integers"));
+        (0..column.len())
+            .map(|r| column.is_valid(r).then(|| column.value(r)))
+            .collect()
+    };
+    let as_text = |values: Vec<Option<String>>, kind: usize| -> ArrayRef {
+        match kind {
+            0 => Arc::new(LargeStringArray::from(values)),
+            1 => Arc::new(StringViewArray::from(values)),
+            _ => Arc::new(
+                (values.iter())
+                    .map(Option::as_deref)
+                    .collect::<DictionaryArray<Int32Type>>(),
+            ),
+        }
+    };
+    let as_integers = |values: Vec<Option<i64>>, kind: usize| -> ArrayRef {
+        match kind {
+            0 => Arc::new(Int32Array::from_iter(
+                values.iter().map(|v| v.map(|v| v as i32)),
+            )),
+            1 => Arc::new(UInt32Array::from_iter(
+                values.iter().map(|v| v.map(|v| v as u32)),
+            )),
+            _ => Arc::new(UInt64Array::from_iter(
+                values.iter().map(|v| v.map(|v| v as u64)),
+            )),
+        }
+    };
+    let columns: Vec<(&str, ArrayRef)> = vec![
+        ("predicate", as_text(text(0), (variant + 2) % 3)),
+        ("time", as_integers(integers(1), variant)),
+        ("arg1", as_text(text(2), variant)),
+        ("arg2", as_integers(integers(3), (variant + 1) % 3)),
+    ];
+    RecordBatch::try_from_iter(columns).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn text_and_integer_columns_of_every_type_read_as_their_csv() {
+    let dir = tempdir();
+    let facts: Vec<Fact> = (0..600i64)
+        .map(|t| {
+            let predicate = if t % 5 == 0 { "r" } else { "p" };
+            let name = format!("a_name_longer_than_inline_{}", t % 7);
+            (t / 3, predicate, vec![Arg::Name(name), Arg::Int(t % 11)])
+        })
+        .collect();
+    let program = dir.join("window.tdl");
+    std::fs::write(
+        &program,
+        "q(A, B, T) :- p(A, B, T-2).
+q(A, B, T) :- r(A, B, T).
+",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let csv = dir.join("p.csv");
+    write_csv(&csv, &facts);
+    let program = program.to_str().unwrap_or_default();
+    let run = |stream: &Path, workers: &str| {
+        let stream = stream.to_str().unwrap_or_default();
+        let mut args = vec!["run", program, stream, "--mode", "changes", "-w", workers];
+        if stream.ends_with(".csv") {
+            args.extend(["--format", "csv"]);
+        } else {
+            args.extend(["--part-bytes", "700"]);
+        }
+        stdout_of(&args)
+    };
+    let from_csv = run(&csv, "1");
+    assert!(
+        from_csv.contains("+q(a_name_longer_than_inline_3,3) @3"),
+        "{from_csv:.300}"
+    );
+    let batch = batch_of(&facts);
+    for variant in 0..3 {
+        let retyped = retyped(&batch, variant);
+        for (name, write) in [
+            ("p.parquet", parquet_file as Writer),
+            ("p.arrow", arrow_file),
+        ] {
+            let path = dir.join(format!("{variant}{name}"));
+            write(&path, &retyped, 64);
+            for workers in ["1", "3"] {
+                let output = run(&path, workers);
+                assert!(
+                    output == from_csv,
+                    "{name}, variant {variant} ({:?}), -w {workers}: differs from CSV",
+                    retyped.schema()
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn a_row_out_of_order_is_named_by_row_and_row_group_or_record_batch() {
     let dir = tempdir();
