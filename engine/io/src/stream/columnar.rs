@@ -215,8 +215,8 @@ impl Columnar {
         let file = File::open(path).map_err(|e| unreadable(&e))?;
         let (names, batches) = match kind {
             Kind::Parquet => {
-                let builder =
-                    ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| unreadable(&e))?;
+                let metadata = rows::parquet_metadata(&file).map_err(|e| unreadable(&e))?;
+                let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(file, metadata);
                 let mut rows = 0usize;
                 let mut starts = Vec::new();
                 for group in builder.metadata().row_groups() {

@@ -86,14 +86,7 @@ impl RowFile {
         let file = File::open(path)?;
         let (source, schema, lengths) = match kind {
             Kind::Parquet => {
-                let options = ArrowReaderOptions::new().with_page_index(true);
-                let metadata =
-                    ArrowReaderMetadata::load(&file, options.clone()).map_err(io::Error::other)?;
-                let metadata = ArrowReaderMetadata::try_new(
-                    metadata.metadata().clone(),
-                    options.with_schema(as_views(metadata.schema())),
-                )
-                .map_err(io::Error::other)?;
+                let metadata = parquet_metadata(&file).map_err(io::Error::other)?;
                 let lengths: Vec<u64> = (metadata.metadata().row_groups().iter())
                     .map(|group| u64::try_from(group.num_rows()).unwrap_or(0))
                     .collect();
@@ -471,6 +464,17 @@ fn read_exact_at(file: &File, mut buf: &mut [u8], mut at: u64) -> io::Result<()>
         }
     }
     Ok(())
+}
+
+/// A Parquet file's metadata (with its page index, where it has one), its text columns to
+/// be read as views into the decoded pages rather than copied into one buffer per column.
+pub(super) fn parquet_metadata(
+    file: &File,
+) -> Result<ArrowReaderMetadata, parquet::errors::ParquetError> {
+    let options = ArrowReaderOptions::new().with_page_index(true);
+    let metadata = ArrowReaderMetadata::load(file, options.clone())?;
+    let schema = as_views(metadata.schema());
+    ArrowReaderMetadata::try_new(metadata.metadata().clone(), options.with_schema(schema))
 }
 
 /// `schema` with its text columns read as views into the decoded pages rather than
