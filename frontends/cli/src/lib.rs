@@ -20,6 +20,7 @@ mod run;
 
 use std::ffi::OsString;
 use std::io::{BufRead, Write};
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -252,7 +253,13 @@ impl Context<'_> {
                 timing,
                 start: self.timeline_start,
             };
-            let ec = stgflow_ec::compile_files_with(&files, options);
+            let mut loaded: HashSet<PathBuf> = std::iter::once(path)
+                .chain(background.iter().map(PathBuf::as_path))
+                .filter_map(|p| p.canonicalize().ok())
+                .collect();
+            let ec = stgflow_ec::compile_files_loading(&files, options, &mut |from, file| {
+                load_consulted(&mut loaded, from, file)
+            });
             self.formats
                 .register(Arc::new(ec.records(true).after(self.window_after)));
             self.grounded = ec.grounded;
@@ -336,10 +343,42 @@ pub(crate) fn take_background(program: &std::path::Path, rest: &mut Vec<String>)
 }
 
 /// A program file's text; an error names where the file stops being UTF-8.
+/// The file that a directive of the event description `from` loads (`:-
+/// ['areas.prolog'].`), as Prolog finds it: a relative path from `from`'s folder, with
+/// `.pl` or `.prolog` added where the name as written is no file; `None` where it was
+/// loaded before (`loaded`).
+fn load_consulted(
+    loaded: &mut HashSet<PathBuf>,
+    from: &str,
+    file: &str,
+) -> Result<Option<(String, String)>, String> {
+    let folder = std::path::Path::new(from)
+        .parent()
+        .unwrap_or(std::path::Path::new(""));
+    let written = folder.join(file);
+    let found = std::iter::once(written.clone())
+        .chain(["pl", "prolog"].map(|extension| folder.join(format!("{file}.{extension}"))))
+        .find(|candidate| candidate.is_file())
+        .ok_or_else(|| format!("no file {} (nor with `.pl` or `.prolog`)", written.display()))?;
+    let key = found
+        .canonicalize()
+        .map_err(|e| format!("{}: {e}", found.display()))?;
+    if !loaded.insert(key) {
+        return Ok(None);
+    }
+    let text = read_text(&found)?;
+    Ok(Some((found.display().to_string(), text)))
+}
+
 fn read_program(path: &std::path::Path) -> Result<String, Failure> {
+    read_text(path).map_err(Failure::Message)
+}
+
+/// A program file's text, or what keeps it from being read: the file's name, and where
+/// it is not UTF-8.
+fn read_text(path: &std::path::Path) -> Result<String, String> {
     let name = path.display().to_string();
-    let bytes =
-        std::fs::read(path).map_err(|e| Failure::Message(format!("cannot read {name}: {e}")))?;
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {name}: {e}"))?;
     String::from_utf8(bytes).map_err(|e| {
         let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
         let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
@@ -348,10 +387,10 @@ fn read_program(path: &std::path::Path) -> Result<String, Failure> {
             .chars()
             .count()
             + 1;
-        Failure::Message(format!(
+        format!(
             "{name}:{line}:{column}: invalid UTF-8 (byte {}); programs must be UTF-8 text",
             valid.len()
-        ))
+        )
     })
 }
 

@@ -1080,3 +1080,76 @@ dgrounded(quiet(X)=true, node(X)).
     assert_eq!(run(QUIET), expected);
     assert_eq!(run(compiled), expected);
 }
+
+/// RTEC's background knowledge loads more files with Prolog directives
+/// (`loadStaticData.prolog`: `:- ['./vesselInformation/vesselStaticInfo.prolog'].`): each
+/// is read from the loading file's folder, with `.pl` added to a name without it, once
+/// however often it is named, and a term of operators in its facts
+/// (`cargo-hazarda(major)`) is one constant, as in a condition. A file that cannot be
+/// read is an error at the directive that names it.
+#[test]
+fn background_files_load_the_files_their_directives_name() {
+    let dir = tempdir();
+    let write = |name: &str, text: &str| {
+        let path = dir.join(name);
+        if let Some(folder) = path.parent() {
+            std::fs::create_dir_all(folder).unwrap_or_else(|e| panic!("{e}"));
+        }
+        std::fs::write(&path, text).unwrap_or_else(|e| panic!("{e}"));
+        path
+    };
+    let rules = write(
+        "patterns/rules.prolog",
+        "\
+initiatedAt(towing(V)=true, T) :- happensAt(slow(V), T), vesselType(V, tug).
+initiatedAt(hazard(V)=true, T) :- happensAt(slow(V), T), vesselType(V, cargo-hazarda(major)).
+dynamicDomain(vessel(_)).
+grounding(slow(V)) :- vessel(V).
+grounding(towing(V)=true) :- vessel(V).
+grounding(hazard(V)=true) :- vessel(V).
+",
+    );
+    let load = write(
+        "auxiliary/load.prolog",
+        ":- multifile vesselType/2.\n:- ['./info/vessels.prolog'].\n:- consult(types).\n",
+    );
+    write(
+        "auxiliary/info/vessels.prolog",
+        "vesselType(v1, tug).\nvesselType(v2, cargo-hazarda(major)).\n",
+    );
+    // Loads vessels.prolog again: its facts are read once.
+    write(
+        "auxiliary/types.pl",
+        ":- ['info/vessels'].\nvesselType(v3, tug).\n",
+    );
+    let records = write("slow.csv", "slow|1|1|v1\nslow|2|2|v2\nslow|3|3|v3\nslow|4|4|v4\n");
+    let run = |program: &[&std::path::Path]| {
+        stgflow()
+            .arg("run")
+            .args(program)
+            .arg(&records)
+            .args(["--mode", "intervals"])
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    let output = run(&[&rules, &load]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(
+        common::sorted(&String::from_utf8_lossy(&output.stdout)),
+        ["hazard(v2,true) [3,5)", "towing(v1,true) [2,5)", "towing(v3,true) [4,5)"],
+        "{stderr}"
+    );
+    assert!(!stderr.contains("W507"), "every fact is read once: {stderr}");
+
+    let missing = write("auxiliary/missing.prolog", "\n:- ['./info/vessels.prolog', 'areas/ports'].\n");
+    let output = run(&[&rules, &missing]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(
+        stderr.contains("E514")
+            && stderr.contains("cannot load `areas/ports`")
+            && stderr.contains("missing.prolog:2:30"),
+        "{stderr}"
+    );
+}

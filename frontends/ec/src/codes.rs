@@ -15,6 +15,7 @@ stgflow_lang::error_codes! {
         E511 => "EC: a list of intervals used before it is defined (or too many disjuncts)",
         E512 => "EC: `fi` relating two fluents",
         E513 => "EC: `initially` not ground",
+        E514 => "EC: a file that a directive loads (`:- ['areas.prolog'].`, `consult`) cannot be read",
         W502 => "EC: `holdsFor(…, [])` ignored",
         W503 => "EC: an RTEC bookkeeping declaration ignored (`index`, `cachingOrder`, …)",
         W504 => "EC: an initiation's head variable no condition binds (or no grounding names the pair: never computed)",

@@ -79,16 +79,39 @@ pub struct Options {
     pub start: u64,
 }
 
-/// [`compile_files`] read as `options` say.
+/// [`compile_files`] read as `options` say. A directive that loads a file (`:-
+/// ['areas.prolog'].`) is an error here: [`compile_files_loading`] loads them.
 pub fn compile_files_with(files: &[(&str, &str)], options: Options) -> EcProgram {
+    compile_files_loading(files, options, &mut |_, path| {
+        Err(format!("`{path}` is not loaded here"))
+    })
+}
+
+/// How a caller loads the file a directive names: `load(from, path)`, with `from` the
+/// loading file's name, gives the file's name for diagnostics and its text; `None` where
+/// it was loaded before, an error message where it cannot be read.
+pub type Load<'a> = dyn FnMut(&str, &str) -> Result<Option<(String, String)>, String> + 'a;
+
+/// [`compile_files_with`], where each file a directive loads (`:- ['areas.prolog'].`,
+/// `consult`, `ensure_loaded`, `include`: RTEC's `loadStaticData.prolog`) is read through
+/// `load` and its clauses join the description's, right after the loading file's.
+pub fn compile_files_loading(
+    files: &[(&str, &str)],
+    options: Options,
+    load: &mut Load<'_>,
+) -> EcProgram {
     let mut sources = Sources::new();
     let mut clauses = Vec::new();
     let mut diagnostics = stgflow_lang::diag::Diagnostics::default();
     let mut first = None;
-    for &(name, text) in files {
-        let file = sources.add(name, text);
+    // Files still to read, the next on top: a file's loads go before the files after it.
+    let mut pending: Vec<(String, String)> = (files.iter().rev())
+        .map(|&(name, text)| (name.to_owned(), text.to_owned()))
+        .collect();
+    while let Some((name, text)) = pending.pop() {
+        let file = sources.add(&name, &text);
         first.get_or_insert(file);
-        if let Some(at) = pre_processing(text) {
+        if let Some(at) = pre_processing(&text) {
             // Prolog code RTEC runs before each query: one error, not one per clause.
             diagnostics.push(
                 stgflow_lang::diag::Diagnostic::error(
@@ -103,9 +126,22 @@ pub fn compile_files_with(files: &[(&str, &str)], options: Options) -> EcProgram
             );
             continue;
         }
-        let (parsed, found) = syntax::parse(file, text);
-        clauses.extend(parsed);
-        diagnostics.extend(found);
+        let parsed = syntax::parse(file, &text);
+        clauses.extend(parsed.clauses);
+        diagnostics.extend(parsed.diagnostics);
+        for consult in parsed.consults.iter().rev() {
+            match load(&name, &consult.path) {
+                Ok(Some(loaded)) => pending.push(loaded),
+                Ok(None) => {}
+                Err(message) => diagnostics.push(
+                    stgflow_lang::diag::Diagnostic::error(
+                        codes::Code::E514,
+                        format!("cannot load `{}`: {message}", consult.path),
+                    )
+                    .with_label(consult.span, "the file this directive loads"),
+                ),
+            }
+        }
     }
     let file = first.unwrap_or_else(|| sources.add("", ""));
     let (items, classified) = model::classify(&clauses);

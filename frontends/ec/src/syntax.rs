@@ -19,7 +19,14 @@ use std::fmt;
 use stgflow_lang::diag::Span;
 
 pub use lexer::{Tok, Token, lex};
-pub use parser::parse;
+pub use parser::{Parsed, parse};
+
+/// A file that a directive loads (`:- ['areas.prolog'].`), as written, and where.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Consult {
+    pub path: String,
+    pub span: Span,
+}
 
 /// A name with the span it was written at.
 #[derive(Clone, Debug, PartialEq)]

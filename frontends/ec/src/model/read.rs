@@ -8,7 +8,7 @@ use super::conditions::{
     bounds_reach_back, cond, conds, cut_error, cyclic_conds, interval_cond, needed_lists,
     optimisation_check,
 };
-use super::terms::{builtin, event_term, expr, fluent_term, functor};
+use super::terms::{arg, builtin, event_term, expr, fluent_term, functor};
 use super::{DeclKind, Entity, EventRule, GroundCond, IntervalRule, Item, TimeRule, closest};
 use crate::codes::Code;
 use crate::syntax::{BinOp, Clause, Name, Term};
@@ -48,11 +48,12 @@ fn background_fact(clause: &Clause) -> bool {
         || IGNORED.contains(&name.text.as_str())
         || DECLARATIONS.contains(&name.text.as_str());
     // Variables make a pattern (`price(_, 10).`: every goods' price is 10).
+    // A ground term of operators (`cargo-hazarda(major)`) is one constant.
     let flat = args.iter().all(|a| {
         matches!(
             a,
             Term::Atom(_) | Term::Int(..) | Term::Float(..) | Term::Str(..) | Term::Var(_)
-        )
+        ) || matches!(a, Term::Binary(..)) && arg(a).is_ok()
     });
     // A name close to a clause head is a misspelt clause (E503 says which), not knowledge.
     let misspelt = closest(&name.text, HEADS.iter().copied()).is_some();

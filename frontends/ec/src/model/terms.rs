@@ -95,6 +95,13 @@ pub(super) fn arg(term: &Term) -> Read<Arg> {
         Term::Int(i, span) => Arg::Const(Value::Int(*i), *span),
         Term::Float(x, span) => Arg::Const(Value::Float(*x), *span),
         Term::Str(text, span) => Arg::Const(Value::sym(text), *span),
+        // An atom's argument is never evaluated in Prolog: `cargo-hazarda(major)` in
+        // RTEC's vessel data is a term, one constant as it is written.
+        Term::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod, ..)
+            if is_ground(term) =>
+        {
+            Arg::Const(Value::sym(&term.to_string()), term.span())
+        }
         Term::Binary(BinOp::Eq, ..) => {
             return Err(
                 Diagnostic::error(Code::E505, format!("`{term}` cannot be an argument"))
@@ -110,6 +117,17 @@ pub(super) fn arg(term: &Term) -> Read<Arg> {
             );
         }
     })
+}
+
+/// Whether `term` has no variable.
+fn is_ground(term: &Term) -> bool {
+    match term {
+        Term::Var(_) => false,
+        Term::Atom(_) | Term::Int(..) | Term::Float(..) | Term::Str(..) => true,
+        Term::Compound(_, args, _) | Term::List(args, _) => args.iter().all(is_ground),
+        Term::Binary(_, lhs, rhs, _) => is_ground(lhs) && is_ground(rhs),
+        Term::Not(inner, _) => is_ground(inner),
+    }
 }
 
 /// A value expression of a built-in (or a time term).

@@ -3,17 +3,22 @@
 use stgflow_lang::diag::{Diagnostic, Diagnostics, FileId};
 
 use super::lexer::{Tok, Token, lex};
-use super::{BinOp, Clause, Name, Term};
+use super::{BinOp, Clause, Consult, Name, Term};
 use crate::codes::Code;
 
-/// Parses RTEC clauses. Returns every clause that parsed and a diagnostic per error.
-pub fn parse(file: FileId, text: &str) -> (Vec<Clause>, Diagnostics) {
+/// Parses RTEC clauses. Returns every clause that parsed, the files its directives load,
+/// and a diagnostic per error.
+pub fn parse(file: FileId, text: &str) -> Parsed {
     let (tokens, mut diagnostics) = lex(file, text);
     let mut parser = Parser { tokens, pos: 0 };
     let mut clauses = Vec::new();
+    let mut consults = Vec::new();
     while parser.peek().tok != Tok::Eof {
         if parser.peek().tok == Tok::If {
-            diagnostics.push(parser.directive());
+            match parser.directive() {
+                Ok(loads) => consults.extend(loads),
+                Err(diagnostic) => diagnostics.push(diagnostic),
+            }
             continue;
         }
         match parser.clause() {
@@ -24,8 +29,24 @@ pub fn parse(file: FileId, text: &str) -> (Vec<Clause>, Diagnostics) {
             }
         }
     }
-    (clauses, diagnostics)
+    Parsed {
+        clauses,
+        consults,
+        diagnostics,
+    }
 }
+
+/// What [`parse`] read from a file.
+#[derive(Debug, Default)]
+pub struct Parsed {
+    pub clauses: Vec<Clause>,
+    /// The files its directives load, in order.
+    pub consults: Vec<Consult>,
+    pub diagnostics: Diagnostics,
+}
+
+/// The Prolog directives that load files: `:- [File, …]`, and these with one file or a list.
+const LOADERS: [&str; 3] = ["consult", "ensure_loaded", "include"];
 
 type Parse<T> = Result<T, Diagnostic>;
 
@@ -79,11 +100,30 @@ impl Parser {
         diagnostic
     }
 
-    /// A Prolog directive (`:- dynamic initiatedAt/4.`), skipped to its end: W503 for
-    /// the declarations of Prolog's own bookkeeping, E501 for any other (it would run
-    /// code, e.g. load a file).
-    fn directive(&mut self) -> Diagnostic {
+    /// A Prolog directive (`:- dynamic initiatedAt/4.`): the files it loads (`:-
+    /// ['areas.prolog'].`, `consult`, `ensure_loaded`, `include`), or skipped to its end
+    /// with W503 for the declarations of Prolog's own bookkeeping and E501 for any other
+    /// (it would run code).
+    fn directive(&mut self) -> Result<Vec<Consult>, Diagnostic> {
         let start = self.bump().span;
+        let loads = match &self.peek().tok {
+            Tok::LBracket => true,
+            Tok::Name(name) => {
+                LOADERS.contains(&name.as_str())
+                    && self.tokens.get(self.pos + 1).map(|t| &t.tok) == Some(&Tok::LParen)
+            }
+            _ => false,
+        };
+        if loads {
+            let at = self.pos;
+            if let Ok(term) = self.term(ARG, 0) {
+                if self.peek().tok == Tok::End {
+                    self.bump();
+                    return consulted(&term);
+                }
+            }
+            self.pos = at;
+        }
         let name = match &self.peek().tok {
             Tok::Name(name) => Some(name.clone()),
             _ => None,
@@ -95,7 +135,7 @@ impl Parser {
             }
         };
         let span = start.to(end);
-        match name.as_deref() {
+        Err(match name.as_deref() {
             Some(kind @ ("dynamic" | "discontiguous" | "multifile" | "use_module")) => {
                 Diagnostic::warning(Code::W503, format!("the Prolog directive `:- {kind} …` is ignored"))
                     .with_label(span, "Prolog's bookkeeping, which ECDE does not need")
@@ -103,7 +143,7 @@ impl Parser {
             _ => Diagnostic::error(Code::E501, "a Prolog directive is not part of ECDE")
                 .with_label(span, "code Prolog runs when it loads the file")
                 .with_help("give the files it would load as more program files, after the event description"),
-        }
+        })
     }
 
     fn clause(&mut self) -> Parse<Clause> {
@@ -317,12 +357,44 @@ impl Parser {
     }
 }
 
+/// The files a loading directive's term names: a list of file names, or a loader
+/// (`consult(F)`, …) of one name or of a list.
+fn consulted(term: &Term) -> Result<Vec<Consult>, Diagnostic> {
+    let files = match term {
+        Term::Compound(name, args, _) if LOADERS.contains(&name.text.as_str()) => match args.as_slice() {
+            [Term::List(items, _)] => items.as_slice(),
+            one => one,
+        },
+        Term::List(items, _) => items.as_slice(),
+        other => std::slice::from_ref(other),
+    };
+    files
+        .iter()
+        .map(|file| match file {
+            Term::Atom(name) => Ok(Consult {
+                path: name.text.clone(),
+                span: name.span,
+            }),
+            Term::Str(path, span) => Ok(Consult {
+                path: path.clone(),
+                span: *span,
+            }),
+            other => Err(Diagnostic::error(Code::E501, format!("`{other}` is not a file name"))
+                .with_label(other.span(), "expected a quoted file name, as in `:- ['areas.prolog'].`")),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn parse_ok(text: &str) -> Vec<Clause> {
-        let (clauses, diagnostics) = parse(0, text);
+        let Parsed {
+            clauses,
+            diagnostics,
+            ..
+        } = parse(0, text);
         assert!(!diagnostics.has_errors(), "{diagnostics:?}");
         clauses
     }
@@ -353,14 +425,22 @@ mod tests {
 
     #[test]
     fn recovers_and_reports_every_error() {
-        let (clauses, diagnostics) = parse(0, "p(X Y).\nok(a).\nq :- a ; b.\nr(X :- a.\n");
+        let Parsed {
+            clauses,
+            diagnostics,
+            ..
+        } = parse(0, "p(X Y).\nok(a).\nq :- a ; b.\nr(X :- a.\n");
         assert_eq!(clauses.len(), 1);
         assert_eq!(diagnostics.0.len(), 3);
     }
 
     #[test]
     fn the_cut_is_a_term_for_the_model_to_judge() {
-        let (clauses, diagnostics) = parse(0, "r :- a, !, b.\n");
+        let Parsed {
+            clauses,
+            diagnostics,
+            ..
+        } = parse(0, "r :- a, !, b.\n");
         assert!(!diagnostics.has_errors());
         let body: Vec<String> = clauses[0].body.iter().map(|t| t.to_string()).collect();
         assert_eq!(body, ["a", "!", "b"]);
@@ -369,22 +449,33 @@ mod tests {
     #[test]
     fn deep_nesting_is_an_error_not_a_stack_overflow() {
         let text = format!("p({}1{}).", "(".repeat(10_000), ")".repeat(10_000));
-        assert!(parse(0, &text).1.has_errors());
+        assert!(parse(0, &text).diagnostics.has_errors());
         let text = format!("p({}).", "f(".repeat(10_000));
-        assert!(parse(0, &text).1.has_errors());
+        assert!(parse(0, &text).diagnostics.has_errors());
     }
 
     #[test]
-    fn prolog_directives_are_skipped_bookkeeping_with_a_warning_and_others_with_an_error() {
+    fn prolog_directives_load_files_or_are_skipped_with_a_warning_or_an_error() {
         let text = ":- dynamic initiatedAt/4, holdsForSDFluent/2.\n\
                     initially(f=a).\n\
-                    :- ['other.prolog'].\n\
+                    :- ['./areas/ports.prolog', \"b.pl\"].\n\
+                    :- consult(c).\n\
+                    :- ensure_loaded([d, 'e f']).\n\
+                    :- initialization(main).\n\
+                    :- [X].\n\
                     initially(g=b).\n";
-        let (clauses, diagnostics) = parse(0, text);
+        let Parsed {
+            clauses,
+            consults,
+            diagnostics,
+        } = parse(0, text);
         // The clauses after each directive are read.
         assert_eq!(clauses.len(), 2, "{clauses:?}");
+        let paths: Vec<&str> = consults.iter().map(|c| c.path.as_str()).collect();
+        assert_eq!(paths, ["./areas/ports.prolog", "b.pl", "c", "d", "e f"]);
+        assert_eq!(&text[consults[0].span.start..consults[0].span.end], "'./areas/ports.prolog'");
         let found: Vec<(&str, bool)> = diagnostics.iter().map(|d| (d.code, d.is_error())).collect();
-        assert_eq!(found, [("W503", false), ("E501", true)]);
+        assert_eq!(found, [("W503", false), ("E501", true), ("E501", true)]);
     }
 
     #[test]
