@@ -18,9 +18,9 @@ mod report;
 pub mod reserve;
 mod run;
 
+use std::collections::HashSet;
 use std::ffi::OsString;
 use std::io::{BufRead, Write};
-use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -359,7 +359,12 @@ fn load_consulted(
     let found = std::iter::once(written.clone())
         .chain(["pl", "prolog"].map(|extension| folder.join(format!("{file}.{extension}"))))
         .find(|candidate| candidate.is_file())
-        .ok_or_else(|| format!("no file {} (nor with `.pl` or `.prolog`)", written.display()))?;
+        .ok_or_else(|| {
+            format!(
+                "no file {} (nor with `.pl` or `.prolog`)",
+                written.display()
+            )
+        })?;
     let key = found
         .canonicalize()
         .map_err(|e| format!("{}: {e}", found.display()))?;

@@ -1122,7 +1122,10 @@ grounding(hazard(V)=true) :- vessel(V).
         "auxiliary/types.pl",
         ":- ['info/vessels'].\nvesselType(v3, tug).\n",
     );
-    let records = write("slow.csv", "slow|1|1|v1\nslow|2|2|v2\nslow|3|3|v3\nslow|4|4|v4\n");
+    let records = write(
+        "slow.csv",
+        "slow|1|1|v1\nslow|2|2|v2\nslow|3|3|v3\nslow|4|4|v4\n",
+    );
     let run = |program: &[&std::path::Path]| {
         stgflow()
             .arg("run")
@@ -1137,12 +1140,22 @@ grounding(hazard(V)=true) :- vessel(V).
     assert!(output.status.success(), "{stderr}");
     assert_eq!(
         common::sorted(&String::from_utf8_lossy(&output.stdout)),
-        ["hazard(v2,true) [3,5)", "towing(v1,true) [2,5)", "towing(v3,true) [4,5)"],
+        [
+            "hazard(v2,true) [3,5)",
+            "towing(v1,true) [2,5)",
+            "towing(v3,true) [4,5)"
+        ],
         "{stderr}"
     );
-    assert!(!stderr.contains("W507"), "every fact is read once: {stderr}");
+    assert!(
+        !stderr.contains("W507"),
+        "every fact is read once: {stderr}"
+    );
 
-    let missing = write("auxiliary/missing.prolog", "\n:- ['./info/vessels.prolog', 'areas/ports'].\n");
+    let missing = write(
+        "auxiliary/missing.prolog",
+        "\n:- ['./info/vessels.prolog', 'areas/ports'].\n",
+    );
     let output = run(&[&rules, &missing]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success());
@@ -1152,4 +1165,42 @@ grounding(hazard(V)=true) :- vessel(V).
             && stderr.contains("missing.prolog:2:30"),
         "{stderr}"
     );
+}
+
+/// Background knowledge as a condition of a holdsFor rule, held and negated (RTEC's
+/// maritime `oneIsTug(V1, V2)`, `\+ oneIsPilot(V1, V2)`), beside `I \= []`, RTEC's other
+/// spelling of an optimisation check: towing needs a tug first and no pilot second, so v2
+/// (no tug) towing v1 and v3 or v1 towing v4 (a pilot) is none.
+#[test]
+fn background_knowledge_selects_the_instances_of_a_holds_for_rule() {
+    let description = "\
+initiatedAt(near(V1, V2)=true, T) :- happensAt(meet(V1, V2), T).
+terminatedAt(near(V1, V2)=true, T) :- happensAt(part(V1, V2), T).
+holdsFor(towing(V1, V2)=true, I) :-
+    holdsFor(near(V1, V2)=true, In), tug(V1), \\+ pilot(V2),
+    intersect_all([In], I), I \\= [].
+tug(v1).
+tug(v3).
+pilot(v4).
+dynamicDomain(pair(_, _)).
+grounding(meet(V1, V2)) :- pair(V1, V2).
+grounding(part(V1, V2)) :- pair(V1, V2).
+grounding(near(V1, V2)=true) :- pair(V1, V2).
+grounding(towing(V1, V2)=true) :- pair(V1, V2).
+";
+    let records = "meet|1|1|v1|v2\nmeet|2|2|v2|v1\nmeet|3|3|v3|v4\npart|5|5|v1|v2\n\
+                   meet|6|6|v1|v4\nmeet|6|6|v3|v2\npart|8|8|v3|v4\n";
+    let files = [("towing.prolog", description), ("moves.csv", records)];
+    for engine in ["dataflow", "reference"] {
+        let out = run_description(&files, &["--mode", "intervals", "--engine", engine]);
+        let towing: Vec<String> = common::sorted(&out)
+            .into_iter()
+            .filter(|line| line.starts_with("towing"))
+            .collect();
+        assert_eq!(
+            towing,
+            ["towing(v1,v2,true) [2,6)", "towing(v3,v2,true) [7,9)"],
+            "{engine}: {out}"
+        );
+    }
 }

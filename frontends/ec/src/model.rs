@@ -171,6 +171,13 @@ pub enum IntervalCond {
         out: Name,
     },
     Builtin(ast::Builtin),
+    /// Background knowledge (`oneIsTug(V1, V2)`, `\+ oneIsTug(V1, V2)`): which
+    /// instances of the rule hold, at every time point alike.
+    Background {
+        negated: bool,
+        atom: EventTerm,
+        span: Span,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]

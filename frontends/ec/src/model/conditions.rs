@@ -299,7 +299,19 @@ pub(super) fn interval_cond(term: &Term) -> Read<IntervalCond> {
         }
         return Ok(IntervalCond::Builtin(builtin?));
     }
-    if let Term::Not(..) = term {
+    let (negated, inner) = match term {
+        Term::Not(inner, _) => (true, &**inner),
+        Term::Compound(name, args, _) if name.text == "not" && args.len() == 1 => (true, &args[0]),
+        other => (false, other),
+    };
+    if let Some(atom) = background_of_interval_rule(inner) {
+        return Ok(IntervalCond::Background {
+            negated,
+            atom: event_term(atom)?,
+            span: term.span(),
+        });
+    }
+    if negated {
         return Err(optimisation_check(term));
     }
     let list_var = |t: &Term| match t {
@@ -356,20 +368,40 @@ pub(super) fn interval_cond(term: &Term) -> Read<IntervalCond> {
                 "expected holdsFor, union_all, intersect_all, relative_complement_all, complement_all or a comparison",
             );
             if let Some((name, _)) = term.functor() {
-                let known = [
-                    "holdsFor",
-                    "union_all",
-                    "intersect_all",
-                    "relative_complement_all",
-                    "complement_all",
-                ];
-                if let Some(close) = closest(&name.text, known.into_iter()) {
+                if let Some(close) = closest(&name.text, INTERVAL_OPERATIONS.into_iter()) {
                     diagnostic = diagnostic.with_help(format!("did you mean `{close}`?"));
                 }
             }
             Err(diagnostic)
         }
     }
+}
+
+/// The names a holdsFor rule's conditions take: its interval operations.
+const INTERVAL_OPERATIONS: [&str; 5] = [
+    "holdsFor",
+    "union_all",
+    "intersect_all",
+    "relative_complement_all",
+    "complement_all",
+];
+
+/// `term` where it is background knowledge as a condition of a holdsFor rule: an atom that
+/// names no interval operation (nor one misspelt) nor anything else RTEC reads there.
+fn background_of_interval_rule(term: &Term) -> Option<&Term> {
+    let (name, _) = term.functor()?;
+    let other = [
+        "findall",
+        "intDurGreater",
+        "intDurLess",
+        "member",
+        "length",
+        "=",
+    ];
+    (!INTERVAL_OPERATIONS.contains(&name.text.as_str())
+        && !other.contains(&name.text.as_str())
+        && closest(&name.text, INTERVAL_OPERATIONS.into_iter()).is_none())
+    .then_some(term)
 }
 
 /// The lists of a holdsFor rule whose emptiness makes its result `out` empty: `out`, the

@@ -212,6 +212,14 @@ fn item(clause: &Clause, diagnostics: &mut Diagnostics) -> Read<Option<Item>> {
             for term in &clause.body {
                 match term {
                     Term::Atom(name) if name.text == "!" => cut = Some(name.span),
+                    // `I \= []`, the same check as `\+ I=[]`.
+                    Term::Binary(BinOp::Ne, lhs, rhs, _) if matches!(&**rhs, Term::List(items, _) if items.is_empty()) =>
+                    {
+                        let Term::Var(name) = &**lhs else {
+                            return Err(optimisation_check(term));
+                        };
+                        checked.push((name.clone(), term.span()));
+                    }
 
                     Term::Not(inner, _) => match &**inner {
                         Term::Binary(BinOp::Eq, lhs, rhs, _) if matches!(&**rhs, Term::List(items, _) if items.is_empty()) =>
@@ -221,7 +229,8 @@ fn item(clause: &Clause, diagnostics: &mut Diagnostics) -> Read<Option<Item>> {
                             };
                             checked.push((name.clone(), term.span()));
                         }
-                        _ => return Err(optimisation_check(term)),
+                        // `\+ oneIsTug(V1, V2)`: background knowledge that must not hold.
+                        _ => body.push(interval_cond(term)?),
                     },
                     other => body.push(interval_cond(other)?),
                 }

@@ -361,10 +361,12 @@ impl Parser {
 /// (`consult(F)`, …) of one name or of a list.
 fn consulted(term: &Term) -> Result<Vec<Consult>, Diagnostic> {
     let files = match term {
-        Term::Compound(name, args, _) if LOADERS.contains(&name.text.as_str()) => match args.as_slice() {
-            [Term::List(items, _)] => items.as_slice(),
-            one => one,
-        },
+        Term::Compound(name, args, _) if LOADERS.contains(&name.text.as_str()) => {
+            match args.as_slice() {
+                [Term::List(items, _)] => items.as_slice(),
+                one => one,
+            }
+        }
         Term::List(items, _) => items.as_slice(),
         other => std::slice::from_ref(other),
     };
@@ -379,8 +381,12 @@ fn consulted(term: &Term) -> Result<Vec<Consult>, Diagnostic> {
                 path: path.clone(),
                 span: *span,
             }),
-            other => Err(Diagnostic::error(Code::E501, format!("`{other}` is not a file name"))
-                .with_label(other.span(), "expected a quoted file name, as in `:- ['areas.prolog'].`")),
+            other => Err(
+                Diagnostic::error(Code::E501, format!("`{other}` is not a file name")).with_label(
+                    other.span(),
+                    "expected a quoted file name, as in `:- ['areas.prolog'].`",
+                ),
+            ),
         })
         .collect()
 }
@@ -473,7 +479,10 @@ mod tests {
         assert_eq!(clauses.len(), 2, "{clauses:?}");
         let paths: Vec<&str> = consults.iter().map(|c| c.path.as_str()).collect();
         assert_eq!(paths, ["./areas/ports.prolog", "b.pl", "c", "d", "e f"]);
-        assert_eq!(&text[consults[0].span.start..consults[0].span.end], "'./areas/ports.prolog'");
+        assert_eq!(
+            &text[consults[0].span.start..consults[0].span.end],
+            "'./areas/ports.prolog'"
+        );
         let found: Vec<(&str, bool)> = diagnostics.iter().map(|d| (d.code, d.is_error())).collect();
         assert_eq!(found, [("W503", false), ("E501", true), ("E501", true)]);
     }

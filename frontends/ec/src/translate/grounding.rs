@@ -33,7 +33,7 @@ use super::terms::{
     arg_expr, at, atom, event_atom, fluent_atom, grounded_pred, invented, literal, simple_part, var,
 };
 use crate::codes::Code;
-use crate::model::{Arg, Cond, Entity, EventTerm, FluentTerm, GroundCond, Item};
+use crate::model::{Arg, Cond, Entity, EventTerm, FluentTerm, GroundCond, IntervalCond, Item};
 
 /// A rule by which a dynamic domain grows with the input: `id(P, T) :- appear(P, T).`
 /// RTEC fills the domain for a window from the input entities of the whole window, so
@@ -143,6 +143,13 @@ impl Generator<'_> {
                     note_conds(&rule.body, &mut note_read)
                 }
                 Item::Happens(rule) => note_conds(&rule.body, &mut note_read),
+                Item::HoldsFor(rule) => {
+                    for cond in &rule.body {
+                        if let IntervalCond::Background { atom: a, .. } = cond {
+                            note_read(&a.name.text, a.args.len(), a.name.span);
+                        }
+                    }
+                }
                 Item::DynamicDomain(domain, _) => {
                     note_read(&domain.name.text, domain.args.len(), domain.name.span)
                 }

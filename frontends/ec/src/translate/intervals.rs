@@ -7,9 +7,9 @@ use stgflow_lang::diag::{Diagnostic, Diagnostics};
 use stgflow_lang::syntax::ast;
 
 use super::Generator;
-use super::terms::{expr_vars, fluent_atom, fresh, literal, var, vars_of};
+use super::terms::{atom_vars, expr_vars, fluent_atom, fresh, literal, var, vars_of};
 use crate::codes::Code;
-use crate::model::{FluentTerm, IntervalCond, IntervalRule};
+use crate::model::{Cond, FluentTerm, IntervalCond, IntervalRule};
 use crate::syntax::Name;
 
 /// Disjuncts beyond this are reported rather than generated.
@@ -67,6 +67,7 @@ impl Generator<'_> {
     pub(super) fn intervals(&mut self, rule: &IntervalRule) {
         let mut lists: HashMap<String, Formula> = HashMap::new();
         let mut builtins = Vec::new();
+        let mut background = Vec::new();
         let mut taken = Vec::new();
         vars_of(&rule.head, &mut taken);
         let mut ok = true;
@@ -137,6 +138,19 @@ impl Generator<'_> {
                     builtins.push(builtin.clone());
                     None
                 }
+                IntervalCond::Background {
+                    negated,
+                    atom,
+                    span,
+                } => {
+                    atom_vars(atom, &mut taken);
+                    background.push(Cond::Background {
+                        negated: *negated,
+                        atom: atom.clone(),
+                        span: *span,
+                    });
+                    None
+                }
             };
             match defined {
                 Some((name, Some(formula))) => {
@@ -167,6 +181,20 @@ impl Generator<'_> {
         };
         let time = var(&fresh("T", &taken), rule.list.span);
         let head = fluent_atom(&rule.head, "", time.clone());
+        // Background knowledge holds at every time point: the same literals in every
+        // disjunct, the positive ones binding what they name.
+        let background_literals = self.body(&background, &time);
+        let mut background_bound = Vec::new();
+        for cond in &background {
+            if let Cond::Background {
+                negated: false,
+                atom,
+                ..
+            } = cond
+            {
+                atom_vars(atom, &mut background_bound);
+            }
+        }
         let count = conjuncts.len();
         for (i, mut conjunct) in conjuncts.into_iter().enumerate() {
             // Positive conditions first: they bind what the negations test.
@@ -181,11 +209,12 @@ impl Generator<'_> {
                     )
                 })
                 .collect();
+            body.extend(background_literals.iter().cloned());
             body.extend(builtins.iter().cloned().map(ast::Literal::Builtin));
             // RTEC computes a grounded pair for its grounded instances only; a disjunct
             // that binds a head variable by no positive condition (a complement) ranges
             // over them, or over the fluent's grounded instances of another value.
-            let mut bound = Vec::new();
+            let mut bound = background_bound.clone();
             for (_, fluent) in conjunct.iter().filter(|(positive, _)| *positive) {
                 vars_of(fluent, &mut bound);
             }

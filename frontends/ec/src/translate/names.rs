@@ -242,6 +242,19 @@ impl Names {
             let body = match item {
                 Item::Initiated(rule) | Item::Terminated(rule) | Item::HoldsAt(rule) => &rule.body,
                 Item::Happens(rule) => &rule.body,
+                Item::HoldsFor(rule) => {
+                    for cond in &rule.body {
+                        if let IntervalCond::Background {
+                            negated: true,
+                            atom,
+                            span,
+                        } = cond
+                        {
+                            negated.push((atom.clone(), *span));
+                        }
+                    }
+                    continue;
+                }
                 _ => continue,
             };
             collect_negated_background(body, &mut negated);

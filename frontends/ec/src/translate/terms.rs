@@ -95,7 +95,19 @@ pub(super) fn event_atom(event: &EventTerm, time: ast::Expr) -> ast::Atom {
 }
 
 pub(super) fn vars_of(fluent: &FluentTerm, out: &mut Vec<String>) {
-    for arg in fluent.args.iter().chain(std::iter::once(&fluent.value)) {
+    args_vars(
+        fluent.args.iter().chain(std::iter::once(&fluent.value)),
+        out,
+    );
+}
+
+/// The variables of an event's or a background atom's arguments, each once.
+pub(super) fn atom_vars(atom: &EventTerm, out: &mut Vec<String>) {
+    args_vars(atom.args.iter(), out);
+}
+
+fn args_vars<'a>(args: impl Iterator<Item = &'a Arg>, out: &mut Vec<String>) {
+    for arg in args {
         if let Arg::Var(name) = arg {
             if !out.contains(&name.text) {
                 out.push(name.text.clone());
