@@ -1204,3 +1204,28 @@ grounding(towing(V1, V2)=true) :- pair(V1, V2).
         );
     }
 }
+
+/// A background predicate given at two arities is two predicates, as to Prolog
+/// (maritime's `areaType(fishing).` and `areaType(Area, Type) :- …`), and a clause that
+/// fails (`buildFromPoints(_) :- fail.`) says nothing.
+#[test]
+fn a_background_name_at_two_arities_is_two_predicates() {
+    let description = "\
+initiatedAt(towing(V)=true, T) :- happensAt(slow(V), T), vesselType(V, Type), vesselType(Type).
+dynamicDomain(vessel(_)).
+grounding(slow(V)) :- vessel(V).
+grounding(towing(V)=true) :- vessel(V).
+vesselType(v1, tug).
+vesselType(v2, cargo).
+vesselType(tug).
+buildFromPoints(_) :- fail.
+";
+    let files = [
+        ("types.prolog", description),
+        ("slow.csv", "slow|1|1|v1\nslow|2|2|v2\n"),
+    ];
+    for engine in ["dataflow", "reference"] {
+        let out = run_description(&files, &["--mode", "intervals", "--engine", engine]);
+        assert_eq!(common::sorted(&out), ["towing(v1,true) [2,3)"], "{engine}");
+    }
+}

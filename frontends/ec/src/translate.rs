@@ -181,6 +181,7 @@ pub fn translate(items: &[Item], file: FileId, options: crate::Options) -> Trans
             }
         }
     }
+    naming::by_arity(&mut out, &names.background);
     naming::resolve(&mut out, names.all());
     out
 }

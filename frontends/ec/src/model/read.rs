@@ -18,6 +18,13 @@ pub fn classify(clauses: &[Clause]) -> (Vec<Item>, Diagnostics) {
     let mut diagnostics = Diagnostics::default();
     let mut items = Vec::new();
     for clause in &compiled::source_form(clauses) {
+        // `p :- fail.` holds for nothing: it says nothing (RTEC's `buildFromPoints(_) :-
+        // fail.`, a declaration that no entity is one).
+        if (clause.body.iter())
+            .any(|goal| matches!(goal, Term::Atom(n) if n.text == "fail" || n.text == "false"))
+        {
+            continue;
+        }
         if background_fact(clause) {
             if let Ok((name, args, _)) = functor(&clause.head, "a fact") {
                 items.push(Item::Background {

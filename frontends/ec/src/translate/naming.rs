@@ -10,27 +10,13 @@ use hashbrown::{HashMap, HashSet};
 use stgflow_lang::syntax::ast;
 
 use super::Translation;
-use super::terms::INVENTED;
+use super::terms::{INVENTED, invented};
 use stgflow_lang::ir::Origin;
 
 /// Gives every invented name in `out` its final name (see the module docs); `taken` are
 /// the description's own names, besides those its rules use.
 pub(super) fn resolve<'a>(out: &mut Translation, taken: impl IntoIterator<Item = &'a str>) {
-    let mut atoms = Vec::new();
-    for item in &mut out.program.items {
-        match item {
-            ast::Item::Rule(rule) => {
-                atoms.push(&mut rule.head);
-                collect(&mut rule.body, &mut atoms);
-            }
-            ast::Item::Fact(atom) => atoms.push(atom),
-            ast::Item::Output(_, _) => {}
-        }
-    }
-    for rule in &mut out.domains {
-        atoms.push(&mut rule.head);
-        atoms.push(&mut rule.source);
-    }
+    let atoms = atoms_of(out);
     let mut used: HashSet<String> = taken.into_iter().map(str::to_owned).collect();
     let plain = atoms.iter().map(|a| &a.predicate.name);
     used.extend(plain.filter(|n| !n.contains(INVENTED)).cloned());
@@ -76,6 +62,45 @@ pub(super) fn resolve<'a>(out: &mut Translation, taken: impl IntoIterator<Item =
             *help = text(help, &names);
         }
     }
+}
+
+/// Names background predicates that the description gives at several arities apart, by
+/// their arity (`areaType/1` and `areaType/2` in RTEC's maritime files, two predicates
+/// to Prolog, are `areaType_1` and `areaType_2`), as invented names: `background` are the
+/// background predicates with their arities.
+pub(super) fn by_arity(out: &mut Translation, background: &[(String, usize)]) {
+    let several = |name: &str| {
+        let mut arities = background.iter().filter(|(n, _)| n == name);
+        arities.next().is_some() && arities.next().is_some()
+    };
+    for atom in atoms_of(out) {
+        // The last argument is the time.
+        let arity = atom.args.len().saturating_sub(1);
+        let name = &atom.predicate.name;
+        if several(name) && background.iter().any(|(n, a)| n == name && *a == arity) {
+            atom.predicate.name = invented(name, &format!("_{arity}"));
+        }
+    }
+}
+
+/// Every atom of the translation: of its rules, facts and domain rules.
+fn atoms_of(out: &mut Translation) -> Vec<&mut ast::Atom> {
+    let mut atoms = Vec::new();
+    for item in &mut out.program.items {
+        match item {
+            ast::Item::Rule(rule) => {
+                atoms.push(&mut rule.head);
+                collect(&mut rule.body, &mut atoms);
+            }
+            ast::Item::Fact(atom) => atoms.push(atom),
+            ast::Item::Output(_, _) => {}
+        }
+    }
+    for rule in &mut out.domains {
+        atoms.push(&mut rule.head);
+        atoms.push(&mut rule.source);
+    }
+    atoms
 }
 
 /// The atoms of `body`, counted ones included.
