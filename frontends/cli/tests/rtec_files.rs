@@ -1229,3 +1229,61 @@ buildFromPoints(_) :- fail.
         assert_eq!(common::sorted(&out), ["towing(v1,true) [2,3)"], "{engine}");
     }
 }
+
+/// A deadline's delay given by background knowledge (maritime's `fi(…, TrawlingCrs) :-
+/// thresholds(trawlingCrs, TrawlingCrs).`) is the number its fact gives: the description
+/// runs as with the number written. A delay the facts give two values, or none, is an
+/// error that says so.
+#[test]
+fn a_deadline_delay_from_background_knowledge_is_its_facts_number() {
+    let rest = "\
+initiatedAt(moving(V)=true, T) :- happensAt(go(V), T).
+thresholds(crs, 3).
+thresholds(other, 7).
+dynamicDomain(vessel(_)).
+grounding(go(V)) :- vessel(V).
+grounding(moving(V)=true) :- vessel(V).
+grounding(moving(V)=false) :- vessel(V).
+";
+    let records = ("go.csv", "go|1|1|v1\ngo|3|3|v2\ngo|4|4|v1\ngo|12|12|v3\n");
+    let given =
+        format!("fi(moving(V)=true, moving(V)=false, Crs) :- thresholds(crs, Crs).\n{rest}");
+    let written = format!("fi(moving(V)=true, moving(V)=false, 3).\n{rest}");
+    let out = run_description(
+        &[("given.prolog", &given), records],
+        &["--mode", "intervals"],
+    );
+    let expected = run_description(
+        &[("written.prolog", &written), records],
+        &["--mode", "intervals"],
+    );
+    assert!(out.contains("moving(v1,false)"), "{out}");
+    assert_eq!(out, expected);
+
+    for (delay, message) in [
+        (
+            "thresholds(_, Crs)",
+            "the background facts give the delay `Crs` 2 values: 3, 7",
+        ),
+        (
+            "thresholds(none, Crs)",
+            "no background fact gives the delay `Crs`",
+        ),
+    ] {
+        let dir = tempdir();
+        let program = dir.join("bad.prolog");
+        let text = format!("fi(moving(V)=true, moving(V)=false, Crs) :- {delay}.\n{rest}");
+        std::fs::write(&program, text).unwrap_or_else(|e| panic!("{e}"));
+        let output = stgflow()
+            .arg("check")
+            .arg(&program)
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success());
+        assert!(
+            stderr.contains("E504") && stderr.contains(message),
+            "{stderr}"
+        );
+    }
+}

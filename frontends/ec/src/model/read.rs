@@ -9,14 +9,17 @@ use super::conditions::{
     optimisation_check,
 };
 use super::terms::{arg, builtin, event_term, expr, fluent_term, functor};
-use super::{DeclKind, Entity, EventRule, GroundCond, IntervalRule, Item, TimeRule, closest};
+use super::{Arg, DeclKind, Entity, EventRule, GroundCond, IntervalRule, Item, TimeRule, closest};
 use crate::codes::Code;
 use crate::syntax::{BinOp, Clause, Name, Term};
+use stgflow_lang::value::Value;
 
 /// Reads clauses as ECDE items; every clause that does not fit is reported.
 pub fn classify(clauses: &[Clause]) -> (Vec<Item>, Diagnostics) {
     let mut diagnostics = Diagnostics::default();
     let mut items = Vec::new();
+    // `fi` rules whose delay a background fact gives, read once every fact is known.
+    let mut deferred = Vec::new();
     for clause in &compiled::source_form(clauses) {
         // `p :- fail.` holds for nothing: it says nothing (RTEC's `buildFromPoints(_) :-
         // fail.`, a declaration that no entity is one).
@@ -35,13 +38,102 @@ pub fn classify(clauses: &[Clause]) -> (Vec<Item>, Diagnostics) {
             }
             continue;
         }
+        if delay_variable(clause).is_some() {
+            deferred.push(clause.clone());
+            continue;
+        }
         match item(clause, &mut diagnostics) {
             Ok(Some(item)) => items.push(item),
             Ok(None) => {}
             Err(diagnostic) => diagnostics.push(diagnostic),
         }
     }
+    for clause in deferred {
+        let read = with_delay_of_background(clause, &items)
+            .and_then(|clause| item(&clause, &mut diagnostics));
+        match read {
+            Ok(Some(item)) => items.push(item),
+            Ok(None) => {}
+            Err(diagnostic) => diagnostics.push(diagnostic),
+        }
+    }
     (items, diagnostics)
+}
+
+/// The variable that a `fi` rule's delay is (`fi(F=V, F=V2, D) :- thresholds(crs, D).`).
+fn delay_variable(clause: &Clause) -> Option<&Name> {
+    match clause.head.functor() {
+        Some((name, [_, _, Term::Var(delay)])) if name.text == "fi" && !clause.body.is_empty() => {
+            Some(delay)
+        }
+        _ => None,
+    }
+}
+
+/// A `fi` rule whose delay is a variable, with the number that the background facts its
+/// conditions read give it (RTEC's maritime thresholds): one value, or an error.
+fn with_delay_of_background(mut clause: Clause, items: &[Item]) -> Read<Clause> {
+    let Some(delay) = delay_variable(&clause).cloned() else {
+        return Ok(clause);
+    };
+    let mut values: Vec<Value> = Vec::new();
+    for goal in &clause.body {
+        let Some((name, args)) = goal.functor() else {
+            continue;
+        };
+        let Some(at) = args
+            .iter()
+            .position(|a| matches!(a, Term::Var(v) if v.text == delay.text))
+        else {
+            continue;
+        };
+        let wanted: Vec<Option<Arg>> = args.iter().map(|a| arg(a).ok()).collect();
+        for item in items {
+            let Item::Background {
+                name: fact,
+                args: given,
+                ..
+            } = item
+            else {
+                continue;
+            };
+            let matches = fact.text == name.text
+                && given.len() == wanted.len()
+                && given.iter().zip(&wanted).all(|(g, w)| match (g, w) {
+                    (Arg::Const(g, _), Some(Arg::Const(w, _))) => g == w,
+                    _ => true,
+                });
+            if let (true, Some(Arg::Const(value, _))) = (matches, given.get(at)) {
+                if !values.contains(value) {
+                    values.push(*value);
+                }
+            }
+        }
+    }
+    match values.as_slice() {
+        [Value::Int(points)] => {
+            if let Term::Compound(_, args, _) = &mut clause.head {
+                args[2] = Term::Int(*points, delay.span);
+            }
+            Ok(clause)
+        }
+        [] => Err(Diagnostic::error(
+            Code::E504,
+            format!("no background fact gives the delay `{}`", delay.text),
+        )
+        .with_label(delay.span, "a deadline's delay: a number of time points")
+        .with_help("give it as a number, or by a background fact the rule's conditions read (`thresholds(crs, 1800).`)")),
+        several => Err(Diagnostic::error(
+            Code::E504,
+            format!(
+                "the background facts give the delay `{}` {} values: {}",
+                delay.text,
+                several.len(),
+                several.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+            ),
+        )
+        .with_label(delay.span, "a deadline has one delay")),
+    }
 }
 
 /// Whether `clause` is a fact whose head is no ECDE clause or RTEC declaration
