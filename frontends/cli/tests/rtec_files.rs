@@ -1287,3 +1287,52 @@ grounding(moving(V)=false) :- vessel(V).
         );
     }
 }
+
+/// A background rule whose head has a variable its body does not bind (maritime's
+/// `oneIsTug(V1, _V2) :- vesselType(V1, tug).`: for any V2) is read as Prolog calls it:
+/// held where one of its clauses holds, negated where none does, in holdsFor rules,
+/// time-point rules and grounding declarations alike.
+#[test]
+fn a_background_rule_for_any_value_of_a_head_variable_holds_as_prolog_calls_it() {
+    let description = "\
+initiatedAt(near(V1, V2)=true, T) :- happensAt(meet(V1, V2), T).
+terminatedAt(near(V1, V2)=true, T) :- happensAt(part(V1, V2), T).
+holdsFor(tugging(V1, V2)=true, I) :-
+    holdsFor(near(V1, V2)=true, In), oneIsTug(V1, V2), intersect_all([In], I).
+holdsFor(meeting(V1, V2)=true, I) :-
+    holdsFor(near(V1, V2)=true, In), \\+ oneIsTug(V1, V2), intersect_all([In], I).
+initiatedAt(alarm(V1)=true, T) :- happensAt(meet(V1, V2), T), oneIsTug(V1, V2).
+oneIsTug(V1, _V2) :- vesselType(V1, tug).
+oneIsTug(_V1, V2) :- vesselType(V2, tug).
+vesselType(v1, tug).
+vesselType(v2, cargo).
+vesselType(v3, cargo).
+dynamicDomain(pair(_, _)).
+grounding(meet(V1, V2)) :- pair(V1, V2).
+grounding(part(V1, V2)) :- pair(V1, V2).
+grounding(near(V1, V2)=true) :- pair(V1, V2).
+grounding(tugging(V1, V2)=true) :- pair(V1, V2).
+grounding(meeting(V1, V2)=true) :- pair(V1, V2).
+grounding(alarm(V1)=true) :- pair(V1, V2), oneIsTug(V1, V2).
+";
+    let records = "meet|1|1|v1|v2\nmeet|2|2|v2|v1\nmeet|3|3|v2|v3\npart|6|6|v1|v2\n";
+    let files = [("tugs.prolog", description), ("moves.csv", records)];
+    for engine in ["dataflow", "reference"] {
+        let out = run_description(&files, &["--mode", "intervals", "--engine", engine]);
+        let derived: Vec<String> = common::sorted(&out)
+            .into_iter()
+            .filter(|line| !line.starts_with("near"))
+            .collect();
+        assert_eq!(
+            derived,
+            [
+                "alarm(v1,true) [2,7)",
+                "alarm(v2,true) [3,7)",
+                "meeting(v2,v3,true) [4,7)",
+                "tugging(v1,v2,true) [2,7)",
+                "tugging(v2,v1,true) [3,7)",
+            ],
+            "{engine}: {out}"
+        );
+    }
+}

@@ -145,6 +145,7 @@ pub fn compile_files_loading(
     }
     let file = first.unwrap_or_else(|| sources.add("", ""));
     let (items, classified) = model::classify(&clauses);
+    let items = model::close_open_background(items);
     diagnostics.extend(classified);
     // Every clause that could be read is translated, so that the errors of the later
     // stages come in the same run. A clause with an error is left out, so the warnings

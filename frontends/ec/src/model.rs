@@ -28,10 +28,12 @@
 
 mod compiled;
 mod conditions;
+mod open;
 mod read;
 mod terms;
 
 pub use crate::recognitions::{Printed, Shape};
+pub(crate) use open::close_open_background;
 pub use read::classify;
 use stgflow_lang::diag::Span;
 use stgflow_lang::syntax::ast;

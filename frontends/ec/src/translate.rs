@@ -106,6 +106,12 @@ impl Default for Translation {
     }
 }
 
+/// The predicate the translation invents for the user's `name` with `suffix` (see
+/// `naming`): its final name is given once every rule is written.
+pub(crate) fn invented_name(name: &str, suffix: &str) -> String {
+    terms::invented(name, suffix)
+}
+
 pub fn translate(items: &[Item], file: FileId, options: crate::Options) -> Translation {
     let mut names = Names::default();
     for item in items {
