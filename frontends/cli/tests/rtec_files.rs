@@ -635,6 +635,22 @@ fn dynamic_domains_read_ahead_in_parts_are_those_of_the_file_read_whole() {
 /// Writes `files` (name, text) into a new directory and runs `stgflow run` on them (the
 /// first the description, the rest its streams) with `more`; stdout, after checking the
 /// run succeeded.
+/// What `stgflow check` says of the description `text` (in a file `name`), which it
+/// must refuse.
+fn refused(name: &str, text: &str) -> String {
+    let dir = tempdir();
+    let program = dir.join(name);
+    std::fs::write(&program, text).unwrap_or_else(|e| panic!("{e}"));
+    let output = stgflow()
+        .arg("check")
+        .arg(&program)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    stderr
+}
+
 fn run_description(files: &[(&str, &str)], more: &[&str]) -> String {
     let dir = tempdir();
     for (name, text) in files {
@@ -700,20 +716,10 @@ grounding(banned(C)=true) :- pair(_M, C).
         assert_eq!(common::sorted(&out), expected, "{engine}");
     }
     // The window's bounds are RTEC's; a condition that reads one is an error naming it.
-    let dir = tempdir();
-    let program = dir.join("bounds.prolog");
-    std::fs::write(
-        &program,
+    let stderr = refused(
+        "bounds.prolog",
         "initiatedAt(f(X)=true, T1, T, T2) :- happensAt(e(X), T), T > T1.\n",
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    let output = stgflow()
-        .arg("check")
-        .arg(&program)
-        .output()
-        .unwrap_or_else(|e| panic!("{e}"));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(!output.status.success());
+    );
     assert!(
         stderr.contains("E504") && stderr.contains("`T1`, a bound of RTEC's cyclic form"),
         "{stderr}"
@@ -834,21 +840,11 @@ fn a_reinitiation_at_the_deadline_postpones_it_in_rtecs_reading() {
 /// known only at its end (RTEC's unit test `findall/test_1`).
 #[test]
 fn selecting_intervals_by_their_length_is_an_error_that_says_why() {
-    let dir = tempdir();
-    let program = dir.join("long.prolog");
-    std::fs::write(
-        &program,
+    let stderr = refused(
+        "long.prolog",
         "holdsFor(long(X)=true, I) :-\n    holdsFor(busy(X)=true, I1),\n    \
          findall((S,E), (member((S,E), I1), Diff is E-S, compare(>, Diff, 2)), I).\n",
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    let output = stgflow()
-        .arg("check")
-        .arg(&program)
-        .output()
-        .unwrap_or_else(|e| panic!("{e}"));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    );
     assert!(
         stderr.contains("[E507]")
             && stderr.contains("a `findall` over the intervals of a list is not supported")
@@ -1270,17 +1266,8 @@ grounding(moving(V)=false) :- vessel(V).
             "no background fact gives the delay `Crs`",
         ),
     ] {
-        let dir = tempdir();
-        let program = dir.join("bad.prolog");
         let text = format!("fi(moving(V)=true, moving(V)=false, Crs) :- {delay}.\n{rest}");
-        std::fs::write(&program, text).unwrap_or_else(|e| panic!("{e}"));
-        let output = stgflow()
-            .arg("check")
-            .arg(&program)
-            .output()
-            .unwrap_or_else(|e| panic!("{e}"));
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(!output.status.success());
+        let stderr = refused("bad.prolog", &text);
         assert!(
             stderr.contains("E504") && stderr.contains(message),
             "{stderr}"

@@ -38,6 +38,7 @@ pub use read::classify;
 use stgflow_lang::diag::Span;
 use stgflow_lang::syntax::ast;
 use stgflow_lang::value::Value;
+pub(crate) use terms::expr_vars;
 pub use terms::ident;
 
 use crate::syntax::Name;

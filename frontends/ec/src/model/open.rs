@@ -1,15 +1,15 @@
 //! Background rules whose head has a variable that their body does not bind
 //! (`oneIsTug(V1, _V2) :- vesselType(V1, tug).`, "for any V2" to Prolog) hold for more
 //! values than any table holds. Each clause of such a predicate becomes a rule of its own
-//! over the head variables its body binds (`oneIsTug·_1(V1) :- vesselType(V1, tug).`, an
+//! over the head variables its body binds (`oneIsTug_1(V1) :- vesselType(V1, tug).`, an
 //! invented name), and each condition on the predicate reads those: a negated condition
 //! is the negation of each of them, and a rule with a held one is copied once per clause,
 //! each copy reading its clause's rule (rules of one head are a union, as the clauses
 //! are to Prolog).
 
 use stgflow_lang::diag::Span;
-use stgflow_lang::syntax::ast;
 
+use super::terms::expr_vars;
 use super::{
     Arg, Cond, EventRule, EventTerm, GroundCond, IntervalCond, IntervalRule, Item, TimeRule,
 };
@@ -35,7 +35,7 @@ pub(crate) fn close_open_background(items: Vec<Item>) -> Vec<Item> {
 }
 
 /// The most copies one item is expanded into; an item that would need more is left as it
-/// is (the translation then reports the unsafe rule).
+/// is, and its condition then names no background knowledge (E506).
 const MAX_COPIES: usize = 64;
 
 /// A background predicate with a clause whose head has a variable its body does not bind.
@@ -64,6 +64,7 @@ impl Open {
     }
 }
 
+/// The invented name of clause `i`'s rule (`oneIsTug_1`).
 fn clause_name(name: &str, i: usize) -> String {
     crate::translate::invented_name(name, &format!("_{}", i + 1))
 }
@@ -149,78 +150,87 @@ fn cond_vars(cond: &GroundCond, out: &mut Vec<String>) {
     }
 }
 
-fn expr_vars(expr: &ast::Expr, out: &mut Vec<String>) {
-    match expr {
-        ast::Expr::Var(ident) => out.push(ident.name.clone()),
-        ast::Expr::Const(..) => {}
-        ast::Expr::Binary(_, lhs, rhs, _) => {
-            expr_vars(lhs, out);
-            expr_vars(rhs, out);
-        }
-    }
-}
-
 /// `item` with its conditions on `open` predicates read through their clauses' rules:
 /// one item, or a copy per combination of the clauses of its held conditions.
 fn expand(item: Item, open: &[Open]) -> Vec<Item> {
     match item {
-        Item::HoldsFor(rule) => {
-            let interval = |atom, negated, span| IntervalCond::Background {
-                negated,
-                atom,
-                span,
-            };
-            match alternatives(&rule.body, open, interval_atom, interval) {
-                Some(bodies) if bodies.len() <= MAX_COPIES => (bodies.into_iter())
-                    .map(|body| {
-                        Item::HoldsFor(IntervalRule {
-                            body,
-                            ..rule.clone()
-                        })
-                    })
-                    .collect(),
-                _ => vec![Item::HoldsFor(rule)],
-            }
-        }
+        Item::HoldsFor(rule) => copies(&rule.body, open, interval_atom, interval, |body| {
+            Item::HoldsFor(IntervalRule {
+                body,
+                ..rule.clone()
+            })
+        }),
         Item::Initiated(rule) => time_rules(rule, open, Item::Initiated),
         Item::Terminated(rule) => time_rules(rule, open, Item::Terminated),
         Item::HoldsAt(rule) => time_rules(rule, open, Item::HoldsAt),
-        Item::Happens(rule) => match alternatives(&rule.body, open, time_atom, background) {
-            Some(bodies) if bodies.len() <= MAX_COPIES => (bodies.into_iter())
-                .map(|body| {
-                    Item::Happens(EventRule {
-                        body,
-                        ..rule.clone()
-                    })
-                })
-                .collect(),
-            _ => vec![Item::Happens(rule)],
-        },
+        Item::Happens(rule) => copies(&rule.body, open, time_atom, background, |body| {
+            Item::Happens(EventRule {
+                body,
+                ..rule.clone()
+            })
+        }),
         Item::Grounding { entity, body, span } => {
-            match alternatives(&body, open, ground_atom, held_atom) {
-                Some(bodies) if bodies.len() <= MAX_COPIES => (bodies.into_iter())
-                    .map(|body| Item::Grounding {
-                        entity: entity.clone(),
-                        body,
-                        span,
-                    })
-                    .collect(),
-                _ => vec![Item::Grounding { entity, body, span }],
-            }
+            copies(&body, open, ground_atom, held_atom, |body| {
+                Item::Grounding {
+                    entity: entity.clone(),
+                    body,
+                    span,
+                }
+            })
         }
         Item::BackgroundRule { head, body, span } => {
-            match alternatives(&body, open, ground_atom, held_atom) {
-                Some(bodies) if bodies.len() <= MAX_COPIES => (bodies.into_iter())
-                    .map(|body| Item::BackgroundRule {
-                        head: head.clone(),
-                        body,
-                        span,
-                    })
-                    .collect(),
-                _ => vec![Item::BackgroundRule { head, body, span }],
-            }
+            copies(&body, open, ground_atom, held_atom, |body| {
+                Item::BackgroundRule {
+                    head: head.clone(),
+                    body,
+                    span,
+                }
+            })
         }
         other => vec![other],
+    }
+}
+
+/// A time-point rule as [`expand`] makes it, each copy of the rule's kind (`make`).
+fn time_rules(rule: TimeRule, open: &[Open], make: fn(TimeRule) -> Item) -> Vec<Item> {
+    copies(&rule.body, open, time_atom, background, |body| {
+        make(TimeRule {
+            body,
+            ..rule.clone()
+        })
+    })
+}
+
+/// The items `item` makes of `body`'s alternatives (see [`alternatives`]), or of `body`
+/// itself where it has none or too many.
+fn copies<C: Clone>(
+    body: &[C],
+    open: &[Open],
+    atom_of: impl Fn(&C) -> Option<(&EventTerm, bool, Span)>,
+    make: impl Fn(EventTerm, bool, Span) -> C,
+    item: impl Fn(Vec<C>) -> Item,
+) -> Vec<Item> {
+    match alternatives(body, open, atom_of, make) {
+        Some(bodies) if bodies.len() <= MAX_COPIES => bodies.into_iter().map(item).collect(),
+        _ => vec![item(body.to_vec())],
+    }
+}
+
+/// A time-point rule's background condition.
+fn background(atom: EventTerm, negated: bool, span: Span) -> Cond {
+    Cond::Background {
+        negated,
+        atom,
+        span,
+    }
+}
+
+/// A holdsFor rule's background condition.
+fn interval(atom: EventTerm, negated: bool, span: Span) -> IntervalCond {
+    IntervalCond::Background {
+        negated,
+        atom,
+        span,
     }
 }
 
@@ -233,32 +243,9 @@ fn ground_atom(cond: &GroundCond) -> Option<(&EventTerm, bool, Span)> {
     }
 }
 
+/// A grounding declaration's or a background rule's atom (never negated).
 fn held_atom(atom: EventTerm, _negated: bool, _span: Span) -> GroundCond {
     GroundCond::Atom(atom)
-}
-
-/// A time-point rule's background condition.
-fn background(atom: EventTerm, negated: bool, span: Span) -> Cond {
-    Cond::Background {
-        negated,
-        atom,
-        span,
-    }
-}
-
-/// A time-point rule as [`expand`] makes it, each copy an item of the rule's kind (`make`).
-fn time_rules(rule: TimeRule, open: &[Open], make: fn(TimeRule) -> Item) -> Vec<Item> {
-    match alternatives(&rule.body, open, time_atom, background) {
-        Some(bodies) if bodies.len() <= MAX_COPIES => (bodies.into_iter())
-            .map(|body| {
-                make(TimeRule {
-                    body,
-                    ..rule.clone()
-                })
-            })
-            .collect(),
-        _ => vec![make(rule)],
-    }
 }
 
 /// The background atom of a holdsFor rule's condition, negated or not, and its span.

@@ -119,6 +119,18 @@ pub(super) fn arg(term: &Term) -> Read<Arg> {
     })
 }
 
+/// The variables of a value expression, in order (repeated where they repeat).
+pub(crate) fn expr_vars(expr: &ast::Expr, out: &mut Vec<String>) {
+    match expr {
+        ast::Expr::Var(ident) => out.push(ident.name.clone()),
+        ast::Expr::Const(..) => {}
+        ast::Expr::Binary(_, lhs, rhs, _) => {
+            expr_vars(lhs, out);
+            expr_vars(rhs, out);
+        }
+    }
+}
+
 /// Whether `term` has no variable.
 fn is_ground(term: &Term) -> bool {
     match term {

@@ -8,6 +8,7 @@ use stgflow_lang::value::Value;
 use super::Generator;
 use super::names::Names;
 use crate::codes::Code;
+pub(super) use crate::model::expr_vars;
 use crate::model::{Arg, Cond, EventTerm, FluentTerm, Happening, Reads, ident};
 
 /// Ends the user's name in a predicate the translation invents for it (`f` and `_i` in
@@ -112,17 +113,6 @@ fn args_vars<'a>(args: impl Iterator<Item = &'a Arg>, out: &mut Vec<String>) {
             if !out.contains(&name.text) {
                 out.push(name.text.clone());
             }
-        }
-    }
-}
-
-pub(super) fn expr_vars(expr: &ast::Expr, out: &mut Vec<String>) {
-    match expr {
-        ast::Expr::Var(ident) => out.push(ident.name.clone()),
-        ast::Expr::Const(..) => {}
-        ast::Expr::Binary(_, lhs, rhs, _) => {
-            expr_vars(lhs, out);
-            expr_vars(rhs, out);
         }
     }
 }
