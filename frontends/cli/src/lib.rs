@@ -342,7 +342,6 @@ pub(crate) fn take_background(program: &std::path::Path, rest: &mut Vec<String>)
     rest.drain(..more).map(PathBuf::from).collect()
 }
 
-/// A program file's text; an error names where the file stops being UTF-8.
 /// The file that a directive of the event description `from` loads (`:-
 /// ['areas.prolog'].`), as Prolog finds it: a relative path from `from`'s folder, with
 /// `.pl` or `.prolog` added where the name as written is no file; `None` where it was
@@ -375,6 +374,7 @@ fn load_consulted(
     Ok(Some((found.display().to_string(), text)))
 }
 
+/// A program file's text; an error names where the file stops being UTF-8.
 fn read_program(path: &std::path::Path) -> Result<String, Failure> {
     read_text(path).map_err(Failure::Message)
 }

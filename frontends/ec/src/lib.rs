@@ -83,7 +83,9 @@ pub struct Options {
 /// ['areas.prolog'].`) is an error here: [`compile_files_loading`] loads them.
 pub fn compile_files_with(files: &[(&str, &str)], options: Options) -> EcProgram {
     compile_files_loading(files, options, &mut |_, path| {
-        Err(format!("`{path}` is not loaded here"))
+        Err(format!(
+            "no file is loaded here: give `{path}` as one more program file"
+        ))
     })
 }
 

@@ -304,10 +304,10 @@ pub(super) fn interval_cond(term: &Term) -> Read<IntervalCond> {
         Term::Compound(name, args, _) if name.text == "not" && args.len() == 1 => (true, &args[0]),
         other => (false, other),
     };
-    if let Some(atom) = background_of_interval_rule(inner) {
+    if is_background_of_interval_rule(inner) {
         return Ok(IntervalCond::Background {
             negated,
-            atom: event_term(atom)?,
+            atom: event_term(inner)?,
             span: term.span(),
         });
     }
@@ -386,22 +386,15 @@ const INTERVAL_OPERATIONS: [&str; 5] = [
     "complement_all",
 ];
 
-/// `term` where it is background knowledge as a condition of a holdsFor rule: an atom that
-/// names no interval operation (nor one misspelt) nor anything else RTEC reads there.
-fn background_of_interval_rule(term: &Term) -> Option<&Term> {
-    let (name, _) = term.functor()?;
-    let other = [
-        "findall",
-        "intDurGreater",
-        "intDurLess",
-        "member",
-        "length",
-        "=",
-    ];
-    (!INTERVAL_OPERATIONS.contains(&name.text.as_str())
-        && !other.contains(&name.text.as_str())
-        && closest(&name.text, INTERVAL_OPERATIONS.into_iter()).is_none())
-    .then_some(term)
+/// Whether `term` is background knowledge as a condition of a holdsFor rule: an atom
+/// that names no interval operation (nor one misspelt) nor anything else RTEC reads there.
+fn is_background_of_interval_rule(term: &Term) -> bool {
+    let other = ["findall", "intDurGreater", "intDurLess", "member", "length"];
+    term.functor().is_some_and(|(name, _)| {
+        !INTERVAL_OPERATIONS.contains(&name.text.as_str())
+            && !other.contains(&name.text.as_str())
+            && closest(&name.text, INTERVAL_OPERATIONS.into_iter()).is_none()
+    })
 }
 
 /// The lists of a holdsFor rule whose emptiness makes its result `out` empty: `out`, the

@@ -123,6 +123,11 @@ fn with_delay_of_background(mut clause: Clause, items: &[Item]) -> Read<Clause> 
         )
         .with_label(delay.span, "a deadline's delay: a number of time points")
         .with_help("give it as a number, or by a background fact the rule's conditions read (`thresholds(crs, 1800).`)")),
+        [value] => Err(Diagnostic::error(
+            Code::E504,
+            format!("the background facts give the delay `{}` the value {value}", delay.text),
+        )
+        .with_label(delay.span, "a deadline's delay: a number of time points")),
         several => Err(Diagnostic::error(
             Code::E504,
             format!(
