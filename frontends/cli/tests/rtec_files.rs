@@ -836,8 +836,9 @@ fn a_reinitiation_at_the_deadline_postpones_it_in_rtecs_reading() {
 }
 
 /// RTEC's idiom for selecting intervals by their length (`findall` over `member` of a
-/// list, `E - S`) is an error that names it and says why: the length of an interval is
-/// known only at its end (RTEC's unit test `findall/test_1`).
+/// list, `E - S`, or maritime's `intDurGreater`) is an error that names it and says why:
+/// the length of an interval is known only at its end (RTEC's unit test
+/// `findall/test_1`).
 #[test]
 fn selecting_intervals_by_their_length_is_an_error_that_says_why() {
     let stderr = refused(
@@ -849,6 +850,18 @@ fn selecting_intervals_by_their_length_is_an_error_that_says_why() {
         stderr.contains("[E507]")
             && stderr.contains("a `findall` over the intervals of a list is not supported")
             && stderr.contains("known only once it has ended"),
+        "{stderr}"
+    );
+    // RTEC's maritime helper for the same, `intDurGreater(I1, D, I)`, says so too.
+    let stderr = refused(
+        "longer.prolog",
+        "holdsFor(long(X)=true, I) :-\n    holdsFor(busy(X)=true, I1),\n    \
+         intDurGreater(I1, 3600, I).\n",
+    );
+    assert!(
+        stderr.contains("[E507]")
+            && stderr.contains("`intDurGreater` over a list of intervals is not supported yet")
+            && stderr.contains("longer than D only D time points after it starts"),
         "{stderr}"
     );
 }

@@ -290,6 +290,17 @@ pub(super) fn interval_cond(term: &Term) -> Read<IntervalCond> {
             .with_note("an interval's end, and so its length, is known only once it has ended; a stream says what holds at each time point as it comes, so a condition on it would depend on the future")
             .with_help("for a minimum duration, use a deadline instead: `fi(F=V, F=V2, D)` initiates F=V2 D time points after F=V unless F=V ends first"));
         }
+        if name.text == "intDurGreater" || name.text == "intDurLess" {
+            // RTEC's maritime helpers (`compare.prolog`): the intervals longer or shorter
+            // than a duration.
+            return Err(Diagnostic::error(
+                Code::E507,
+                format!("`{}` over a list of intervals is not supported yet", name.text),
+            )
+            .with_label(term.span(), "it keeps the intervals of a list by their duration")
+            .with_note("an interval is known to be longer than D only D time points after it starts, and shorter only once it has ended: its recognition would come later than the time points it covers")
+            .with_help("for a minimum duration, use a deadline instead: `fi(F=V, F=V2, D)` initiates F=V2 D time points after F=V unless F=V ends first"));
+        }
     }
     if let Some(builtin) = builtin(term) {
         if let Term::Binary(_, _, rhs, _) = term {
