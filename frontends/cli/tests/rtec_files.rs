@@ -1336,3 +1336,38 @@ grounding(alarm(V1)=true) :- pair(V1, V2), oneIsTug(V1, V2).
         );
     }
 }
+
+/// A background rule of comparisons only (maritime's `inRange(Var, Min, Max) :- Var >
+/// Min, Var < Max.`) is its comparisons where it is a condition, held or negated, and
+/// `inf` in it is infinity, as in Prolog's arithmetic.
+#[test]
+fn a_background_rule_of_comparisons_is_its_comparisons() {
+    let description = "\
+initiatedAt(fast(V)=true, T) :- happensAt(velocity(V, S), T), inRange(S, 10, inf).
+initiatedAt(slow(V)=true, T) :- happensAt(velocity(V, S), T), inRange(S, 0, 5).
+initiatedAt(odd(V)=true, T) :-
+    happensAt(velocity(V, S), T), \\+ inRange(S, 0, 5), \\+ inRange(S, 10, inf).
+inRange(Var, Min, Max) :- Var > Min, Var < Max.
+dynamicDomain(vessel(_)).
+grounding(velocity(V, _)) :- vessel(V).
+grounding(fast(V)=true) :- vessel(V).
+grounding(slow(V)=true) :- vessel(V).
+grounding(odd(V)=true) :- vessel(V).
+";
+    let records = "velocity|1|1|v1|12\nvelocity|2|2|v2|3\nvelocity|3|3|v3|7\n\
+                   velocity|4|4|v4|0\nvelocity|6|6|v5|20\n";
+    let files = [("speeds.prolog", description), ("speeds.csv", records)];
+    for engine in ["dataflow", "reference"] {
+        let out = run_description(&files, &["--mode", "intervals", "--engine", engine]);
+        assert_eq!(
+            common::sorted(&out),
+            [
+                "fast(v1,true) [2,7)",
+                "odd(v3,true) [4,7)",
+                "odd(v4,true) [5,7)",
+                "slow(v2,true) [3,7)",
+            ],
+            "{engine}"
+        );
+    }
+}

@@ -146,6 +146,11 @@ fn is_ground(term: &Term) -> bool {
 pub(super) fn expr(term: &Term) -> Read<ast::Expr> {
     Ok(match term {
         Term::Var(name) => ast::Expr::Var(ident(name)),
+        // Prolog's arithmetic reads `inf` as infinity: `Speed < inf` holds for every speed
+        // (RTEC's maritime `inRange(Speed, Max, inf)`).
+        Term::Atom(name) if name.text == "inf" => {
+            ast::Expr::Const(Value::Float(f64::INFINITY), name.span)
+        }
         Term::Atom(name) => ast::Expr::Const(Value::sym(&name.text), name.span),
         Term::Int(i, span) => ast::Expr::Const(Value::Int(*i), *span),
         Term::Float(x, span) => ast::Expr::Const(Value::Float(*x), *span),
