@@ -33,8 +33,8 @@ pub(crate) fn close_open_background(items: Vec<Item>) -> Vec<Item> {
             other => out.extend(expand(other, &open)),
         }
     }
-    for predicate in &open {
-        out.extend(predicate.rules.iter().cloned());
+    for predicate in open {
+        out.extend(predicate.rules);
     }
     out
 }
