@@ -7,7 +7,8 @@
 //! with an assignment never read their own group at offset 0, so no time point derives
 //! unboundedly many facts. A head has one to three rules. Some rules have no positive
 //! atom (they start from nothing at every time point: `p(T) :- not p(T-1).`), and some
-//! read the time as a value (`V = T * 0`, `T >= 2`), with and without negation; the note
+//! read the time as a value (`V = T * 0`, `T >= 2`), with and without negation; an
+//! assignment is now and then a function's value (`V = abs(X - 1)`, `min`, `max`); the note
 //! on [`shape_counts`] says how often. About one rule in eight counts (`N = #count { C :
 //! … }` over lower groups or the past). Streams carry facts of input and of derived
 //! predicates.
@@ -168,8 +169,15 @@ fn rule(rng: &mut Rng, preds: &[Pred], head: &Pred) -> String {
         } else {
             rng.pick(&bound).clone()
         };
-        let op = *rng.pick(&["+", "-", "*"]);
-        body.push(format!("V = {source} {op} {}", rng.below(3)));
+        let k = rng.below(3);
+        // Now and then through a function: `abs` of a difference, `min`, `max`.
+        let expr = match rng.below(8) {
+            0 => format!("abs({source} - {k})"),
+            1 => format!("min({source}, {k})"),
+            2 => format!("max({k}, {source})"),
+            _ => format!("{source} {} {k}", rng.pick(&["+", "-", "*"])),
+        };
+        body.push(format!("V = {expr}"));
         bound.push("V".to_owned());
     }
     // Now and then a count: `N = #count { C : … }` over atoms of lower groups at offset 0
@@ -334,6 +342,8 @@ pub struct ShapeCounts {
     /// Rules that take a count as 0 where nothing is counted (they read a count's hidden
     /// `__any` predicate negated).
     pub zero_counts: usize,
+    /// Rules with a function's value (`abs`, `min`, `max`).
+    pub functions: usize,
 }
 
 /// Counts the shapes of [`ShapeCounts`] in `cases` (invalid programs are skipped).
@@ -356,6 +366,15 @@ pub fn shape_counts(cases: impl IntoIterator<Item = Case>) -> ShapeCounts {
         };
         for rule in &program.rules {
             counts.counting += usize::from(rule.count.is_some());
+            counts.functions += usize::from(rule.body.iter().any(|l| {
+                matches!(
+                    l,
+                    Literal::Assign {
+                        expr: stgflow_lang::ir::Expr::Call(..),
+                        ..
+                    }
+                )
+            }));
             counts.zero_counts +=
                 usize::from(rule.body.iter().any(
                     |l| matches!(l, Literal::Negative(a) if program.hidden.contains(&a.pred)),

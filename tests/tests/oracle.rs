@@ -90,3 +90,10 @@ fn generated_programs_count() {
     assert!(counts.zero_counts >= 100, "{counts:?}");
     assert!(counts.counting > counts.zero_counts, "{counts:?}");
 }
+
+/// Functions (`abs`, `min`, `max`) are generated often enough that every path meets them.
+#[test]
+fn generated_programs_call_functions() {
+    let counts = shape_counts((0..1_000).map(case));
+    assert!(counts.functions >= 100, "{counts:?}");
+}

@@ -9,7 +9,7 @@ use stgflow_lang::ir::{
     Atom, Expr, Literal, PredId, Program, Rule, Term, VarId, constants, has_constants,
 };
 use stgflow_lang::stratify::Analysis;
-use stgflow_lang::syntax::ast::{ArithOp, CmpOp};
+use stgflow_lang::syntax::ast::{ArithOp, CmpOp, Func};
 use stgflow_lang::value::{Row, Value};
 
 /// The facts of one predicate at one time point.
@@ -654,6 +654,44 @@ pub fn eval(expr: &Expr, env: &[Option<Value>], t: u64) -> Option<Value> {
         Expr::Time => i64::try_from(t).ok().map(Value::Int),
         Expr::Const(value) => Some(*value),
         Expr::Binary(op, lhs, rhs) => arith(*op, eval(lhs, env, t)?, eval(rhs, env, t)?),
+        Expr::Call(func, args) => match args.as_slice() {
+            [x] => call(*func, eval(x, env, t)?, None),
+            [x, y] => call(*func, eval(x, env, t)?, Some(eval(y, env, t)?)),
+            _ => None,
+        },
+    }
+}
+
+/// A function over numbers, as Prolog's arithmetic has it: `abs` keeps the kind, `floor`,
+/// `ceiling`, `round` and `truncate` give integers (nothing where a float is past them),
+/// `float` a float, `min` and `max` whichever argument is the smaller or larger.
+pub fn call(func: Func, x: Value, y: Option<Value>) -> Option<Value> {
+    // Both bounds are exact in f64; the upper one is excluded.
+    let integer = |f: f64| -> Option<Value> {
+        (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0)
+            .contains(&f)
+            .then_some(Value::Int(f as i64))
+    };
+    match (func, x, y) {
+        (_, Value::Sym(_), _) | (_, _, Some(Value::Sym(_))) => None,
+        (Func::Min | Func::Max, x, Some(y)) => {
+            let ordering = x.compare(y)?;
+            let take_x = match func {
+                Func::Min => ordering.is_le(),
+                _ => ordering.is_ge(),
+            };
+            Some(if take_x { x } else { y })
+        }
+        (_, _, Some(_)) | (Func::Min | Func::Max, _, None) => None,
+        (Func::Abs, Value::Int(i), _) => i.checked_abs().map(Value::Int),
+        (Func::Abs, Value::Float(f), _) => Some(Value::Float(f.abs())),
+        (Func::Float, Value::Int(i), _) => Some(Value::Float(i as f64)),
+        (Func::Float, Value::Float(f), _) => Some(Value::Float(f)),
+        (_, Value::Int(i), _) => Some(Value::Int(i)),
+        (Func::Floor, Value::Float(f), _) => integer(f.floor()),
+        (Func::Ceiling, Value::Float(f), _) => integer(f.ceil()),
+        (Func::Round, Value::Float(f), _) => integer(f.round()),
+        (Func::Truncate, Value::Float(f), _) => integer(f.trunc()),
     }
 }
 

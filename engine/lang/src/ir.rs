@@ -10,7 +10,7 @@ use std::fmt;
 pub use lower::{lower, lower_traced};
 
 use crate::diag::Span;
-use crate::syntax::ast::{ArithOp, CmpOp};
+use crate::syntax::ast::{ArithOp, CmpOp, Func};
 use crate::value::Value;
 
 pub type PredId = usize;
@@ -85,6 +85,7 @@ pub enum Expr {
     Time,
     Const(Value),
     Binary(ArithOp, Box<Expr>, Box<Expr>),
+    Call(Func, Vec<Expr>),
 }
 
 impl Expr {
@@ -94,6 +95,7 @@ impl Expr {
             Expr::Time => true,
             Expr::Var(_) | Expr::Const(_) => false,
             Expr::Binary(_, lhs, rhs) => lhs.reads_time() || rhs.reads_time(),
+            Expr::Call(_, args) => args.iter().any(Expr::reads_time),
         }
     }
 
@@ -105,6 +107,7 @@ impl Expr {
                 lhs.vars(out);
                 rhs.vars(out);
             }
+            Expr::Call(_, args) => args.iter().for_each(|a| a.vars(out)),
         }
     }
 }
@@ -369,6 +372,16 @@ impl RuleDisplay<'_> {
                     f.write_str(")")?;
                 }
                 Ok(())
+            }
+            Expr::Call(func, args) => {
+                write!(f, "{}(", func.name())?;
+                for (i, arg) in args.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    self.expr(f, arg, 0, false)?;
+                }
+                f.write_str(")")
             }
         }
     }

@@ -243,6 +243,7 @@ fn modulo_of(expr: &Expr, timed: &dyn Fn(&Expr) -> bool) -> bool {
     match expr {
         Expr::Binary(ArithOp::Mod, lhs, _) if timed(lhs) => true,
         Expr::Binary(_, lhs, rhs) => modulo_of(lhs, timed) || modulo_of(rhs, timed),
+        Expr::Call(_, args) => args.iter().any(|a| modulo_of(a, timed)),
         Expr::Var(_) | Expr::Time | Expr::Const(_) => false,
     }
 }

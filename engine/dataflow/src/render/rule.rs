@@ -10,7 +10,7 @@ use differential_dataflow::VecCollection;
 
 use super::Time;
 use crate::operators::{Coll, Keyed, records};
-use stgflow_eval::eval::{RulePlan, arith, compare};
+use stgflow_eval::eval::{RulePlan, arith, call, compare};
 use stgflow_lang::ir::{Atom, Expr, Literal, PredId, Rule, Term, VarId};
 use stgflow_lang::value::{Row, Value};
 
@@ -414,5 +414,10 @@ fn eval_row(expr: &Expr, env: &[Value]) -> Option<Value> {
         Expr::Time => None,
         Expr::Const(c) => Some(*c),
         Expr::Binary(op, lhs, rhs) => arith(*op, eval_row(lhs, env)?, eval_row(rhs, env)?),
+        Expr::Call(func, args) => match args.as_slice() {
+            [x] => call(*func, eval_row(x, env)?, None),
+            [x, y] => call(*func, eval_row(x, env)?, Some(eval_row(y, env)?)),
+            _ => None,
+        },
     }
 }

@@ -20,7 +20,7 @@
 //!   steps, and gives up ("not contained") beyond it.
 
 use stgflow_lang::ir::{Atom, Expr, Literal, PredId, Rule, Term};
-use stgflow_lang::syntax::ast::{ArithOp, CmpOp};
+use stgflow_lang::syntax::ast::{ArithOp, CmpOp, Func};
 use stgflow_lang::value::Value;
 
 /// Queries with more literals than this are referred to by node, not inlined.
@@ -40,6 +40,7 @@ pub enum QTerm {
 pub enum QExpr {
     Term(QTerm),
     Binary(ArithOp, Box<QExpr>, Box<QExpr>),
+    Call(Func, Vec<QExpr>),
 }
 
 /// Where a positive extensional atom's facts come from.
@@ -157,6 +158,9 @@ impl Builder {
                 Box::new(self.expr(lhs, t)),
                 Box::new(self.expr(rhs, t)),
             ),
+            Expr::Call(func, args) => {
+                QExpr::Call(*func, args.iter().map(|a| self.expr(a, t)).collect())
+            }
         }
     }
 
@@ -255,6 +259,9 @@ fn map_expr(expr: &QExpr, f: &mut impl FnMut(&QTerm) -> QTerm) -> QExpr {
         QExpr::Binary(op, lhs, rhs) => {
             QExpr::Binary(*op, Box::new(map_expr(lhs, f)), Box::new(map_expr(rhs, f)))
         }
+        QExpr::Call(func, args) => {
+            QExpr::Call(*func, args.iter().map(|a| map_expr(a, f)).collect())
+        }
     }
 }
 
@@ -333,6 +340,11 @@ impl Search<'_> {
             (QExpr::Term(g), QExpr::Term(s)) => self.match_term(g, s, bound),
             (QExpr::Binary(o, gl, gr), QExpr::Binary(p, sl, sr)) => {
                 o == p && self.match_expr(gl, sl, bound) && self.match_expr(gr, sr, bound)
+            }
+            (QExpr::Call(g, gs), QExpr::Call(s, ss)) => {
+                g == s
+                    && gs.len() == ss.len()
+                    && gs.iter().zip(ss).all(|(g, s)| self.match_expr(g, s, bound))
             }
             _ => false,
         }

@@ -106,6 +106,7 @@ fn literal_vars<'a>(literals: impl IntoIterator<Item = &'a ast::Literal>) -> Vec
                 expr_vars(lhs, out);
                 expr_vars(rhs, out);
             }
+            ast::Expr::Call(_, args, _) => args.iter().for_each(|a| expr_vars(a, out)),
         }
     }
     let mut out = Vec::new();
@@ -680,7 +681,7 @@ impl Lowering {
                 }
                 ast::Expr::Var(ident) => args.push(Term::Var(scope.var(&ident.name))),
                 ast::Expr::Const(value, _) => args.push(Term::Const(*value)),
-                ast::Expr::Binary(_, _, _, span) => {
+                ast::Expr::Binary(_, _, _, span) | ast::Expr::Call(_, _, span) => {
                     ok = false;
                     self.error(
                         Diagnostic::error(Code::E011, "arithmetic in an atom argument")
@@ -715,6 +716,10 @@ impl Lowering {
                 let lhs = self.expr(lhs, scope);
                 let rhs = self.expr(rhs, scope);
                 Expr::Binary(*op, Box::new(lhs?), Box::new(rhs?))
+            }
+            ast::Expr::Call(func, args, _) => {
+                let args: Vec<Option<Expr>> = args.iter().map(|a| self.expr(a, scope)).collect();
+                Expr::Call(*func, args.into_iter().collect::<Option<_>>()?)
             }
         })
     }
@@ -782,6 +787,7 @@ fn find_var(expr: &ast::Expr, name: &str) -> Option<Span> {
     match expr {
         ast::Expr::Var(ident) if ident.name == name => Some(ident.span),
         ast::Expr::Binary(_, lhs, rhs, _) => find_var(lhs, name).or_else(|| find_var(rhs, name)),
+        ast::Expr::Call(_, args, _) => args.iter().find_map(|a| find_var(a, name)),
         _ => None,
     }
 }

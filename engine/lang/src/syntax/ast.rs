@@ -90,18 +90,77 @@ pub enum ArithOp {
     Mod,
 }
 
+/// An arithmetic function, named as Prolog names it: `abs(X)`, `min(X, Y)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Func {
+    Abs,
+    /// The greatest integer at or below.
+    Floor,
+    /// The least integer at or above.
+    Ceiling,
+    /// The nearest integer, halves away from zero.
+    Round,
+    /// The integer toward zero.
+    Truncate,
+    /// The value as a float.
+    Float,
+    Min,
+    Max,
+}
+
+impl Func {
+    /// Every function, for messages and lookups.
+    pub const ALL: [Func; 8] = [
+        Func::Abs,
+        Func::Floor,
+        Func::Ceiling,
+        Func::Round,
+        Func::Truncate,
+        Func::Float,
+        Func::Min,
+        Func::Max,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Func::Abs => "abs",
+            Func::Floor => "floor",
+            Func::Ceiling => "ceiling",
+            Func::Round => "round",
+            Func::Truncate => "truncate",
+            Func::Float => "float",
+            Func::Min => "min",
+            Func::Max => "max",
+        }
+    }
+
+    /// The function of `name`, if one.
+    pub fn named(name: &str) -> Option<Func> {
+        Func::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    /// How many arguments it takes.
+    pub fn arity(self) -> usize {
+        match self {
+            Func::Min | Func::Max => 2,
+            _ => 1,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum Expr {
     Var(Ident),
     Const(Value, Span),
     Binary(ArithOp, Box<Expr>, Box<Expr>, Span),
+    Call(Func, Vec<Expr>, Span),
 }
 
 impl Expr {
     pub fn span(&self) -> Span {
         match self {
             Expr::Var(ident) => ident.span,
-            Expr::Const(_, span) | Expr::Binary(_, _, _, span) => *span,
+            Expr::Const(_, span) | Expr::Binary(_, _, _, span) | Expr::Call(_, _, span) => *span,
         }
     }
 }
@@ -186,6 +245,16 @@ impl fmt::Display for Expr {
                     write!(f, " {op} ")?;
                 }
                 write_operand(f, rhs, op.precedence(), true)
+            }
+            Expr::Call(func, args, _) => {
+                write!(f, "{}(", func.name())?;
+                for (i, arg) in args.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{arg}")?;
+                }
+                f.write_str(")")
             }
         }
     }

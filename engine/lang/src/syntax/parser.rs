@@ -1,11 +1,11 @@
 //! Recursive descent over the tokens, recovering at the next `.` after an error.
 
 use super::ast::{
-    ArithOp, Atom, Builtin, CmpOp, CountLit, Expr, Ident, Item, Literal, Program, Rule,
+    ArithOp, Atom, Builtin, CmpOp, CountLit, Expr, Func, Ident, Item, Literal, Program, Rule,
 };
 use super::lexer::{Token, TokenKind, lex};
 use crate::diag::Code;
-use crate::diag::{Diagnostic, Diagnostics, FileId};
+use crate::diag::{Diagnostic, Diagnostics, FileId, Span};
 use crate::value::Value;
 
 /// Parses a TD program. Returns every item that parsed and a diagnostic per error.
@@ -245,6 +245,11 @@ impl Parser {
                 let span = not.span.to(atom.span);
                 Ok(Literal::Negative(atom, span))
             }
+            (TokenKind::Ident(word), TokenKind::LParen)
+                if Func::named(&word).is_some() && self.call_in_arithmetic() =>
+            {
+                self.builtin()
+            }
             (TokenKind::Ident(_), TokenKind::LParen) => Ok(Literal::Positive(self.atom(0)?)),
             (TokenKind::Ident(word), _) if word == "not" => {
                 self.bump();
@@ -255,6 +260,38 @@ impl Parser {
             }
             _ => self.builtin(),
         }
+    }
+
+    /// Whether the call that starts here (`abs(…)`) is followed by an operator or a
+    /// comparison: a function's value in a comparison, not an atom of that name.
+    fn call_in_arithmetic(&self) -> bool {
+        let mut depth = 0usize;
+        for ahead in 1.. {
+            match self.peek_kind_at(ahead) {
+                TokenKind::LParen => depth += 1,
+                TokenKind::RParen => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return matches!(
+                            self.peek_kind_at(ahead + 1),
+                            TokenKind::Eq
+                                | TokenKind::Ne
+                                | TokenKind::Lt
+                                | TokenKind::Le
+                                | TokenKind::Gt
+                                | TokenKind::Ge
+                                | TokenKind::Plus
+                                | TokenKind::Minus
+                                | TokenKind::Star
+                                | TokenKind::Slash
+                        );
+                    }
+                }
+                TokenKind::Eof | TokenKind::Dot => return false,
+                _ => {}
+            }
+        }
+        false
     }
 
     /// `N = #count { V… : literal, … }`.
@@ -362,6 +399,33 @@ impl Parser {
         }
     }
 
+    /// The arguments of a call of `func` (its name at `start`), after the name.
+    fn call(&mut self, func: Func, start: Span, depth: usize) -> Parse<Expr> {
+        self.expect(TokenKind::LParen, "`(`")?;
+        let mut args = vec![self.expr(depth + 1)?];
+        while self.at(&TokenKind::Comma) {
+            self.bump();
+            args.push(self.expr(depth + 1)?);
+        }
+        let close = self.peek().span;
+        self.expect(TokenKind::RParen, "`)`")?;
+        let span = start.to(close);
+        if args.len() != func.arity() {
+            return Err(Diagnostic::error(
+                Code::E001,
+                format!(
+                    "`{}` takes {} argument{}, not {}",
+                    func.name(),
+                    func.arity(),
+                    if func.arity() == 1 { "" } else { "s" },
+                    args.len()
+                ),
+            )
+            .with_label(span, "this call"));
+        }
+        Ok(Expr::Call(func, args, span))
+    }
+
     fn unary(&mut self, depth: usize) -> Parse<Expr> {
         if depth > MAX_DEPTH {
             return Err(
@@ -376,6 +440,9 @@ impl Parser {
                 span: token.span,
             })),
             TokenKind::Ident(name) => {
+                if let (Some(func), true) = (Func::named(&name), self.at(&TokenKind::LParen)) {
+                    return self.call(func, token.span, depth);
+                }
                 if self.at(&TokenKind::LParen) {
                     return Err(Diagnostic::error(
                         Code::E001,
@@ -458,6 +525,27 @@ mod tests {
             program.items[0].to_string(),
             "d(S, D, T) :- t(S, V, T), t(S, W, T-1), D = (V - W) * 2 + 1, D >= -3."
         );
+    }
+
+    #[test]
+    fn functions_round_trip_and_take_their_arity() {
+        let text = "d(A, T) :- t(X, Y, T), abs(X - Y) > 2, A = min(floor(X / 2), max(Y, 0)).\n\
+                    abs(X, T) :- t(X, _, T).";
+        let printed: Vec<String> = parse_ok(text)
+            .items
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            printed,
+            [
+                "d(A, T) :- t(X, Y, T), abs(X - Y) > 2, A = min(floor(X / 2), max(Y, 0)).",
+                "abs(X, T) :- t(X, _, T).",
+            ]
+        );
+        let (_, diagnostics) = parse(0, "d(A, T) :- t(X, T), A = min(X).");
+        let messages: Vec<String> = diagnostics.0.iter().map(|d| d.message.clone()).collect();
+        assert_eq!(messages, ["`min` takes 2 arguments, not 1"]);
     }
 
     #[test]
