@@ -1371,3 +1371,74 @@ grounding(odd(V)=true) :- vessel(V).
         );
     }
 }
+
+/// Background rules of arithmetic (maritime's `absoluteAngleDiff`, which calls `fmod`,
+/// in `compare.prolog`) are their assignments where they are a condition; Prolog's
+/// functions (`abs`, `floor`) are TD's, and Prolog's `/` does not truncate. The file also
+/// defines RTEC's `intDurGreater` and `intDurLess` for Prolog: those definitions are not
+/// read (W508). By hand: v1 (350 against 10) differs by 20; v2 (10 against 350) by 20,
+/// where a truncating `/` would give 340 (−160 / 360 is 0, not −0.44, so `floor` is 0,
+/// not −1); v3 by 70 at 3, then by 10 at 5, so drifting holds from 4 until 5 is past.
+/// 7 / 2 is 3.5 > 3 (v4 goes half fast), 6 / 2 is 3 (v5 does not).
+#[test]
+fn a_background_rule_of_arithmetic_is_its_assignments() {
+    let rules = "\
+initiatedAt(drifting(V)=true, T) :-
+    happensAt(velocity(V, Course, Heading), T),
+    absoluteAngleDiff(Course, Heading, Diff), Diff > 45.
+terminatedAt(drifting(V)=true, T) :-
+    happensAt(velocity(V, Course, Heading), T),
+    absoluteAngleDiff(Course, Heading, Diff), Diff =< 45.
+initiatedAt(halfFast(V)=true, T) :- happensAt(speed(V, S), T), Half is S / 2, Half > 3.
+dynamicDomain(vessel(_)).
+grounding(velocity(V, _, _)) :- vessel(V).
+grounding(speed(V, _)) :- vessel(V).
+grounding(drifting(V)=true) :- vessel(V).
+grounding(halfFast(V)=true) :- vessel(V).
+";
+    let compare = "\
+% the angle between two headings, from 0 to 180
+absoluteAngleDiff(X, Y, D) :- A is X - Y + 180, fmod(A, 360, M), D is abs(M - 180).
+fmod(A, B, M) :- Q is A / B, F is floor(Q) * B, M is A - F.
+% Prolog's own versions of RTEC's interval manipulation
+intDurGreater(L, D, I) :-
+    findall((S, E), (member((S, E), L), (E \\= inf -> E - S > D ; true)), I).
+intDurLess(L, D, I) :- findall((S, E), (member((S, E), L), E - S < D), I).
+";
+    let records = "velocity|1|1|v1|350|10\nvelocity|2|2|v2|10|350\nspeed|2|2|v4|7\n\
+                   velocity|3|3|v3|100|30\nspeed|3|3|v5|6\nvelocity|5|5|v3|100|90\n\
+                   speed|6|6|v5|5\n";
+    let files = [
+        ("rules.prolog", rules),
+        ("compare.prolog", compare),
+        ("moves.csv", records),
+    ];
+    for engine in ["dataflow", "reference"] {
+        let out = run_description(&files, &["--mode", "intervals", "--engine", engine]);
+        assert_eq!(
+            common::sorted(&out),
+            ["drifting(v3,true) [4,6)", "halfFast(v4,true) [3,7)"],
+            "{engine}"
+        );
+    }
+    let dir = tempdir();
+    for (name, text) in &files[..2] {
+        std::fs::write(dir.join(name), text).unwrap_or_else(|e| panic!("{e}"));
+    }
+    let output = stgflow()
+        .arg("check")
+        .arg(dir.join("rules.prolog"))
+        .arg(dir.join("compare.prolog"))
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    for name in ["intDurGreater/3", "intDurLess/3"] {
+        assert!(
+            stderr.contains(&format!(
+                "[W508] Warning: this definition of `{name}` is not read"
+            )),
+            "{stderr}"
+        );
+    }
+}

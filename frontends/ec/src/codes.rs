@@ -22,5 +22,6 @@ stgflow_lang::error_codes! {
         W505 => "EC: `p` without `fi`",
         W506 => "EC: an output event",
         W507 => "EC: background facts that nothing reads",
+        W508 => "EC: a definition of RTEC's interval manipulation (`intDurGreater`, `union_all`, …) not read",
     }
 }

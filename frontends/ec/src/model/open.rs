@@ -20,12 +20,24 @@ use super::{
 };
 
 /// The items with every condition on an open background predicate (see the module docs)
-/// read through its clauses' rules.
-pub(crate) fn close_open_background(items: Vec<Item>) -> Vec<Item> {
-    let open = open_predicates(&items);
-    if open.is_empty() {
-        return items;
+/// read through its clauses' rules. Again while some are found: a rule that calls one of
+/// comparisons only (maritime's `absoluteAngleDiff`, which calls `fmod`) is of comparisons
+/// only once that call is read.
+pub(crate) fn close_open_background(mut items: Vec<Item>) -> Vec<Item> {
+    for _ in 0..MAX_ROUNDS {
+        let open = open_predicates(&items);
+        if open.is_empty() {
+            break;
+        }
+        items = close(items, open);
     }
+    items
+}
+
+/// The most rounds of [`close_open_background`]: calls nested deeper are left as they are.
+const MAX_ROUNDS: usize = 8;
+
+fn close(items: Vec<Item>, open: Vec<Open>) -> Vec<Item> {
     let mut out = Vec::new();
     for item in items {
         match item {
@@ -442,6 +454,13 @@ fn on_arguments(e: &ast::Expr, head: &[String], atom: &EventTerm, suffix: &str) 
             *op,
             Box::new(on_arguments(lhs, head, atom, suffix)),
             Box::new(on_arguments(rhs, head, atom, suffix)),
+            *span,
+        ),
+        ast::Expr::Call(func, args, span) => ast::Expr::Call(
+            *func,
+            args.iter()
+                .map(|a| on_arguments(a, head, atom, suffix))
+                .collect(),
             *span,
         ),
     }

@@ -128,6 +128,7 @@ pub(crate) fn expr_vars(expr: &ast::Expr, out: &mut Vec<String>) {
             expr_vars(lhs, out);
             expr_vars(rhs, out);
         }
+        ast::Expr::Call(_, args, _) => args.iter().for_each(|a| expr_vars(a, out)),
     }
 }
 
@@ -168,7 +169,19 @@ pub(super) fn expr(term: &Term) -> Read<ast::Expr> {
                 BinOp::Mod => ast::ArithOp::Mod,
                 _ => ast::ArithOp::Div,
             };
-            ast::Expr::Binary(op, Box::new(expr(lhs)?), Box::new(expr(rhs)?), *span)
+            let mut left = expr(lhs)?;
+            if op == ast::ArithOp::Div {
+                // Prolog's `/` does not truncate (`7/2` is 3.5): TD's does on integers.
+                left = ast::Expr::Call(ast::Func::Float, vec![left], lhs.span());
+            }
+            ast::Expr::Binary(op, Box::new(left), Box::new(expr(rhs)?), *span)
+        }
+        Term::Compound(name, args, span)
+            if ast::Func::named(&name.text).is_some_and(|f| f.arity() == args.len()) =>
+        {
+            let func = ast::Func::named(&name.text).expect("checked in the guard");
+            let args = args.iter().map(expr).collect::<Read<Vec<_>>>()?;
+            ast::Expr::Call(func, args, *span)
         }
         other => {
             return Err(

@@ -53,6 +53,17 @@ type Parse<T> = Result<T, Diagnostic>;
 /// Nesting deeper than this is reported instead of recursing further.
 const MAX_DEPTH: usize = 64;
 
+/// RTEC's interval manipulation (name and arity), which an application's files may define
+/// again for Prolog (maritime's `compare.prolog`): stgflow reads these conditions itself.
+const INTERVAL_PREDICATES: [(&str, usize); 6] = [
+    ("union_all", 2),
+    ("intersect_all", 2),
+    ("relative_complement_all", 3),
+    ("complement_all", 2),
+    ("intDurGreater", 3),
+    ("intDurLess", 3),
+];
+
 /// Priority of an argument: below the `,` operator.
 const ARG: u16 = 999;
 
@@ -149,6 +160,25 @@ impl Parser {
     fn clause(&mut self) -> Parse<Clause> {
         let start = self.peek().span;
         let head = self.term(ARG, 0)?;
+        if let Some((name, args)) = head.functor()
+            && self.peek().tok == Tok::If
+            && INTERVAL_PREDICATES.contains(&(name.text.as_str(), args.len()))
+        {
+            // The caller skips the body, which may be any Prolog (maritime's
+            // `compare.prolog` defines them with `findall` and `->`).
+            return Err(Diagnostic::warning(
+                Code::W508,
+                format!(
+                    "this definition of `{}/{}` is not read",
+                    name.text,
+                    args.len()
+                ),
+            )
+            .with_label(head.span(), "a predicate of RTEC's interval manipulation")
+            .with_note(
+                "stgflow reads it where it is a condition of a holdsFor rule, as RTEC defines it",
+            ));
+        }
         let mut body = Vec::new();
         if self.peek().tok == Tok::If {
             self.bump();

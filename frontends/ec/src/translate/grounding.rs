@@ -94,7 +94,7 @@ impl DomainRule {
                     Some(value) => out.push(value),
                     None => return false,
                 },
-                ast::Expr::Binary(..) => return false,
+                ast::Expr::Binary(..) | ast::Expr::Call(..) => return false,
             }
         }
         true
