@@ -449,7 +449,11 @@ impl Parser {
                         format!("nested term `{name}(…)` is not allowed here"),
                     )
                     .with_label(token.span.to(self.peek().span), "function symbols are not part of TD")
-                    .with_help("arguments are variables or constants; flatten the term into extra arguments"));
+                    .with_help("arguments are variables or constants; flatten the term into extra arguments")
+                    .with_note(format!(
+                        "the arithmetic functions are {}, in assignments and comparisons",
+                        Func::ALL.map(|f| format!("`{}`", f.name())).join(", ")
+                    )));
                 }
                 Ok(Expr::Const(Value::sym(&name), token.span))
             }
