@@ -499,19 +499,21 @@ mod tests {
         program
     }
 
+    /// Each item of `text`, parsed and printed back.
+    fn printed(text: &str) -> Vec<String> {
+        (parse_ok(text).items.iter())
+            .map(ToString::to_string)
+            .collect()
+    }
+
     #[test]
     fn example_1_round_trips() {
         let text = "safe(X, T) :- repair(X, T-1).\n\
                     safe(X, T) :- safe(X, T-1), not warning(X, T-1).\n\
                     trusted(X, T) :- safe(X, T), safe(X, T-1), safe(X, T-2).\n\
                     #output trusted.\n";
-        let printed: Vec<String> = parse_ok(text)
-            .items
-            .iter()
-            .map(ToString::to_string)
-            .collect();
         assert_eq!(
-            printed,
+            printed(text),
             vec![
                 "safe(X, T) :- repair(X, T-1).",
                 "safe(X, T) :- safe(X, T-1), not warning(X, T-1).",
@@ -535,13 +537,8 @@ mod tests {
     fn functions_round_trip_and_take_their_arity() {
         let text = "d(A, T) :- t(X, Y, T), abs(X - Y) > 2, A = min(floor(X / 2), max(Y, 0)).\n\
                     abs(X, T) :- t(X, _, T).";
-        let printed: Vec<String> = parse_ok(text)
-            .items
-            .iter()
-            .map(ToString::to_string)
-            .collect();
         assert_eq!(
-            printed,
+            printed(text),
             [
                 "d(A, T) :- t(X, Y, T), abs(X - Y) > 2, A = min(floor(X / 2), max(Y, 0)).",
                 "abs(X, T) :- t(X, _, T).",
