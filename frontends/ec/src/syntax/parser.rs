@@ -175,9 +175,12 @@ impl Parser {
                 ),
             )
             .with_label(head.span(), "a predicate of RTEC's interval manipulation")
-            .with_note(
-                "stgflow reads it where it is a condition of a holdsFor rule, as RTEC defines it",
-            ));
+            .with_note(match name.text.as_str() {
+                "intDurGreater" | "intDurLess" => {
+                    "stgflow reads RTEC's interval manipulation itself; this one it does not read yet (E507 where a rule uses it)"
+                }
+                _ => "stgflow reads it itself where it is a condition of a holdsFor rule, as RTEC defines it",
+            }));
         }
         let mut body = Vec::new();
         if self.peek().tok == Tok::If {
