@@ -3,13 +3,11 @@
 //! RTEC writes its result file, with RTEC's names and compound arguments where a
 //! predicate was flattened from them. A [`Summary`] the sink is given.
 
-use std::hash::BuildHasher;
-
-use hashbrown::{DefaultHashBuilder, HashTable};
+use hashbrown::HashMap;
 
 use stgflow_io::sink::{Summary, push_u64, push_value};
 use stgflow_lang::ir::{PredId, Program};
-use stgflow_lang::value::Value;
+use stgflow_lang::value::{Row, Value};
 
 /// RTEC's recognitions of a run, as [`Summary`] takes them.
 #[derive(Debug, Default)]
@@ -24,30 +22,15 @@ pub struct Recognitions {
     /// time + 1 in the input's own units (RTEC's END + 1), not at the next time point;
     /// the time points' unit in the input's (the clock tick).
     window_tick: Option<u64>,
-    /// The facts with an interval so far, each found by its hash (no allocation of its
-    /// own: its arguments lie in `values`).
-    facts: Vec<Fact>,
-    index: HashTable<u32>,
-    hasher: DefaultHashBuilder,
-    values: Vec<Value>,
-    /// Every interval so far, by fact (its index in `facts`): gathered by fact once, at
-    /// the end, by sorting, so that each costs a few words.
-    closed: Vec<(u32, u64, u64)>,
+    /// The intervals so far by fact.
+    intervals: HashMap<Fact, Intervals>,
 }
 
-/// A fact: its predicate and where its arguments lie in [`Recognitions::values`].
-#[derive(Debug, Clone, Copy)]
-struct Fact {
-    pred: u32,
-    args: u32,
-    at: usize,
-}
+/// A fact: its predicate and arguments.
+type Fact = (PredId, Row);
 
-impl Fact {
-    fn args<'v>(&self, values: &'v [Value]) -> &'v [Value] {
-        &values[self.at..self.at + self.args as usize]
-    }
-}
+/// A fact's intervals, (start, end) each.
+type Intervals = Vec<(u64, u64)>;
 
 impl Recognitions {
     /// The recognitions of `program`'s facts: a fact's last argument is its value (a fact
@@ -88,68 +71,28 @@ impl Recognitions {
 
 impl Summary for Recognitions {
     fn interval(&mut self, pred: PredId, args: &[Value], (start, end): (u64, u64), open: bool) {
-        if let Some(pairs) = &self.recognised {
-            let value = args.last().copied();
-            if !(pairs.iter()).any(|(p, v)| *p == pred && (v.is_none() || *v == value)) {
-                return;
-            }
-        }
         let end = match self.window_tick {
             Some(tick) if open => end - tick + 1,
             _ => end,
         };
-        let pred = u32::try_from(pred).unwrap_or(u32::MAX);
-        let (facts, values) = (&mut self.facts, &mut self.values);
-        let hash = self.hasher.hash_one((pred, args));
-        let hasher = &self.hasher;
-        let id = *self
-            .index
-            .entry(
-                hash,
-                |&id| {
-                    let fact = facts[id as usize];
-                    fact.pred == pred && fact.args(values) == args
-                },
-                |&id| {
-                    let fact = facts[id as usize];
-                    hasher.hash_one((fact.pred, fact.args(values)))
-                },
-            )
-            .or_insert_with(|| {
-                facts.push(Fact {
-                    pred,
-                    args: u32::try_from(args.len()).unwrap_or(u32::MAX),
-                    at: values.len(),
-                });
-                values.extend_from_slice(args);
-                u32::try_from(facts.len() - 1).unwrap_or(u32::MAX)
-            })
-            .get();
-        self.closed.push((id, start, end));
+        (self.intervals.entry((pred, Row::from(args))).or_default()).push((start, end));
     }
 
     /// One line per fact, its intervals in time order, lines in output order:
     /// `recognitions(predictions, F,[[Args…],Value],[(S,E),…]).`
     fn write(&mut self, rank: &[usize], line: &mut Vec<u8>) {
-        let (facts, values) = (&self.facts, &self.values);
-        let mut closed = std::mem::take(&mut self.closed);
-        closed.sort_unstable();
-        // Where each fact's intervals start in `closed`, and the facts in output order.
-        let mut first = vec![closed.len(); facts.len() + 1];
-        for (at, &(id, _, _)) in closed.iter().enumerate().rev() {
-            first[id as usize] = at;
+        let mut all: Vec<(Fact, Intervals)> =
+            std::mem::take(&mut self.intervals).into_iter().collect();
+        if let Some(pairs) = &self.recognised {
+            all.retain(|((pred, row), _)| {
+                let value = row.last().copied();
+                (pairs.iter()).any(|(p, v)| p == pred && (v.is_none() || *v == value))
+            });
         }
-        let mut order: Vec<u32> = (0..facts.len() as u32).collect();
-        let key = |id: &u32| {
-            let fact = facts[*id as usize];
-            (rank[fact.pred as usize], fact.args(values))
-        };
-        order.sort_unstable_by(|a, b| key(a).cmp(&key(b)));
-        for id in order {
-            let (start, end) = (first[id as usize], first[id as usize + 1]);
-            let intervals = closed[start..end].iter().map(|&(_, s, e)| (s, e));
-            let fact = facts[id as usize];
-            let (pred, args) = (fact.pred as usize, fact.args(values));
+        all.sort_unstable_by(|(a, _), (b, _)| (rank[a.0], &a.1).cmp(&(rank[b.0], &b.1)));
+        for ((pred, args), intervals) in &mut all {
+            let pred = *pred;
+            intervals.sort_unstable();
             let printed = self.printed.get(pred).and_then(Option::as_ref);
             line.extend_from_slice(b"recognitions(predictions,");
             let name = printed.map_or(self.names[pred].as_str(), |p| p.name.as_str());
@@ -157,7 +100,7 @@ impl Summary for Recognitions {
             line.extend_from_slice(b",[[");
             let (objects, value) = match args.split_last() {
                 Some((value, objects)) => (objects, Some(*value)),
-                None => (args, None),
+                None => (&args[..], None),
             };
             match printed {
                 Some(printed) => push_shaped(line, &printed.args, &mut objects.iter()),
@@ -176,21 +119,18 @@ impl Summary for Recognitions {
                 None => line.extend_from_slice(b"true"),
             }
             line.extend_from_slice(b"],[");
-            for (k, (start, end)) in intervals.enumerate() {
+            for (k, (start, end)) in intervals.iter().enumerate() {
                 if k > 0 {
                     line.push(b',');
                 }
                 line.push(b'(');
-                push_u64(line, start);
+                push_u64(line, *start);
                 line.push(b',');
-                push_u64(line, end);
+                push_u64(line, *end);
                 line.push(b')');
             }
             line.extend_from_slice(b"]).\n");
         }
-        self.facts.clear();
-        self.index.clear();
-        self.values.clear();
     }
 }
 
@@ -237,7 +177,6 @@ mod tests {
     use super::*;
     use stgflow_io::sink::{Mode, Sink};
     use stgflow_lang::compile_str;
-    use stgflow_lang::value::Row;
 
     #[test]
     fn recognitions_are_rtecs_lines_one_per_fact_written_at_the_end() {
