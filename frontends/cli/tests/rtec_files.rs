@@ -1442,3 +1442,74 @@ intDurLess(L, D, I) :- findall((S, E), (member((S, E), L), E - S < D), I).
         );
     }
 }
+
+/// RTEC breaks a value where another value its rules' heads name is initiated, although
+/// the fluent's grounding names its value by a variable and a termination names it so
+/// (`movingSpeed(V)=_Status`, as RTEC's maritime writes it): `speed=below`, initiated at
+/// 12, ends `speed=normal` there. The expected lines are what RTEC (aartikis/RTEC,
+/// `run_rtec.sh`, one window (0, 20]) printed for these files.
+#[test]
+fn a_value_named_by_a_rule_head_breaks_the_others_where_the_grounding_names_any() {
+    let description = "\
+initiatedAt(speed(V)=below, T) :- happensAt(velocity(V, S), T), S < 5.
+initiatedAt(speed(V)=normal, T) :- happensAt(velocity(V, S), T), S >= 5.
+terminatedAt(speed(V)=_Status, T) :- happensAt(velocity(V, S), T), S < 1.
+dynamicDomain(vessel(_)).
+grounding(velocity(V, _)) :- vessel(V).
+grounding(speed(V)=Status) :- vessel(V), status(Status).
+status(below). status(normal).
+";
+    let records = "velocity|5|5|v|6\nvelocity|12|12|v|3\nvelocity|18|18|v|0\n";
+    let files = [("speed.prolog", description), ("speed.csv", records)];
+    for engine in ["dataflow", "reference"] {
+        let args = [
+            "--mode", "rtec", "--window", "rtec", "--until", "20", "--engine", engine,
+        ];
+        assert_eq!(
+            common::sorted(&run_description(&files, &args)),
+            [
+                "recognitions(predictions,speed,[[v],below],[(13,19)]).",
+                "recognitions(predictions,speed,[[v],normal],[(6,13)]).",
+            ],
+            "{engine}"
+        );
+    }
+}
+
+/// An initiation at the time point where an `end` terminates the value starts nothing,
+/// as a termination there does: at 6, `drifting` is initiated while `underWay` holds and
+/// `underWay` ends (RTEC's `end` is its last time point, which a stream knows a point
+/// later). The expected lines are what RTEC (`run_rtec.sh`, one window (0, 20]) printed.
+#[test]
+fn an_initiation_where_an_end_terminates_the_value_starts_nothing() {
+    let description = "\
+initiatedAt(moving(V)=true, T) :- happensAt(velocity(V, S, _), T), S > 1.
+terminatedAt(moving(V)=true, T) :- happensAt(velocity(V, S, _), T), S =< 1.
+holdsFor(underWay(V)=true, I) :- holdsFor(moving(V)=true, I1), union_all([I1], I).
+initiatedAt(drifting(V)=true, T) :-
+    happensAt(velocity(V, _, A), T), A > 40, holdsAt(underWay(V)=true, T).
+terminatedAt(drifting(V)=true, T) :- happensAt(end(underWay(V)=true), T).
+dynamicDomain(vessel(_)).
+grounding(velocity(V, _, _)) :- vessel(V).
+grounding(moving(V)=true) :- vessel(V).
+grounding(underWay(V)=true) :- vessel(V).
+grounding(drifting(V)=true) :- vessel(V).
+";
+    let records = "velocity|2|2|v1|5|10\nvelocity|4|4|v1|5|10\nvelocity|6|6|v1|0|90\n\
+                   velocity|8|8|v1|5|10\nvelocity|10|10|v1|5|60\nvelocity|14|14|v1|0|10\n";
+    let files = [("drift.prolog", description), ("drift.csv", records)];
+    for engine in ["dataflow", "reference"] {
+        let args = [
+            "--mode", "rtec", "--window", "rtec", "--until", "20", "--engine", engine,
+        ];
+        assert_eq!(
+            common::sorted(&run_description(&files, &args)),
+            [
+                "recognitions(predictions,drifting,[[v1],true],[(11,15)]).",
+                "recognitions(predictions,moving,[[v1],true],[(3,7),(9,15)]).",
+                "recognitions(predictions,underWay,[[v1],true],[(3,7),(9,15)]).",
+            ],
+            "{engine}"
+        );
+    }
+}

@@ -310,9 +310,17 @@ impl Generator<'_> {
                 // location(_)=_)`, which breaks nothing, so its values do not end each
                 // other (rule 16 is not written), as RTEC's own runs show — unless the
                 // description declares its values itself (`simpleFluent(location(_)=home).`,
-                // as RTEC's unit tests do).
-                let independent =
+                // as RTEC's unit tests do). The values its rules' heads name are declared
+                // all the same, and break any value (maritime's `movingSpeed=below`, whose
+                // terminations name `movingSpeed(V)=_Status`, ends `movingSpeed=normal`).
+                let declared_by_heads =
                     rtec && info.grounded_any && info.grounded.is_empty() && !info.declared_values;
+                // The values whose initiation breaks another, where not every value does.
+                let breaking: Option<Vec<ast::Expr>> = declared_by_heads.then(|| {
+                    (info.simple.values.iter())
+                        .map(|w| ast::Expr::Const(*w, span))
+                        .collect()
+                });
                 for (v, value, which) in &instances {
                     // Rule 14 from `f<initiated>` read `k` points back.
                     let start = |initiated: &str, terminated: &str, k: u32| {
@@ -324,7 +332,13 @@ impl Generator<'_> {
                         body
                     };
                     let by = format!("EC inertia (rule 14) for {which}");
-                    self.emit(instance(v.clone(), "", 0), start("_i", "_t", 1), span, by);
+                    let mut from_initiation = start("_i", "_t", 1);
+                    if rtec && early_stop {
+                        // A termination at the same time point that takes effect at once
+                        // (an `end` at RTEC's time, known a point later) stops it too.
+                        from_initiation.push(literal(true, instance(v.clone(), "_te", 0), span));
+                    }
+                    self.emit(instance(v.clone(), "", 0), from_initiation, span, by);
                     if early_init {
                         let by = format!(
                             "EC inertia (rule 14), initiated by a start/end at RTEC's time, for {which}"
@@ -344,7 +358,7 @@ impl Generator<'_> {
                         span,
                         format!("EC inertia (rule 15) for {which}"),
                     );
-                    if independent {
+                    if breaking.as_ref().is_some_and(Vec::is_empty) {
                         continue;
                     }
                     if early_init {
@@ -365,13 +379,14 @@ impl Generator<'_> {
                             }
                             body
                         };
-                        let others: Vec<ast::Expr> = match value {
-                            Some(value) => values
+                        let others: Vec<ast::Expr> = match (value, &breaking) {
+                            (Some(value), _) => values
                                 .iter()
                                 .filter(|o| *o != value)
                                 .map(|o| ast::Expr::Const(*o, span))
                                 .collect(),
-                            None => vec![var("V2", span)],
+                            (None, Some(breaking)) => breaking.clone(),
+                            (None, None) => vec![var("V2", span)],
                         };
                         for other in others {
                             self.emit(
@@ -385,21 +400,24 @@ impl Generator<'_> {
                         }
                     }
                     let Some(value) = value else {
-                        self.emit(
-                            instance(v.clone(), "_t", 0),
-                            vec![
-                                ast::Literal::Positive(instance(var("V2", span), "_i", 0)),
-                                ast::Literal::Positive(instance(v.clone(), "", 0)),
-                                ast::Literal::Builtin(ast::Builtin {
-                                    lhs: v.clone(),
-                                    op: ast::CmpOp::Ne,
-                                    rhs: var("V2", span),
-                                    span,
-                                }),
-                            ],
-                            span,
-                            format!("EC value incompatibility (rule 16) for {which}"),
-                        );
+                        let breakers = breaking.clone().unwrap_or_else(|| vec![var("V2", span)]);
+                        for other in breakers {
+                            self.emit(
+                                instance(v.clone(), "_t", 0),
+                                vec![
+                                    ast::Literal::Positive(instance(other.clone(), "_i", 0)),
+                                    ast::Literal::Positive(instance(v.clone(), "", 0)),
+                                    ast::Literal::Builtin(ast::Builtin {
+                                        lhs: v.clone(),
+                                        op: ast::CmpOp::Ne,
+                                        rhs: other,
+                                        span,
+                                    }),
+                                ],
+                                span,
+                                format!("EC value incompatibility (rule 16) for {which}"),
+                            );
+                        }
                         continue;
                     };
                     for other in values.iter().filter(|o| *o != value) {
