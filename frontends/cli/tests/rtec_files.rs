@@ -1513,3 +1513,40 @@ grounding(drifting(V)=true) :- vessel(V).
         );
     }
 }
+
+/// A deadline that `p` lets re-initiations postpone is postponed by a re-initiation with
+/// immediate effect too: `busy=true`, initiated by the `start` of `changing` at 3 and
+/// again at 8, ends at 8 + 10, not 3 + 10 (maritime's `sarMovement`). The expected lines
+/// are what RTEC (`run_rtec.sh`, one window (0, 30]) printed for these files.
+#[test]
+fn a_re_initiation_by_a_start_postpones_a_deadline() {
+    let description = "\
+initiatedAt(changing(V)=true, T) :- happensAt(change_start(V), T).
+terminatedAt(changing(V)=true, T) :- happensAt(change_end(V), T).
+initiatedAt(busy(V)=true, T) :- happensAt(start(changing(V)=true), T).
+fi(busy(V)=true, busy(V)=false, 10).
+p(busy(_V)=true).
+dynamicDomain(vessel(_)).
+grounding(change_start(V)) :- vessel(V).
+grounding(change_end(V)) :- vessel(V).
+grounding(changing(V)=true) :- vessel(V).
+grounding(busy(V)=true) :- vessel(V).
+grounding(busy(V)=false) :- vessel(V).
+";
+    let records = "change_start|3|3|v\nchange_end|5|5|v\nchange_start|8|8|v\nchange_end|9|9|v\n";
+    let files = [("busy.prolog", description), ("busy.csv", records)];
+    for engine in ["dataflow", "reference"] {
+        let args = [
+            "--mode", "rtec", "--window", "rtec", "--until", "30", "--engine", engine,
+        ];
+        assert_eq!(
+            common::sorted(&run_description(&files, &args)),
+            [
+                "recognitions(predictions,busy,[[v],false],[(19,31)]).",
+                "recognitions(predictions,busy,[[v],true],[(4,19)]).",
+                "recognitions(predictions,changing,[[v],true],[(4,6),(9,10)]).",
+            ],
+            "{engine}"
+        );
+    }
+}

@@ -40,6 +40,9 @@ impl Generator<'_> {
                 span,
             ));
         }
+        let name = &from.name.text;
+        let early_init = self.early.contains(&(name.clone(), true));
+        let early_stop = early_init || self.early.contains(&(name.clone(), false));
         if postponed {
             for k in (1..delay).rev() {
                 body.push(literal(
@@ -47,6 +50,17 @@ impl Generator<'_> {
                     fluent_atom(from, "_i", at(&time, k, span)),
                     span,
                 ));
+            }
+            // A re-initiation with immediate effect (`from_ie` at s, as one at s − 1)
+            // postpones it as well (maritime's `sarMovement` by a `start`).
+            if early_init {
+                for k in (0..delay.saturating_sub(1)).rev() {
+                    body.push(literal(
+                        true,
+                        fluent_atom(from, "_ie", at(&time, k, span)),
+                        span,
+                    ));
+                }
             }
             // RTEC: "the fluent is extended when the re-initiation takes place at the
             // same time as the deadline" (its `timeoutTreatment.prolog`).
@@ -67,9 +81,6 @@ impl Generator<'_> {
         // holds from e) reaches its deadline at e + delay − 1, as one initiated at e − 1;
         // a termination with immediate effect (`from_te` at s stops it at s) between
         // counts as one at s − 1.
-        let name = &from.name.text;
-        let early_init = self.early.contains(&(name.clone(), true));
-        let early_stop = early_init || self.early.contains(&(name.clone(), false));
         let mut bodies = vec![body];
         if early_init && delay >= 1 {
             let mut early = vec![ast::Literal::Positive(fluent_atom(
