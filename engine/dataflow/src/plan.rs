@@ -325,10 +325,19 @@ fn stepper(
         }
     }
     let reads_unit = rules.iter().any(|&r| !program.rules[r].has_positive_atom());
+    let mut global = Vec::new();
     let key = if reads_unit {
         None
     } else {
-        find_key(program, &rules)
+        find_key(program, &rules).or_else(|| {
+            let candidates = global_candidates(program, &rules, &reads);
+            let key = key::find_key_without(program, &rules, &candidates)?;
+            global = candidates
+                .into_iter()
+                .filter(|p| !key.contains_key(p))
+                .collect();
+            Some(key)
+        })
     };
     let sub_key = key
         .as_ref()
@@ -341,10 +350,59 @@ fn stepper(
         reads,
         key,
         sub_key,
+        global,
         horizon,
         uses_time,
         reads_unit,
     }
+}
+
+/// The predicates of `reads` that `rules` read at offset 0 only and whose facts come from
+/// the program alone: given as its facts, or derived by rules that read only such
+/// predicates, without the time as a value or a count (RTEC's background knowledge). A
+/// stream may still give facts of one: they are read all the same, each waking every key.
+fn global_candidates(program: &Program, rules: &[usize], reads: &[PredId]) -> Vec<PredId> {
+    let n = program.predicates.len();
+    let mut fixed = vec![false; n];
+    for fact in &program.facts {
+        fixed[fact.pred] = true;
+    }
+    for rule in &program.rules {
+        fixed[rule.head.pred] = true;
+    }
+    loop {
+        let mut changed = false;
+        for rule in &program.rules {
+            let head = rule.head.pred;
+            let reads_other = rule.reads_time()
+                || rule.count.is_some()
+                || (rule.body.iter().filter_map(Literal::atom)).any(|a| !fixed[a.pred]);
+            if fixed[head] && reads_other {
+                fixed[head] = false;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    // Without facts of its own, a predicate is fixed only where some rule derives it from
+    // others (not a stream predicate kept by a persistence rule of its own).
+    let derived_from_facts = |p: PredId| {
+        program.facts.iter().any(|f| f.pred == p)
+            || (program.rules.iter())
+                .filter(|r| r.head.pred == p)
+                .any(|r| r.body.iter().filter_map(Literal::atom).any(|a| a.pred != p))
+    };
+    let at_zero_only = |p: PredId| {
+        rules.iter().all(|&r| {
+            (program.rules[r].body.iter().filter_map(Literal::atom))
+                .all(|a| a.pred != p || a.offset == 0)
+        })
+    };
+    (reads.iter().copied())
+        .filter(|&p| fixed[p] && derived_from_facts(p) && at_zero_only(p))
+        .collect()
 }
 
 /// Moves into each persistence operator the predicates that it alone reads and that copy

@@ -99,7 +99,12 @@ pub fn render<'s>(program: &Program, plan: &StepperPlan, source: Facts<'s, u64>)
     let keys = Keys::new(program, plan);
     let router = keys.clone();
     let state = State::new(program, plan, keys);
-    if router.sub_positions.is_none() || source.inner.scope().peers() == 1 {
+    let mut global = vec![false; program.predicates.len()];
+    for &p in &plan.global {
+        global[p] = true;
+    }
+    let split = router.sub_positions.is_some() || !plan.global.is_empty();
+    if !split || source.inner.scope().peers() == 1 {
         return operate(
             source,
             "Stepper",
@@ -109,16 +114,17 @@ pub fn render<'s>(program: &Program, plan: &StepperPlan, source: Facts<'s, u64>)
     }
     // Refined keys: a state's facts go to the worker of its key and refinement (voting's
     // `voted(V, M)` by voter and motion, not by motion: its three query motions put every
-    // vote on one worker); the partial facts, which every state of their key reads, to
-    // every worker.
+    // vote on one worker); the partial facts, which every state of their key reads, and
+    // the global ones, which every state reads, to every worker.
     let classify = router.clone();
-    let (full, partial) =
-        source
-            .inner
-            .ok_err(move |update| match classify.refinement(update.0.0) {
-                Some(_) => Ok(update),
-                None => Err(update),
-            });
+    let (full, partial) = source.inner.ok_err(move |update| {
+        let tag = update.0.0;
+        let is_global = tag & INPUT_BIT == 0 && global.get(tag as usize) == Some(&true);
+        match classify.refinement(tag) {
+            Some(_) if !is_global => Ok(update),
+            _ => Err(update),
+        }
+    });
     operate_split(
         full,
         partial.broadcast(),
@@ -188,6 +194,10 @@ struct State {
     partial_local: Vec<bool>,
     /// Per key value with partial facts or refined states: those facts and states.
     groups: HashMap<Value, Group>,
+    /// Per local index: whether it is a global predicate's (`StepperPlan::global`), whose
+    /// facts every state reads; and those facts.
+    global_local: Vec<bool>,
+    global_facts: Inputs,
     horizon: u64,
     uses_time: bool,
     /// The keys' states (one hash lookup per input change).
@@ -241,6 +251,14 @@ impl State {
                 if let (Some(local), None) = (local_of[p], &sub[p]) {
                     partial_local[local] = true;
                 }
+            }
+        }
+        let mut global_local = vec![false; locals];
+        for &p in &plan.global {
+            if let Some(local) = local_of[p] {
+                global_local[local] = true;
+                // A state that holds nothing else holds nothing of its own.
+                partial_local[local] = true;
             }
         }
         let mut internal = vec![None; locals];
@@ -313,6 +331,8 @@ impl State {
             keys,
             partial_local,
             groups: HashMap::new(),
+            global_local,
+            global_facts: Inputs::default(),
             horizon: u64::from(plan.horizon),
             uses_time: plan.uses_time,
             table: KeyTable::default(),
@@ -407,6 +427,19 @@ impl TimeStepped for State {
                     continue;
                 }
             }
+            if self.global_local[local] {
+                // A global fact: every state reads it.
+                let full = if self.read_now[local] { t + 1 } else { 0 };
+                for (index, state) in self.table.states.iter_mut().enumerate() {
+                    if state.live {
+                        state.inputs.add(local, Row::from_slice(&row), diff);
+                        list(&mut work, state, index, t);
+                        state.full = state.full.max(full);
+                    }
+                }
+                self.global_facts.add(local, row, diff);
+                continue;
+            }
             let value = self.keys.key_value(tag, &row);
             let Some(key) = self.keys.state_key(value, tag, &row) else {
                 // A partial fact: every state of its key reads it.
@@ -438,6 +471,13 @@ impl TimeStepped for State {
                 }
             });
             let state = &mut self.table.states[index];
+            if made && !self.global_facts.is_empty() {
+                // A new state reads the global facts held.
+                for (l, fact, count) in self.global_facts.iter() {
+                    state.inputs.add(l, Row::from_slice(fact), count);
+                }
+                state.full = t + 1;
+            }
             if made && self.keys.sub_positions.is_some() {
                 // A new state of a refined key: it reads the partial facts held.
                 let group = self.groups.entry(value).or_default();

@@ -178,7 +178,7 @@ impl Plan {
                     format!("count {} r{rule}{source}", name(pred))
                 }
                 Component::Stepper(s) => format!(
-                    "stepper {{{}}} {}{}; horizon {}; key {}{}{}",
+                    "stepper {{{}}} {}{}; horizon {}; key {}{}{}{}",
                     names(&s.preds),
                     rules(&s.rules),
                     if s.starts.is_empty() {
@@ -206,6 +206,11 @@ impl Plan {
                         parts.sort();
                         format!("; states by {}", parts.join(" "))
                     }),
+                    if s.global.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; every worker holds {}", names(&s.global))
+                    },
                     if s.uses_time { "; reads the time" } else { "" }
                 ),
                 Component::Cycle(c) => format!(

@@ -16,6 +16,29 @@ pub(super) fn find_key(program: &Program, rules: &[usize]) -> Option<HashMap<Pre
         .find_map(|start| follow_key(program, rules, first, start, |_| true).ok())
 }
 
+/// [`find_key`] where the atoms of `skipped` need not carry the key; every rule still has
+/// a positive atom that does, which binds it.
+pub(super) fn find_key_without(
+    program: &Program,
+    rules: &[usize],
+    skipped: &[PredId],
+) -> Option<HashMap<PredId, usize>> {
+    let first = program.rules.get(*rules.first()?)?.head.pred;
+    let bound = |key: &HashMap<PredId, usize>| {
+        rules.iter().all(|&r| {
+            program.rules[r].body.iter().any(|literal| {
+                matches!(literal, Literal::Positive(atom)
+                    if key.contains_key(&atom.pred) && !skipped.contains(&atom.pred))
+            })
+        })
+    };
+    (0..program.predicates[first].arity).find_map(|start| {
+        follow_key(program, rules, first, start, |p| !skipped.contains(&p))
+            .ok()
+            .filter(bound)
+    })
+}
+
 /// The key that starts at position `start` of `first`, in the atoms of the predicates that
 /// `carries` accepts, or where it stops.
 pub(super) fn follow_key(

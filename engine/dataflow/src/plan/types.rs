@@ -37,6 +37,11 @@ pub struct StepperPlan {
     /// state of its key (`voted(V, M)` keyed by M and refined by V, with
     /// `status_start(M, null)` partial).
     pub sub_key: Option<HashMap<PredId, Vec<usize>>>,
+    /// Predicates from outside, read at offset 0 only, that carry no key and that no
+    /// stream fact feeds through the rules (RTEC's background knowledge, `thresholds(
+    /// movingMin, M)` beside facts keyed by vessel): every worker holds them all and every
+    /// state reads them, so that they do not keep the component from its key.
+    pub global: Vec<PredId>,
     /// The largest offset of any body atom: how many past time points a key keeps.
     pub horizon: u32,
     /// A rule reads the time as a value, so results change every time point.
