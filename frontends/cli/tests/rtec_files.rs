@@ -651,6 +651,21 @@ fn refused(name: &str, text: &str) -> String {
     stderr
 }
 
+/// Runs `files` on the dataflow engine and the reference with `--mode rtec --window rtec
+/// --until UNTIL`, RTEC's one window (0, UNTIL], and asserts their lines are `expected`.
+fn assert_rtec_lines(files: &[(&str, &str)], until: &str, expected: &[&str]) {
+    for engine in ["dataflow", "reference"] {
+        let args = [
+            "--mode", "rtec", "--window", "rtec", "--until", until, "--engine", engine,
+        ];
+        assert_eq!(
+            common::sorted(&run_description(files, &args)),
+            expected,
+            "{engine}"
+        );
+    }
+}
+
 fn run_description(files: &[(&str, &str)], more: &[&str]) -> String {
     let dir = tempdir();
     for (name, text) in files {
@@ -1461,19 +1476,14 @@ status(below). status(normal).
 ";
     let records = "velocity|5|5|v|6\nvelocity|12|12|v|3\nvelocity|18|18|v|0\n";
     let files = [("speed.prolog", description), ("speed.csv", records)];
-    for engine in ["dataflow", "reference"] {
-        let args = [
-            "--mode", "rtec", "--window", "rtec", "--until", "20", "--engine", engine,
-        ];
-        assert_eq!(
-            common::sorted(&run_description(&files, &args)),
-            [
-                "recognitions(predictions,speed,[[v],below],[(13,19)]).",
-                "recognitions(predictions,speed,[[v],normal],[(6,13)]).",
-            ],
-            "{engine}"
-        );
-    }
+    assert_rtec_lines(
+        &files,
+        "20",
+        &[
+            "recognitions(predictions,speed,[[v],below],[(13,19)]).",
+            "recognitions(predictions,speed,[[v],normal],[(6,13)]).",
+        ],
+    );
 }
 
 /// An initiation at the time point where an `end` terminates the value starts nothing,
@@ -1498,20 +1508,15 @@ grounding(drifting(V)=true) :- vessel(V).
     let records = "velocity|2|2|v1|5|10\nvelocity|4|4|v1|5|10\nvelocity|6|6|v1|0|90\n\
                    velocity|8|8|v1|5|10\nvelocity|10|10|v1|5|60\nvelocity|14|14|v1|0|10\n";
     let files = [("drift.prolog", description), ("drift.csv", records)];
-    for engine in ["dataflow", "reference"] {
-        let args = [
-            "--mode", "rtec", "--window", "rtec", "--until", "20", "--engine", engine,
-        ];
-        assert_eq!(
-            common::sorted(&run_description(&files, &args)),
-            [
-                "recognitions(predictions,drifting,[[v1],true],[(11,15)]).",
-                "recognitions(predictions,moving,[[v1],true],[(3,7),(9,15)]).",
-                "recognitions(predictions,underWay,[[v1],true],[(3,7),(9,15)]).",
-            ],
-            "{engine}"
-        );
-    }
+    assert_rtec_lines(
+        &files,
+        "20",
+        &[
+            "recognitions(predictions,drifting,[[v1],true],[(11,15)]).",
+            "recognitions(predictions,moving,[[v1],true],[(3,7),(9,15)]).",
+            "recognitions(predictions,underWay,[[v1],true],[(3,7),(9,15)]).",
+        ],
+    );
 }
 
 /// A deadline that `p` lets re-initiations postpone is postponed by a re-initiation with
@@ -1535,18 +1540,13 @@ grounding(busy(V)=false) :- vessel(V).
 ";
     let records = "change_start|3|3|v\nchange_end|5|5|v\nchange_start|8|8|v\nchange_end|9|9|v\n";
     let files = [("busy.prolog", description), ("busy.csv", records)];
-    for engine in ["dataflow", "reference"] {
-        let args = [
-            "--mode", "rtec", "--window", "rtec", "--until", "30", "--engine", engine,
-        ];
-        assert_eq!(
-            common::sorted(&run_description(&files, &args)),
-            [
-                "recognitions(predictions,busy,[[v],false],[(19,31)]).",
-                "recognitions(predictions,busy,[[v],true],[(4,19)]).",
-                "recognitions(predictions,changing,[[v],true],[(4,6),(9,10)]).",
-            ],
-            "{engine}"
-        );
-    }
+    assert_rtec_lines(
+        &files,
+        "30",
+        &[
+            "recognitions(predictions,busy,[[v],false],[(19,31)]).",
+            "recognitions(predictions,busy,[[v],true],[(4,19)]).",
+            "recognitions(predictions,changing,[[v],true],[(4,6),(9,10)]).",
+        ],
+    );
 }
