@@ -95,6 +95,8 @@ struct SweepArgs {
     /// Workloads: diamond, box, inertia, tick, device-safety (TD, generated);
     /// lars-diamond, lars-box, lars-at, lars-diamond-not (LARS over Laser stream files,
     /// batch mode only); caviar, ctm, voting (RTEC's recorded data, batch mode only);
+    /// netbill (RTEC's NetBill over a narrative of RTEC's generator per --length, made
+    /// by scripts/peers/netbill_data.sh; batch mode only);
     /// own (--program and --stream, batch mode only). Default: diamond, or own when
     /// --program is given.
     #[arg(long, value_delimiter = ',')]
@@ -136,7 +138,7 @@ struct SweepArgs {
     /// stgflow's output mode for every run: changes, points, intervals or laser.
     #[arg(long, default_value = "changes", value_name = "MODE")]
     output: String,
-    /// RTEC's data, for the recorded workloads caviar, ctm and voting.
+    /// RTEC's data, for the recorded workloads caviar, ctm, voting and netbill.
     #[arg(long, default_value = "../shared/data/rtec", value_name = "DIR")]
     data: PathBuf,
     /// Output directory (streams are cached in OUT/streams).

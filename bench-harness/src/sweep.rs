@@ -278,8 +278,7 @@ pub fn run_grid(
                             (files, records, Vec::new())
                         }
                         Some(recorded) => {
-                            let files: Vec<PathBuf> = recorded
-                                .files
+                            let files: Vec<PathBuf> = (workload.recorded_files(&recorded, length))
                                 .iter()
                                 .map(|f| grid.data.join(recorded.dir).join(f))
                                 .collect();

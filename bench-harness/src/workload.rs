@@ -17,10 +17,13 @@
 //! | `caviar` | RTEC's `caviar/rtec/rules.prolog`, `list-of-ids.prolog` and `datasets/ec/caviar_distance.ec` (`--tick 40`) | RTEC's CAVIAR data, in full (R and L ignored) |
 //! | `ctm` | RTEC's `ctm/rtec/rules.prolog` and `vehicles.prolog` | RTEC's city-transport data, in full |
 //! | `voting` | RTEC's `voting/rtec/rules.prolog` and `voting_static_generator.prolog` | RTEC's voting data, in full |
+//! | `netbill` | RTEC's `netbill/rtec/rules.prolog` and `netbill_static_generator.prolog` | `netbill/endL.csv`: RTEC's generator's narrative up to time L (`scripts/peers/netbill_data.sh` writes both) |
 //!
 //! The recorded workloads read RTEC's public data and RTEC's own event descriptions from
 //! a data directory (`--data`, by default `../shared/data/rtec`; the descriptions in each
-//! application's `rtec/`); their input-fact count is the number of records.
+//! application's `rtec/`); their input-fact count is the number of records. RTEC ships
+//! no NetBill data, and its generator runs under SWI-Prolog, so NetBill's directory is
+//! made by a script beside RTEC's checkout, one narrative per length.
 //!
 //! Pitfall: the input-fact count of a stream is what the generator wrote; `device-safety`
 //! and `inertia` write fewer than R facts per time point (coin flips, one event per fluent
@@ -54,6 +57,8 @@ pub enum Workload {
     Caviar,
     Ctm,
     Voting,
+    /// RTEC's NetBill, over narratives of RTEC's own generator: one per length.
+    Netbill,
     /// The user's own program and streams (`sweep --program FILE --stream FILE`).
     Own,
 }
@@ -94,7 +99,7 @@ impl Recorded {
 }
 
 impl Workload {
-    pub const ALL: [Workload; 13] = [
+    pub const ALL: [Workload; 14] = [
         Workload::Diamond,
         Workload::Box,
         Workload::Inertia,
@@ -107,6 +112,7 @@ impl Workload {
         Workload::Caviar,
         Workload::Ctm,
         Workload::Voting,
+        Workload::Netbill,
         Workload::Own,
     ];
 
@@ -124,6 +130,7 @@ impl Workload {
             Workload::Caviar => "caviar",
             Workload::Ctm => "ctm",
             Workload::Voting => "voting",
+            Workload::Netbill => "netbill",
             Workload::Own => "own",
         }
     }
@@ -172,6 +179,13 @@ impl Workload {
                 files: &["voting.csv"],
                 args: &[],
             }),
+            Workload::Netbill => Some(Recorded {
+                description: &["rules.prolog", "netbill_static_generator.prolog"],
+                own: None,
+                dir: "netbill",
+                files: &[],
+                args: &[],
+            }),
             _ => None,
         }
     }
@@ -204,9 +218,17 @@ impl Workload {
         !matches!(self, Workload::Tick | Workload::Own) && self.recorded().is_none()
     }
 
-    /// Whether the stream depends on the length.
+    /// Whether the stream depends on the length (NetBill's: a narrative per length).
     pub fn has_length(self) -> bool {
-        self.recorded().is_none() && self != Workload::Own
+        (self.recorded().is_none() && self != Workload::Own) || self == Workload::Netbill
+    }
+
+    /// A recorded workload's data files for `length`, under its directory.
+    pub fn recorded_files(self, recorded: &Recorded, length: u64) -> Vec<String> {
+        match self {
+            Workload::Netbill => vec![format!("end{length}.csv")],
+            _ => recorded.files.iter().map(|f| (*f).to_owned()).collect(),
+        }
     }
 
     /// The program's text for window size `window` (ignored without a window).
@@ -236,7 +258,11 @@ impl Workload {
             Workload::Tick => "seen(X, T) :- tick(X, T).\n".to_owned(),
             Workload::DeviceSafety => examples::DEVICE_SAFETY_TDL.to_owned(),
             // RTEC's files and the user's own, not written out.
-            Workload::Caviar | Workload::Ctm | Workload::Voting | Workload::Own => String::new(),
+            Workload::Caviar
+            | Workload::Ctm
+            | Workload::Voting
+            | Workload::Netbill
+            | Workload::Own => String::new(),
         }
     }
 
@@ -319,6 +345,7 @@ impl Workload {
             | Workload::Caviar
             | Workload::Ctm
             | Workload::Voting
+            | Workload::Netbill
             | Workload::Own => return Ok(Summary::default()),
         };
         summary.with_context(|| format!("writing {}", path.display()))

@@ -683,3 +683,77 @@ fn sweep_runs_one_s_own_program_and_stream() {
     assert!(text(&refused.stderr).contains("needs --program and --stream"));
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// The `netbill` workload reads a narrative per length from NetBill's directory, laid out
+/// as `scripts/peers/netbill_data.sh` writes it; here RTEC's toy description stands in
+/// for NetBill's (whose files RTEC ships only in its own repository).
+#[test]
+fn sweep_runs_netbill_over_a_narrative_per_length() {
+    let out = scratch("netbill");
+    let out_arg = out.to_string_lossy().into_owned();
+    let toy = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/rtec/toy");
+    let data = out.join("data");
+    let netbill = data.join("netbill");
+    std::fs::create_dir_all(netbill.join("rtec")).expect("a data directory");
+    std::fs::copy(
+        toy.join("rtec/rules.prolog"),
+        netbill.join("rtec/rules.prolog"),
+    )
+    .expect("a copy");
+    std::fs::copy(
+        toy.join("rtec/toy_var_domain.prolog"),
+        netbill.join("rtec/netbill_static_generator.prolog"),
+    )
+    .expect("a copy");
+    let records = std::fs::read_to_string(toy.join("toy_data.csv")).expect("toy's data");
+    let lines: Vec<&str> = records.lines().filter(|l| !l.trim().is_empty()).collect();
+    for (end, take) in [(10, 1), (30, lines.len())] {
+        let narrative: String = lines[..take].iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(netbill.join(format!("end{end}.csv")), narrative).expect("a narrative");
+    }
+    let data_arg = data.to_string_lossy().into_owned();
+    let result = bench(&[
+        "sweep",
+        "--workload",
+        "netbill",
+        "--data",
+        &data_arg,
+        "--length",
+        "10,30",
+        "--repeat",
+        "1",
+        "--output",
+        "rtec",
+        "--out",
+        &out_arg,
+    ]);
+    assert!(result.status.success(), "{}", text(&result.stderr));
+    let rows = csv_rows(&out.join("results.csv"));
+    let seen: Vec<(&str, &str, &str)> = rows
+        .iter()
+        .map(|r| (r[0].as_str(), r[3].as_str(), r[8].as_str()))
+        .collect();
+    let all = lines.len().to_string();
+    assert_eq!(
+        seen,
+        [("netbill", "10", "1"), ("netbill", "30", all.as_str())]
+    );
+    let missing = bench(&[
+        "sweep",
+        "--workload",
+        "netbill",
+        "--data",
+        &data_arg,
+        "--length",
+        "50",
+        "--out",
+        &out_arg,
+    ]);
+    assert!(!missing.status.success());
+    assert!(
+        text(&missing.stderr).contains("end50.csv"),
+        "{}",
+        text(&missing.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}
