@@ -69,3 +69,21 @@ fn a_cycle_that_never_settles_stops_with_the_timeline() {
     };
     lowered_and_literal_equal_the_reference(&case).unwrap_or_else(|e| panic!("{e}"));
 }
+
+/// The random cycles cover both renderings of a loop through time: in keyed steps (each
+/// predicate with a key of its own among its step's) and as the dataflow of its rules.
+#[test]
+fn generated_cycles_run_in_keyed_steps_and_as_dataflow() {
+    let stepped = (0..200)
+        .filter(|&seed| {
+            lowered_plan(&cyclic_case(seed).program)
+                .lines()
+                .any(|l| l.starts_with("cycle {") && l.contains("in keyed steps"))
+        })
+        .count();
+    eprintln!("in keyed steps: {stepped} of 200");
+    assert!(
+        (40..=180).contains(&stepped),
+        "in keyed steps: {stepped} of 200"
+    );
+}

@@ -55,7 +55,14 @@
 //!   dataflow of its rules with each predicate's changes fed back a time point later
 //!   (`operators::cycle`), so each join runs on its own key, sharded across workers, and a
 //!   time point costs what changed at it rather than everything that holds (with lowering
-//!   on; without, it runs on the stepper as written).
+//!   on; without, it runs on the stepper as written). Where its predicates fall into
+//!   *steps* that each have a key of their own (NetBill: suspensions by agent; contracts
+//!   and the merchant's obligations by merchant; the consumer's obligations and the
+//!   suspensions' events by agent), each step is a stepper over its key inside the loop,
+//!   its rules that read only other steps as dataflow rules in front of it: the steps in
+//!   an order in which each reads at offset 0 only those before it, a step reading a later
+//!   one's predicates fed back a time point late ([`CyclePlan::steps`]). A time point then
+//!   takes a round through a few operators rather than through every rule's.
 
 mod dump;
 mod key;
@@ -129,7 +136,11 @@ pub fn plan(program: &Program, analysis: &Analysis, lower: bool) -> Plan {
             let stepper = stepper(program, analysis, scc, rules, uses_time, lower);
             let cycle = (lower && !counts)
                 .then(|| cycle_shape(program, &stepper))
-                .flatten();
+                .flatten()
+                .map(|mut cycle| {
+                    cycle.steps = cycle_steps(program, analysis, &cycle).unwrap_or_default();
+                    cycle
+                });
             components.push(match cycle {
                 Some(cycle) => Component::Cycle(cycle),
                 None => Component::Stepper(stepper),
@@ -355,6 +366,95 @@ fn stepper(
         uses_time,
         reads_unit,
     }
+}
+
+/// A loop through time cut into keyed steps (see [`CyclePlan::steps`]): predicates taken
+/// in an order in which each comes after those its rules read at offset 0, each joining
+/// the step being built where the step keeps a key, with the positions it had, and every
+/// predicate of it has one; else starting the next. `None` where a predicate has no key
+/// even alone.
+fn cycle_steps(
+    program: &Program,
+    analysis: &Analysis,
+    cycle: &CyclePlan,
+) -> Option<Vec<StepperPlan>> {
+    let rules_of = |preds: &[PredId]| -> Vec<usize> {
+        (cycle.rules.iter().copied())
+            .filter(|&r| preds.contains(&program.rules[r].head.pred))
+            .collect()
+    };
+    // The key is followed from the first rule's head to the bodies: a predicate that the
+    // others' rules do not read is reached only from its own rules, so each predicate's
+    // rules are tried first in turn.
+    let keyed = |preds: &[PredId], before: Option<&StepperPlan>| -> Option<StepperPlan> {
+        preds.iter().rev().find_map(|&first| {
+            let mut rules = rules_of(preds);
+            rules.sort_by_key(|&r| program.rules[r].head.pred != first);
+            let plan = stepper(program, analysis, preds.to_vec(), rules, false, true);
+            let key = plan.key.as_ref()?;
+            let kept = before.is_none_or(|before| {
+                (before.key.iter().flatten()).all(|(p, at)| key.get(p).is_none_or(|k| k == at))
+            });
+            let all = preds.iter().all(|p| key.contains_key(p));
+            let plain = plan.global.is_empty() && !plan.reads_unit;
+            // A step's states are its key's: refinement would broadcast the partial facts
+            // on a second input (see `stepping::operate_looped`).
+            (kept && all && plain).then_some(StepperPlan {
+                sub_key: None,
+                ..plan
+            })
+        })
+    };
+    // A predicate is ready once those its rules read at offset 0 are placed.
+    let reads_now = |p: PredId| -> Vec<PredId> {
+        (rules_of(&[p]).iter().map(|&r| &program.rules[r]))
+            .flat_map(|rule| rule.body.iter().filter_map(Literal::atom))
+            .filter(|atom| atom.offset == 0 && atom.pred != p && cycle.preds.contains(&atom.pred))
+            .map(|atom| atom.pred)
+            .collect()
+    };
+    let mut placed: Vec<PredId> = Vec::new();
+    let mut steps: Vec<StepperPlan> = Vec::new();
+    while placed.len() < cycle.preds.len() {
+        let ready = |placed: &[PredId], p: PredId| {
+            !placed.contains(&p) && reads_now(p).iter().all(|q| placed.contains(q))
+        };
+        let first = (cycle.preds.iter().copied()).find(|&p| ready(&placed, p))?;
+        placed.push(first);
+        // A predicate whose rules all read other steps (EC's `_i` of an obligation, read
+        // by its own `_t` and inertia) has a key only beside a predicate that reads it.
+        let (mut members, mut step) = match keyed(&[first], None) {
+            Some(step) => (vec![first], step),
+            None => (cycle.preds.iter().copied()).find_map(|p| {
+                let pair = [first, p];
+                let plan = ready(&placed, p).then(|| keyed(&pair, None)).flatten()?;
+                Some((pair.to_vec(), plan))
+            })?,
+        };
+        if let Some(&second) = members.get(1) {
+            placed.push(second);
+        }
+        loop {
+            let joining = (cycle.preds.iter().copied()).find_map(|p| {
+                if !ready(&placed, p) {
+                    return None;
+                }
+                let mut more = members.clone();
+                more.push(p);
+                keyed(&more, Some(&step)).map(|plan| (p, more, plan))
+            });
+            let Some((p, more, plan)) = joining else {
+                break;
+            };
+            placed.push(p);
+            members = more;
+            step = plan;
+        }
+        steps.push(step);
+    }
+    // A loop of one step is the stepper itself, keyed: `cycle_shape` took only steppers
+    // without a key.
+    (steps.len() > 1).then_some(steps)
 }
 
 /// The predicates of `reads` that `rules` read at offset 0 only and whose facts come from

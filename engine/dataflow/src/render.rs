@@ -40,7 +40,7 @@ use crate::operators::{
 use crate::plan::{Component, CyclePlan, PersistPlan, Plan, Stamped, StepperPlan, Window};
 pub(crate) use rule::AtomMatcher;
 use rule::{Reader, render_rule};
-use stgflow_lang::ir::{Atom, PredId, Program};
+use stgflow_lang::ir::{Atom, Literal, PredId, Program};
 use stgflow_lang::value::Row;
 use timely::dataflow::Scope;
 
@@ -498,7 +498,7 @@ impl<'p, 's> Builder<'p, 's> {
             sources.push(records::map(self.unit.clone(), |row| (UNIT_TAG, row)));
         }
         let source: Facts<'s, u64> = concat_all(sources);
-        let out = stepper::render(self.program, stepper_plan, source);
+        let out = stepper::render(self.program, stepper_plan, source, None);
         self.tagged_output(&stepper_plan.preds, out);
     }
 
@@ -508,6 +508,9 @@ impl<'p, 's> Builder<'p, 's> {
     /// (`operators::cycle`).
     fn cycle(&mut self, cycle_plan: &CyclePlan) {
         use timely::dataflow::operators::{ConnectLoop, Feedback};
+        if !cycle_plan.steps.is_empty() {
+            return self.cycle_in_steps(cycle_plan);
+        }
         let program = self.program;
         let scope = self.scope;
         let this = &*self;
@@ -555,6 +558,119 @@ impl<'p, 's> Builder<'p, 's> {
                     .connect_loop(handle);
             }
             (preds.iter())
+                .map(|&p| (p, built[&p].clone().leave_region(scope)))
+                .collect::<Vec<_>>()
+        });
+        for (p, c) in results {
+            self.holds[p] = Some(self.counted(c));
+        }
+    }
+
+    /// A loop through time in keyed steps ([`CyclePlan::steps`]): each step the
+    /// time-stepping operator over its own key, its start rules as dataflow rules in front
+    /// of it, reading the steps before it as they are and those after it a time point late,
+    /// through the loop's feedback edges. A step's operator reads a predicate fed back as
+    /// it held a time point before, so its rules read it an offset less.
+    fn cycle_in_steps(&mut self, cycle_plan: &CyclePlan) {
+        use timely::dataflow::operators::{ConnectLoop, Feedback};
+        let program = self.program;
+        let scope = self.scope;
+        let this = &*self;
+        let steps = &cycle_plan.steps;
+        let step_of = |p: PredId| steps.iter().position(|s| s.preds.contains(&p));
+        let results = scope.region_named("Cycle", |region| {
+            let unit_in = this.unit.clone().enter_region(region);
+            // What a step reads of a later one (a time point back or more, by the order of
+            // the steps), each predicate with its feedback edge.
+            let mut handles = Vec::new();
+            let mut fed: hashbrown::HashMap<PredId, Coll<'_, u64>> = Default::default();
+            for (i, step) in steps.iter().enumerate() {
+                let atoms = (step.rules.iter().chain(&step.starts))
+                    .flat_map(|&r| program.rules[r].body.iter().filter_map(|l| l.atom()));
+                for atom in atoms {
+                    if step_of(atom.pred).is_some_and(|j| j > i) && !fed.contains_key(&atom.pred) {
+                        let (handle, stream) = region.feedback(1);
+                        handles.push((atom.pred, handle));
+                        fed.insert(atom.pred, stream.as_collection());
+                    }
+                }
+            }
+            let built: std::cell::RefCell<hashbrown::HashMap<PredId, Coll<'_, u64>>> =
+                Default::default();
+            for (i, step) in steps.iter().enumerate() {
+                let read = |atom: &Atom| -> Coll<'_, u64> {
+                    match step_of(atom.pred) {
+                        Some(j) if j < i => {
+                            delayed(built.borrow()[&atom.pred].clone(), atom.offset)
+                        }
+                        // A later step's predicate is read a time point back or more.
+                        Some(_) => delayed(fed[&atom.pred].clone(), atom.offset.saturating_sub(1)),
+                        None => delayed(this.holding(atom.pred), atom.offset).enter_region(region),
+                    }
+                };
+                let reader = Reader::new(&read);
+                let mut sources = Vec::new();
+                for &p in &step.preds {
+                    let mut parts = Vec::new();
+                    if let Some(own) = this.inputs[p].clone() {
+                        parts.push(own.enter_region(region));
+                    }
+                    parts.extend(rules_of(program, p, &step.starts, &reader, &unit_in));
+                    if !parts.is_empty() {
+                        let channel = stepper::input_channel(p);
+                        sources.push(records::map(concat_all(parts), move |row| (channel, row)));
+                    }
+                }
+                let mut lagged = Vec::new();
+                for &q in &step.reads {
+                    let facts = match step_of(q) {
+                        Some(j) if j < i => built.borrow()[&q].clone(),
+                        Some(_) => {
+                            lagged.push(q);
+                            fed[&q].clone()
+                        }
+                        None => this.holding(q).enter_region(region),
+                    };
+                    sources.push(records::map(facts, move |row| (q as u32, row)));
+                }
+                let shifted;
+                let rules_read = if lagged.is_empty() {
+                    program
+                } else {
+                    let mut copy = program.clone();
+                    for &r in &step.rules {
+                        for literal in &mut copy.rules[r].body {
+                            if let Literal::Positive(atom) | Literal::Negative(atom) = literal {
+                                if lagged.contains(&atom.pred) {
+                                    atom.offset = atom.offset.saturating_sub(1);
+                                }
+                            }
+                        }
+                    }
+                    shifted = copy;
+                    &shifted
+                };
+                if sources.is_empty() {
+                    let nothing = empty(scope).enter_region(region);
+                    sources.push(records::map(nothing, |row| (0, row)));
+                }
+                let bound = Some(unit_in.clone());
+                let out = stepper::render(rules_read, step, concat_all(sources), bound);
+                let mut built = built.borrow_mut();
+                for &p in &step.preds {
+                    let tag = p as u32;
+                    let facts =
+                        records::flat_map(out.clone(), move |(q, row)| (q == tag).then_some(row));
+                    built.insert(p, facts);
+                }
+            }
+            let built = built.into_inner();
+            for (p, handle) in handles {
+                cycle::next_point(built[&p].clone(), unit_in.clone())
+                    .inner
+                    .connect_loop(handle);
+            }
+            (cycle_plan.preds.iter())
                 .map(|&p| (p, built[&p].clone().leave_region(scope)))
                 .collect::<Vec<_>>()
         });

@@ -68,7 +68,8 @@ use timely::dataflow::operators::vec::Broadcast;
 
 use super::Facts;
 use super::stepping::{
-    Inputs, KeyTable, Keyed, Listed, TimeStepped, Update, list, next_time, operate, operate_split,
+    Inputs, KeyTable, Keyed, Listed, TimeStepped, Update, list, next_time, operate, operate_looped,
+    operate_split,
 };
 use crate::plan::StepperPlan;
 use stgflow_eval::eval::{RulePlan, Scratch, SmallRelation};
@@ -94,11 +95,27 @@ pub fn input_channel(p: PredId) -> u32 {
 type Stash = super::zero_one::Stash<(u32, Row)>;
 
 /// Renders the operator for `plan` over its tagged `source`; returns its predicates'
-/// facts, tagged, as differences over time.
-pub fn render<'s>(program: &Program, plan: &StepperPlan, source: Facts<'s, u64>) -> Facts<'s, u64> {
+/// facts, tagged, as differences over time. Inside a loop through time it is given the
+/// unit row as `bound` (see `stepping::operate_looped`), and then runs without refining
+/// its key or holding facts on every worker.
+pub fn render<'s>(
+    program: &Program,
+    plan: &StepperPlan,
+    source: Facts<'s, u64>,
+    bound: Option<super::Coll<'s, u64>>,
+) -> Facts<'s, u64> {
     let keys = Keys::new(program, plan);
     let router = keys.clone();
     let state = State::new(program, plan, keys);
+    if let Some(bound) = bound {
+        debug_assert!(plan.sub_key.is_none() && plan.global.is_empty());
+        return operate_looped(
+            source,
+            bound,
+            move |((tag, row), _, _): &Update| router.route(*tag, row),
+            state,
+        );
+    }
     let mut global = vec![false; program.predicates.len()];
     for &p in &plan.global {
         global[p] = true;
@@ -682,6 +699,18 @@ mod tests {
     }
 
     fn check(text: &str, workers: usize, reads: &[Held], own: &[Held], batch: u64) {
+        check_holding(text, workers, (reads, own), batch, false);
+    }
+
+    /// [`check`] with the operator as it runs inside a loop through time (`looped`): a
+    /// capability held only while it has work.
+    fn check_holding(
+        text: &str,
+        workers: usize,
+        (reads, own): (&[Held], &[Held]),
+        batch: u64,
+        looped: bool,
+    ) {
         let case = case(text);
         let inputs = inputs(&case, reads, own);
         let mut fed: Vec<Update<(u32, Row)>> = Vec::new();
@@ -702,7 +731,12 @@ mod tests {
         let Case { program, plan, .. } = case;
         let (program, plan) = (Arc::new(program), Arc::new(plan));
         let output = run(workers, vec![fed], END, batch, move |mut fed| {
-            render(&program, &plan, fed.pop().expect("one input"))
+            let source = fed.pop().expect("one input");
+            // In a loop the operator reads where the input has got to (the runtime's unit
+            // row): here, the input itself.
+            let bound = looped
+                .then(|| crate::operators::records::flat_map(source.clone(), |_| None::<Row>));
+            render(&program, &plan, source, bound)
         });
         assert_same_at_every_time(&snapshots(&output, END), &expected);
     }
@@ -835,6 +869,27 @@ mod tests {
             (reads, own) in held_inputs(), batch in 1..4u64,
         ) {
             check(VOTED, 3, &reads, &own, batch);
+        }
+
+        #[test]
+        fn deadline_in_a_loop_matches_the_reference_30_time_points_3_workers(
+            (reads, own) in held_inputs(), batch in 1..4u64,
+        ) {
+            check_holding(DEADLINE, 3, (&reads, &own), batch, true);
+        }
+
+        #[test]
+        fn inertia_with_values_in_a_loop_matches_the_reference_30_time_points_2_workers(
+            (reads, own) in held_inputs(), batch in 1..4u64,
+        ) {
+            check_holding(INERTIA_VALUES, 2, (&reads, &own), batch, true);
+        }
+
+        #[test]
+        fn lookback_3_in_a_loop_matches_the_reference_30_time_points_1_worker(
+            (reads, own) in held_inputs(), batch in 1..4u64,
+        ) {
+            check_holding(LOOKBACK_3, 1, (&reads, &own), batch, true);
         }
 
         #[test]

@@ -77,6 +77,49 @@ pub(super) fn operate_split<'s, S: TimeStepped + 'static>(
         .as_collection()
 }
 
+/// [`operate`] inside a loop through time: `state` holds a capability only while it has
+/// work ([`super::Pending`]: one held at its frontier would step the loop on through every
+/// time point), takes no time point the input has not passed (`bound`'s frontier, through
+/// the unit row), and stops once the input is closed: the timeline has ended, and what is
+/// left (a deadline past it) is past it.
+pub(super) fn operate_looped<'s, S: TimeStepped + 'static>(
+    source: Facts<'s, u64>,
+    bound: super::Coll<'s, u64>,
+    route: impl Fn(&Update) -> u64 + 'static,
+    mut state: S,
+) -> Facts<'s, u64> {
+    source
+        .inner
+        .binary_frontier::<_, CapacityContainerBuilder<Vec<Update>>, _, _, _, _>(
+            bound.inner,
+            Exchange::new(route),
+            Pipeline,
+            "Stepper",
+            move |_capability, _info| {
+                let mut pending = super::Pending::default();
+                let mut out = Vec::new();
+                move |(input, frontier), (bound, bound_frontier), output| {
+                    bound.for_each(|_, data| data.clear());
+                    let Some(&end) = bound_frontier.frontier().first() else {
+                        input.for_each(|_, data| data.clear());
+                        pending.settle(None);
+                        return;
+                    };
+                    input.for_each(|capability, data| {
+                        pending.note(&capability);
+                        state.stash().add(data, &|t, _| t);
+                    });
+                    let limit = frontier.frontier().first().map_or(end, |&f| f.min(end));
+                    let mut first = take_below(&mut state, Some(limit), &mut out);
+                    super::zero_one::send_first(output, pending.get(), &mut first, &mut out);
+                    // The earliest time point with work, were every input in.
+                    pending.settle(state.next_time(Some(u64::MAX)));
+                }
+            },
+        )
+        .as_collection()
+}
+
 /// An operator that takes its input a time point at a time, in order (the stepper,
 /// `persist` and `count`).
 pub(super) trait TimeStepped {
@@ -99,13 +142,23 @@ pub(super) fn step_through(
     output: &mut super::zero_one::Output<'_, (u32, Row)>,
     out: &mut Vec<Update>,
 ) {
+    let mut first = take_below(state, limit, out);
+    super::zero_one::send_first(output, capability.as_ref(), &mut first, out);
+    super::follow_frontier(capability, limit);
+}
+
+/// Takes every time point `state` has below `limit` into `out`; the first with output.
+fn take_below(
+    state: &mut impl TimeStepped,
+    limit: Option<u64>,
+    out: &mut Vec<Update>,
+) -> Option<u64> {
     let mut first = None;
     while let Some(t) = state.next_time(limit) {
         state.process(t, out);
         super::zero_one::mark(&mut first, t, out);
     }
-    super::zero_one::send_first(output, capability.as_ref(), &mut first, out);
-    super::follow_frontier(capability, limit);
+    first
 }
 
 /// The next time point to evaluate below `limit` (the input frontier; `None` once the

@@ -213,12 +213,30 @@ impl Plan {
                     },
                     if s.uses_time { "; reads the time" } else { "" }
                 ),
-                Component::Cycle(c) => format!(
+                Component::Cycle(c) if c.steps.is_empty() => format!(
                     "cycle {{{}}} {}; horizon {}; fed back a time point later, each join sharded by its own key",
                     names(&c.preds),
                     rules(&c.rules),
                     c.horizon
                 ),
+                Component::Cycle(c) => {
+                    let steps: Vec<String> = (c.steps.iter())
+                        .map(|s| {
+                            format!(
+                                "{{{}}} key {}",
+                                names(&s.preds),
+                                s.key.as_ref().map_or_else(String::new, key)
+                            )
+                        })
+                        .collect();
+                    format!(
+                        "cycle {{{}}} {}; horizon {}; in keyed steps, each reading the later ones fed back a time point later: {}",
+                        names(&c.preds),
+                        rules(&c.rules),
+                        c.horizon,
+                        steps.join(", ")
+                    )
+                }
             };
             text.push_str(&line);
             if let Some(note) = note(component) {

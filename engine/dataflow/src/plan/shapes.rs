@@ -108,6 +108,7 @@ pub(super) fn cycle_shape(program: &Program, stepper: &StepperPlan) -> Option<Cy
         preds: order,
         rules,
         horizon: stepper.horizon,
+        steps: Vec::new(),
     })
 }
 

@@ -114,6 +114,11 @@ pub struct CyclePlan {
     pub rules: Vec<usize>,
     /// The largest offset of any body atom.
     pub horizon: u32,
+    /// Its predicates in keyed steps, in the order of `preds`: each a time-stepping
+    /// operator of its own key that reads the steps before it as they are and the steps
+    /// after it a time point late, fed back (see [`crate::plan`]). Empty where some
+    /// predicate has no key of its own: the loop is then the dataflow of its rules.
+    pub steps: Vec<StepperPlan>,
 }
 
 /// Where an argument of a stamped fact comes from.
