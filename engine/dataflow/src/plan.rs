@@ -371,8 +371,8 @@ fn stepper(
 /// A loop through time cut into keyed steps (see [`CyclePlan::steps`]): predicates taken
 /// in an order in which each comes after those its rules read at offset 0, each joining
 /// the step being built where the step keeps a key, with the positions it had, and every
-/// predicate of it has one; else starting the next. `None` where a predicate has no key
-/// even alone.
+/// predicate of it has one; else starting the next, alone or beside a predicate that
+/// reads it. `None` where a predicate has a key neither way.
 fn cycle_steps(
     program: &Program,
     analysis: &Analysis,
