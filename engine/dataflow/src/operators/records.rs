@@ -41,10 +41,13 @@ where
                         }) {
                             if !out.is_empty() {
                                 output.session(&held).give_container(&mut out);
+                                out = Vec::new();
                             }
                         }
                         // Room for a record made of each at once: a vector sent is gone,
-                        // and its successor would grow a step at a time.
+                        // and its successor would grow a step at a time. What sending hands
+                        // back is not kept (an exchange to other workers hands back the
+                        // vector it split, as large as the largest message).
                         out.reserve(data.len());
                         for (record, time, diff) in data.drain(..) {
                             for made in logic(record) {
@@ -56,6 +59,7 @@ where
                     if let Some(held) = current {
                         if !out.is_empty() {
                             output.session(&held).give_container(&mut out);
+                            out = Vec::new();
                         }
                     }
                 }
