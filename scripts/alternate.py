@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Alternate commands and print each one's median wall and CPU time.
+"""Alternate commands and print each one's median wall time, CPU time and peak RSS.
 
     alternate.py RUNS -- NAME OUT CMD... [';;' NAME OUT CMD...]...
 
 Runs the commands in turn, RUNS rounds, each with its stdout written to the file OUT;
-CPU is the child's user + system time (every thread), from wait4.
+CPU is the child's user + system time (every thread) and RSS its peak resident set, from
+wait4.
 """
 import os
 import statistics as st
@@ -21,7 +22,7 @@ for arg in sys.argv[3:]:
     else:
         current.append(arg)
 commands.append(current)
-times = {c[0]: ([], []) for c in commands}
+times = {c[0]: ([], [], []) for c in commands}
 for _ in range(runs):
     for name, out, *cmd in commands:
         with open(out, "wb") as f:
@@ -33,6 +34,7 @@ for _ in range(runs):
             sys.exit(f"{name} failed: wait status {status}")
         times[name][0].append(wall)
         times[name][1].append(usage.ru_utime + usage.ru_stime)
-for name, (wall, cpu) in times.items():
+        times[name][2].append(usage.ru_maxrss / 1024)
+for name, (wall, cpu, rss) in times.items():
     print(f"{name:12} wall {st.median(wall):.3f} s  CPU {st.median(cpu):.3f} s"
-          f"  (wall {min(wall):.3f}-{max(wall):.3f})")
+          f"  RSS {st.median(rss):.0f} MiB  (wall {min(wall):.3f}-{max(wall):.3f})")
