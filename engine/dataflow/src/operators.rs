@@ -73,26 +73,6 @@ pub(crate) fn keep_spare<T>(pool: &mut Vec<Vec<T>>, mut emptied: Vec<T>, most: u
     }
 }
 
-/// Most records' room an operator keeps between time points, in a spare vector or its
-/// output buffer: the room of the usual time points, not of the largest one seen (EC's
-/// groundings of every pair of agents all start at the first).
-pub(crate) const KEPT_ROOM: usize = 1 << 12;
-
-/// Readies `out`, whose container was just sent, for the next message: room for `size`
-/// records, up to [`KEPT_ROOM`]. Sending may hand back another container, emptied: an
-/// exchange to other workers hands back the one it just split, as large as the largest
-/// message, which every operator before an exchange would otherwise keep for the rest of
-/// the run.
-pub(crate) fn room_after_send<T>(out: &mut Vec<T>, size: usize) {
-    let wanted = size.min(KEPT_ROOM);
-    if out.capacity() > KEPT_ROOM {
-        *out = Vec::with_capacity(wanted);
-    } else {
-        out.clear();
-        out.reserve(wanted);
-    }
-}
-
 /// The earliest time either input of a binary operator may still send: `None` once both
 /// are closed.
 pub(crate) fn limit(

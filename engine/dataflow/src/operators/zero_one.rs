@@ -24,7 +24,6 @@ use timely::dataflow::operators::Capability;
 use timely::dataflow::operators::generic::{Operator, OutputBuilderSession};
 use timely::dataflow::operators::vec::ToStream;
 
-use super::KEPT_ROOM;
 use super::slab::Slab;
 
 /// The 0/1 version of `collection` (see the module doc).
@@ -247,6 +246,11 @@ pub(super) struct Stash<D> {
 
 /// Most emptied vectors a [`Stash`] keeps.
 const SPARE_VECTORS: usize = 64;
+
+/// Most records' room an operator keeps between time points, in a spare vector or its
+/// output buffer: the room of the usual time points, not of the largest one seen (EC's
+/// groundings of every pair of agents all start at the first).
+const KEPT_ROOM: usize = 1 << 12;
 
 impl<D> Default for Stash<D> {
     fn default() -> Stash<D> {
@@ -649,7 +653,7 @@ pub(super) fn send_first<D: ExchangeData>(
 /// Sends `out` at `time`, when there is anything to send: a capability is taken only for
 /// time points with output, since each costs progress updates in every operator
 /// downstream. The vector itself is sent (no record is copied into a container builder);
-/// `out` starts again at its size, up to [`KEPT_ROOM`] ([`super::room_after_send`]).
+/// `out` starts again at its size, up to [`KEPT_ROOM`].
 pub(super) fn send_at<D: ExchangeData>(
     output: &mut Output<'_, D>,
     capability: &Capability<u64>,
@@ -661,7 +665,14 @@ pub(super) fn send_at<D: ExchangeData>(
         output
             .session(&capability.delayed(&time))
             .give_container(out);
-        super::room_after_send(out, size);
+        // Sending may hand back another container, emptied: an exchange to other workers
+        // hands back the one it split, as large as the largest message, not kept here.
+        if out.capacity() > KEPT_ROOM {
+            *out = Vec::with_capacity(size.min(KEPT_ROOM));
+        } else {
+            out.clear();
+            out.reserve(size.min(KEPT_ROOM));
+        }
     }
 }
 
