@@ -141,8 +141,32 @@ pub fn lines_of(child: &mut Child) -> mpsc::Receiver<String> {
 
 /// Runs `stgflow` with `args` (from `dir`) as a loopback cluster of `processes` processes
 /// of `workers` workers each, and waits at most 60 s for all of them; returns each
-/// process's output, in process order.
+/// process's output, in process order. A port found free can be taken before its process
+/// listens on it (by another test's connections, say): a cluster that could not listen
+/// runs again on fresh ports.
 pub fn run_cluster(
+    dir: &Path,
+    args: &[String],
+    processes: usize,
+    workers: usize,
+) -> Vec<std::process::Output> {
+    let taken = |outputs: &[std::process::Output]| {
+        (outputs.iter()).any(|o| {
+            let stderr = String::from_utf8_lossy(&o.stderr);
+            stderr.contains("cannot listen on") && stderr.contains("Address already in use")
+        })
+    };
+    let mut outputs = run_cluster_once(dir, args, processes, workers);
+    for _ in 0..4 {
+        if !taken(&outputs) {
+            break;
+        }
+        outputs = run_cluster_once(dir, args, processes, workers);
+    }
+    outputs
+}
+
+fn run_cluster_once(
     dir: &Path,
     args: &[String],
     processes: usize,
