@@ -18,6 +18,8 @@
 //!   variable or the cycle.
 //! * [`stratify`] — the incremental stratification (Definition 14 of the STG paper),
 //!   temporal SCCs and forgetting horizons (Proposition 1).
+//! * [`reach`] — how long a constant read in a predicate's facts can be held, by which
+//!   a stream's long symbols are freed.
 //! * [`typos`] and [`ticking`] — warnings about a valid program: a predicate that looks
 //!   misspelt, a rule that makes every time point of the timeline cost.
 //!
@@ -27,6 +29,7 @@
 
 pub mod diag;
 pub mod ir;
+pub mod reach;
 pub mod stratify;
 pub mod syntax;
 pub mod ticking;

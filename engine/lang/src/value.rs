@@ -4,11 +4,11 @@
 //! and identifiers of event logs, fresh ones included — is stored in the value itself:
 //! no allocation, no table, equality, hashing and order on its bytes, so a stream of
 //! fresh names costs what a stream of integers costs and leaves nothing behind. A longer
-//! symbol (an IRI) is interned process-wide: a thin pointer to leaked, immutable symbol
-//! data, equality a pointer comparison, its text's hash computed once. Interned symbols
-//! are never freed (see the pitfall below).
+//! symbol (an IRI) lives in a process-wide table ([`symbols`]); the value holds its slot
+//! and its text's hash, so equality and hashing never read the table. A stream's long
+//! symbols leave the table once no fact that holds them can be held any more.
 //!
-//! Hashing depends on the text only — the inline bytes, or the interned text's hash — so
+//! Hashing depends on the text only — the inline bytes, or the long text's hash — so
 //! a value hashes the same in every process (timely's exchange between processes routes
 //! by it); a text always takes the same form, so equal texts hash alike. Values travel
 //! between processes as their text.
@@ -17,19 +17,12 @@
 //! it is printed bare when it reads as an identifier and quoted otherwise. Symbols order
 //! by their text. Floats compare by their bit pattern for joins and hashing (so `1.0` and
 //! `1` are different constants) but numerically in the comparison built-ins.
-//!
-//! **Pitfall: long symbols stay.** Freeing an interned symbol needs to know that no value
-//! holds it any more, which a `Copy` value cannot tell: a stream that brings a new IRI in
-//! every fact grows the table however short the horizon. Values that count their
-//! references (not `Copy`) would make every clone and drop of every row pay for the
-//! count, rows of integers too.
+
+pub mod symbols;
 
 use std::cmp::Ordering;
 use std::fmt;
 use std::hash::{Hash, Hasher};
-use std::sync::{OnceLock, RwLock};
-
-use hashbrown::HashMap;
 
 /// A fact's object arguments (or a rule's variable bindings): up to [`ROW_INLINE`] values
 /// inline, so that the common narrow rows cost no allocation as they are copied from
@@ -211,43 +204,27 @@ pub const ROW_INLINE: usize = 2;
 /// The longest symbol, in bytes, stored in the value itself.
 pub const INLINE: usize = 14;
 
-/// An interned symbol's data.
-#[derive(Debug)]
-struct SymbolData {
-    text: Box<str>,
-    hash: u64,
-    /// The first 8 bytes of the text, big-endian (zero-padded): comparing these orders
-    /// most pairs of symbols without reading their text.
-    prefix: u64,
-    /// Whether the text prints without quotes ([`is_bare_symbol`]).
-    bare: bool,
-}
-
-/// A symbol: its text inline, or interned.
+/// A symbol: its text inline, or a handle on the table of long symbols.
 #[derive(Clone, Copy)]
 pub struct Sym(Repr);
 
-/// The high bit of an inline symbol's `meta`: it prints bare. The other bits: its length.
+/// The high bit of a symbol's `meta`: it prints bare. The other bits of an inline
+/// symbol's: its length.
 const BARE: u8 = 0x80;
 
 #[derive(Clone, Copy)]
 enum Repr {
     /// Up to [`INLINE`] bytes of text, zero-padded; `meta` is the length, and [`BARE`].
     Inline { meta: u8, bytes: [u8; INLINE] },
-    /// Longer text, interned.
-    Interned(&'static SymbolData),
-}
-
-fn interner() -> &'static RwLock<HashMap<&'static str, &'static SymbolData>> {
-    static INTERNER: OnceLock<RwLock<HashMap<&'static str, &'static SymbolData>>> = OnceLock::new();
-    INTERNER.get_or_init(Default::default)
-}
-
-/// FNV-1a over the text: stable across processes, platforms and releases.
-fn text_hash(text: &str) -> u64 {
-    text.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
-        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
-    })
+    /// Longer text, in the table: its slot, the slot's generation and the text's hash;
+    /// `meta` is [`BARE`] or 0. The hash keeps the value 8-byte aligned, so that it is
+    /// made and moved as two words.
+    Long {
+        meta: u8,
+        generation: u16,
+        slot: u32,
+        hash: u64,
+    },
 }
 
 /// The first 8 bytes of `bytes`, big-endian, zero-padded.
@@ -259,8 +236,8 @@ fn prefix_of(bytes: &[u8]) -> u64 {
 }
 
 impl Sym {
-    /// The symbol of `text`: inline when short, else the interned one, the same for the
-    /// same text every time.
+    /// The symbol of `text`: inline when short, else the table's, the same for the same
+    /// text while it lives.
     pub fn new(text: &str) -> Sym {
         Sym::with_bareness(text, is_bare_symbol)
     }
@@ -283,16 +260,29 @@ impl Sym {
     /// on why it is inlined).
     #[inline(always)]
     fn with_bareness(text: &str, is_bare: impl FnOnce(&str) -> bool) -> Sym {
+        let bare = if is_bare(text) { BARE } else { 0 };
         if text.len() <= INLINE {
             let mut bytes = [0u8; INLINE];
             bytes[..text.len()].copy_from_slice(text.as_bytes());
-            let bare = if is_bare(text) { BARE } else { 0 };
             return Sym(Repr::Inline {
                 meta: text.len() as u8 | bare,
                 bytes,
             });
         }
-        Sym(Repr::Interned(intern(text)))
+        Sym::long(text, bare)
+    }
+
+    /// A long symbol; out of line, the rare path of the inlined [`Sym::with_bareness`].
+    #[inline(never)]
+    fn long(text: &str, bare: u8) -> Sym {
+        let hash = symbols::text_hash(text);
+        let handle = symbols::intern(text, hash);
+        Sym(Repr::Long {
+            meta: bare,
+            generation: handle.generation,
+            slot: handle.slot,
+            hash,
+        })
     }
 
     /// The symbol's text.
@@ -302,7 +292,7 @@ impl Sym {
             Repr::Inline { meta, bytes } => {
                 std::str::from_utf8(&bytes[..usize::from(meta & !BARE)]).unwrap_or_default()
             }
-            Repr::Interned(data) => &data.text,
+            Repr::Long { .. } => &symbols::entry(self.handle()).text,
         }
     }
 
@@ -310,19 +300,28 @@ impl Sym {
     pub fn as_bytes(&self) -> &[u8] {
         match &self.0 {
             Repr::Inline { meta, bytes } => &bytes[..usize::from(meta & !BARE)],
-            Repr::Interned(data) => data.text.as_bytes(),
+            Repr::Long { .. } => symbols::entry(self.handle()).text.as_bytes(),
         }
     }
 
     /// Whether the symbol prints without quotes (a lower-case identifier).
     pub fn is_bare(self) -> bool {
         match self.0 {
-            Repr::Inline { meta, .. } => meta & BARE != 0,
-            Repr::Interned(data) => data.bare,
+            Repr::Inline { meta, .. } | Repr::Long { meta, .. } => meta & BARE != 0,
         }
     }
 
-    /// Whether the symbol is stored in the value itself (not interned).
+    /// Whether the symbol, quoted, needs no escapes (no `"`, `\\`, line feed or tab).
+    pub fn is_plain(self) -> bool {
+        match self.0 {
+            Repr::Inline { meta, bytes } => !bytes[..usize::from(meta & !BARE)]
+                .iter()
+                .any(|b| matches!(b, b'"' | b'\\' | b'\n' | b'\t')),
+            Repr::Long { .. } => symbols::entry(self.handle()).plain,
+        }
+    }
+
+    /// Whether the symbol is stored in the value itself (not in the table).
     pub fn is_inline(self) -> bool {
         matches!(self.0, Repr::Inline { .. })
     }
@@ -331,38 +330,29 @@ impl Sym {
     fn prefix(self) -> u64 {
         match self.0 {
             Repr::Inline { bytes, .. } => prefix_of(&bytes),
-            Repr::Interned(data) => data.prefix,
+            Repr::Long { .. } => symbols::entry(self.handle()).prefix,
         }
     }
-}
 
-/// The interned data of `text` (longer than [`INLINE`]); out of line, the rare path of
-/// the inlined [`Sym::with_bareness`].
-#[inline(never)]
-fn intern(text: &str) -> &'static SymbolData {
-    if let Some(&data) = interner()
-        .read()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-        .get(text)
-    {
-        return data;
+    /// Raises a long symbol's stamp to `until`, a time point of `clock`'s run (see
+    /// [`symbols`]); nothing for a short one.
+    #[inline]
+    pub fn stamp(self, until: u64, clock: &symbols::Clock) {
+        if let Repr::Long { .. } = self.0 {
+            symbols::stamp(self.handle(), until, clock);
+        }
     }
-    let mut table = interner()
-        .write()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some(&data) = table.get(text) {
-        return data;
+
+    /// A long symbol's place in the table (a short one's is never asked for).
+    #[inline]
+    fn handle(&self) -> symbols::Handle {
+        match self.0 {
+            Repr::Long {
+                slot, generation, ..
+            } => symbols::Handle { slot, generation },
+            Repr::Inline { .. } => unreachable!("a short symbol is not in the table"),
+        }
     }
-    // Symbol data lives as long as the process: symbols are shared by every program,
-    // stream and worker.
-    let data: &'static SymbolData = Box::leak(Box::new(SymbolData {
-        text: text.into(),
-        hash: text_hash(text),
-        prefix: prefix_of(text.as_bytes()),
-        bare: is_bare_symbol(text),
-    }));
-    table.insert(&data.text, data);
-    data
 }
 
 impl PartialEq for Sym {
@@ -375,7 +365,16 @@ impl PartialEq for Sym {
                     bytes: other_bytes,
                 },
             ) => meta == other_meta && bytes == other_bytes,
-            (Repr::Interned(a), Repr::Interned(b)) => std::ptr::eq(a, b),
+            (
+                Repr::Long {
+                    slot, generation, ..
+                },
+                Repr::Long {
+                    slot: other_slot,
+                    generation: other_generation,
+                    ..
+                },
+            ) => slot == other_slot && generation == other_generation,
             // A text takes one form only.
             _ => false,
         }
@@ -399,7 +398,7 @@ impl Sym {
                 let (low, high) = (u64::from_le_bytes(low), u64::from_le_bytes(high));
                 low.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ high
             }
-            Repr::Interned(data) => data.hash,
+            Repr::Long { hash, .. } => hash,
         }
     }
 }
@@ -688,16 +687,45 @@ impl fmt::Display for Value {
 
 fn write_quoted(f: &mut fmt::Formatter<'_>, text: &str) -> fmt::Result {
     f.write_str("\"")?;
-    for c in text.chars() {
-        match c {
-            '"' => f.write_str("\\\"")?,
-            '\\' => f.write_str("\\\\")?,
-            '\n' => f.write_str("\\n")?,
-            '\t' => f.write_str("\\t")?,
-            c => write!(f, "{c}")?,
+    // Runs of characters that need no escape go out whole.
+    let mut rest = text;
+    while let Some(at) = rest.find(['"', '\\', '\n', '\t']) {
+        f.write_str(&rest[..at])?;
+        f.write_str(escape(rest.as_bytes()[at]))?;
+        rest = &rest[at + 1..];
+    }
+    f.write_str(rest)?;
+    f.write_str("\"")
+}
+
+/// The escape of a byte that a quoted symbol cannot hold as it is.
+fn escape(byte: u8) -> &'static str {
+    match byte {
+        b'"' => "\\\"",
+        b'\\' => "\\\\",
+        b'\n' => "\\n",
+        _ => "\\t",
+    }
+}
+
+/// Appends a symbol as `Display` writes it, quoted where it is not bare.
+pub fn push_symbol(line: &mut Vec<u8>, sym: Sym) {
+    let text = sym.as_bytes();
+    if sym.is_bare() {
+        return line.extend_from_slice(text);
+    }
+    line.push(b'"');
+    if sym.is_plain() {
+        line.extend_from_slice(text);
+    } else {
+        for &byte in text {
+            match byte {
+                b'"' | b'\\' | b'\n' | b'\t' => line.extend_from_slice(escape(byte).as_bytes()),
+                _ => line.push(byte),
+            }
         }
     }
-    f.write_str("\"")
+    line.push(b'"');
 }
 
 #[cfg(test)]
@@ -734,7 +762,7 @@ mod tests {
             state.hash_one(Value::sym("fluent")),
             state.hash_one(Value::sym("fluent"))
         );
-        assert_eq!(text_hash("a"), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(symbols::text_hash("a"), 0xaf63_dc4c_8601_ec8c);
         assert!(Value::sym("b") > Value::sym("a"));
     }
 
