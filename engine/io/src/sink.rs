@@ -34,6 +34,7 @@ use hashbrown::HashMap;
 
 use stgflow_lang::ir::{PredId, Program};
 use stgflow_lang::value::Row;
+use stgflow_lang::value::symbols::Clock;
 
 mod buffered;
 mod emit;
@@ -128,6 +129,8 @@ pub struct Sink<W: Write> {
     keyed: Option<(KeyedLines, usize)>,
     /// Whether a worker's sink keys its lines.
     keys: bool,
+    /// The run's clock for the table of long symbols ([`Sink::clocked`]).
+    clock: Option<Clock>,
 }
 
 impl Sink<Vec<u8>> {
@@ -174,6 +177,30 @@ impl<W: Write> Sink<W> {
             print_from: None,
             keyed: None,
             keys: false,
+            clock: None,
+        }
+    }
+
+    /// The sink of a run whose readers stamp their long symbols for `clock`: each time
+    /// point it writes advances the clock past it, so that the symbols no fact can hold
+    /// any more are freed. Sinks made from this one (parts, workers' sinks) leave the
+    /// clock alone: their time points are not the run's output in order.
+    pub fn clocked(mut self, clock: Clock) -> Sink<W> {
+        self.clock = Some(clock);
+        self
+    }
+
+    /// Time point `t` is written.
+    fn passed(&mut self, t: u64) {
+        self.last_time = Some(t);
+        self.clock_to(t.saturating_add(1));
+    }
+
+    /// Advances the run's clock to `t` (see [`Sink::clocked`]): every time point before
+    /// it is written and no longer held. For a writer of output made elsewhere in order.
+    pub fn clock_to(&self, t: u64) {
+        if let Some(clock) = &self.clock {
+            clock.advance(t);
         }
     }
 

@@ -44,7 +44,8 @@ use std::sync::Arc;
 use hashbrown::HashMap;
 
 use stgflow_lang::ir::{PredId, Program};
-use stgflow_lang::value::Row;
+use stgflow_lang::value::symbols::{self, Clock};
+use stgflow_lang::value::{Row, Value};
 
 pub use error::{Code, StreamError};
 pub use format::{Format, Formats};
@@ -181,6 +182,34 @@ pub struct Schema {
     last: Option<(PredId, usize)>,
     /// Names by predicate id.
     names: Vec<String>,
+    /// Where the stream's long symbols are stamped for freeing ([`Schema::stamping`]).
+    stamps: Option<Arc<Stamps>>,
+}
+
+/// How a run's readers stamp the long symbols of its facts: the reach of each predicate
+/// ([`stgflow_lang::reach`]), and the clock of the run that holds the facts, kept alive
+/// with the readers.
+#[derive(Debug)]
+struct Stamps {
+    reach: Arc<[Option<u64>]>,
+    clock: Clock,
+}
+
+impl Stamps {
+    /// Stamps the long symbols of a fact of `pred` that holds until time point `last`;
+    /// out of line, off the readers' path for facts without them.
+    #[inline(never)]
+    fn stamp(&self, pred: PredId, args: &[Value], last: u64) {
+        let until = match self.reach.get(pred).copied().flatten() {
+            Some(reach) => last.saturating_add(reach),
+            None => u64::MAX,
+        };
+        for value in args {
+            if let Value::Sym(sym) = value {
+                sym.stamp(until, &self.clock);
+            }
+        }
+    }
 }
 
 impl Schema {
@@ -206,7 +235,36 @@ impl Schema {
             counts_all: !program.tuple_windows.is_empty(),
             last: None,
             names,
+            stamps: None,
         }
+    }
+
+    /// The schema of readers whose facts `clock`'s run holds: each long symbol of a fact
+    /// is stamped with the last time point it can be held at, so that the table of long
+    /// symbols frees it once the clock has passed (see [`stgflow_lang::value::symbols`]).
+    /// Without this, a reader's long symbols stay for the process's life.
+    pub fn stamping(mut self, program: &Program, clock: Clock) -> Schema {
+        self.stamps = Some(Arc::new(Stamps {
+            reach: stgflow_lang::reach::symbol_reach(program).into(),
+            clock,
+        }));
+        self
+    }
+
+    /// Where readers stamp their long symbols, stamping for `clock`'s run instead (a part
+    /// of the run evaluated on its own, with a clock of its own).
+    pub fn restamp(&mut self, clock: &Clock) {
+        if let Some(stamps) = &self.stamps {
+            self.stamps = Some(Arc::new(Stamps {
+                reach: stamps.reach.clone(),
+                clock: clock.clone(),
+            }));
+        }
+    }
+
+    /// Whether readers stamp their long symbols.
+    pub fn stamps(&self) -> bool {
+        self.stamps.is_some()
     }
 
     /// The names the program knows.
@@ -242,7 +300,7 @@ pub struct FactReader<R> {
 #[derive(Clone, Debug)]
 pub struct ReaderState {
     name: String,
-    schema: Schema,
+    pub(crate) schema: Schema,
     pub(crate) line: usize,
     /// Facts parsed from the current line not yet handed out (a line may hold several).
     pub(crate) pending: std::collections::VecDeque<InputFact>,
@@ -377,7 +435,11 @@ impl<R: BufRead> FactReader<R> {
             let result = match std::str::from_utf8(&buffer) {
                 Ok(text) => {
                     let text = text.trim_end_matches(['\n', '\r']);
-                    self.format.parse_line(text, &mut self.state)
+                    if self.state.schema.stamps() {
+                        symbols::holding(|| self.format.parse_line(text, &mut self.state))
+                    } else {
+                        self.format.parse_line(text, &mut self.state)
+                    }
                 }
                 Err(e) => Err(self.state.error(
                     String::from_utf8_lossy(&buffer).trim_end_matches(['\n', '\r']),
@@ -528,6 +590,9 @@ impl ReaderState {
         };
         if pred == OTHER_ATOM && !self.schema.counts_all {
             return Ok(());
+        }
+        if let Some(stamps) = &self.schema.stamps {
+            stamps.stamp(pred, &args, end - 1);
         }
         let fact = InputFact { pred, args, time };
         if time <= self.watermark() && end == time + 1 {

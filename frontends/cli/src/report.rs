@@ -268,6 +268,8 @@ struct RunReport {
     user: f64,
     system: f64,
     peak_rss_kib: u64,
+    /// Long symbols (IRIs, long names) made, and freed once no fact could hold them.
+    long_symbols: (u64, u64),
     /// The dataflow engine's components: their time on the workers of process 0 and their
     /// output updates.
     components: Vec<(String, f64, Option<u64>)>,
@@ -317,6 +319,7 @@ impl RunReport {
             user,
             system,
             peak_rss_kib,
+            long_symbols: stgflow_lang::value::symbols::counts(),
             components: summary
                 .components
                 .iter()
@@ -348,13 +351,15 @@ impl RunReport {
     /// The JSON fields of what the run took: its output, time and memory.
     fn resources_json(&self) -> String {
         format!(
-            "\"output_lines\":{},\"wall_s\":{:.6},\"cpu_s\":{:.6},\"user_s\":{:.6},\"system_s\":{:.6},\"peak_rss_kib\":{}",
+            "\"output_lines\":{},\"wall_s\":{:.6},\"cpu_s\":{:.6},\"user_s\":{:.6},\"system_s\":{:.6},\"peak_rss_kib\":{},\"long_symbols\":{},\"long_symbols_freed\":{}",
             self.output_lines,
             self.wall,
             self.user + self.system,
             self.user,
             self.system,
             self.peak_rss_kib,
+            self.long_symbols.0,
+            self.long_symbols.1,
         )
     }
 
@@ -364,13 +369,16 @@ impl RunReport {
             "  output        {} lines\n\
              \x20 wall time     {:.3} s\n\
              \x20 CPU time      {:.3} s (user {:.3} s, system {:.3} s)\n\
-             \x20 peak RSS      {:.1} MB\n",
+             \x20 peak RSS      {:.1} MB\n\
+             \x20 long symbols  {} made, {} freed (IRIs and names over 14 bytes)\n",
             self.output_lines,
             self.wall,
             self.user + self.system,
             self.user,
             self.system,
             self.peak_rss_kib as f64 / 1024.0,
+            self.long_symbols.0,
+            self.long_symbols.1,
         )
     }
 

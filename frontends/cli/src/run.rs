@@ -15,6 +15,7 @@ use stgflow_io::stream::split::{SplitFile, Splittable};
 use stgflow_io::stream::{FactReader, Format, InputFact, Schema, SkipCounts, StreamError};
 use stgflow_lang::Compiled;
 use stgflow_lang::ir::Program;
+use stgflow_lang::value::symbols::Clock;
 
 use crate::args::{EngineKind, OutputFormat, OutputMode, RunArgs, Window};
 use crate::{Context, Failure};
@@ -83,7 +84,14 @@ impl Context<'_> {
         };
         // The bytes read of the stream files, for the progress line.
         let read = Arc::new(AtomicU64::new(0));
-        let (mut sources, live) = self.open_sources(&args, program, stdin, &read)?;
+        // Output written time point by time point lets the stream's long symbols go once
+        // no fact holds them; intervals and RTEC's recognitions keep facts to the end.
+        let clock = matches!(
+            args.mode,
+            OutputMode::Points | OutputMode::Changes | OutputMode::Laser
+        )
+        .then(Clock::new);
+        let (mut sources, live) = self.open_sources(&args, program, stdin, &read, clock.clone())?;
         if !live && !self.quiet {
             self.warn_of_a_flood(&args);
         }
@@ -167,6 +175,9 @@ impl Context<'_> {
                 Sink::new(out, mode, program).encoded(encoding)
             }
         };
+        if let Some(clock) = clock {
+            sink = sink.clocked(clock);
+        }
         sink.flush_each = live;
         sink.time_scale = args.tick;
         sink.print_from = args.print_from.map(|t| t / args.tick);
@@ -255,15 +266,19 @@ impl Context<'_> {
     }
 
     /// The program's own facts and a reader per stream; whether one of them is stdin (a
-    /// live stream).
+    /// live stream). With `clock`, the readers stamp their long symbols for it.
     fn open_sources<'p>(
         &self,
         args: &RunArgs,
         program: &'p Program,
         stdin: impl BufRead + 'p,
         read: &Arc<AtomicU64>,
+        clock: Option<Clock>,
     ) -> Result<(Vec<Box<dyn FactSource + 'p>>, bool), Failure> {
-        let schema = Schema::new(program);
+        let schema = match clock {
+            Some(clock) => Schema::new(program).stamping(program, clock),
+            None => Schema::new(program),
+        };
         let mut sources: Vec<Box<dyn FactSource + 'p>> = vec![Box::new(ProgramFacts::new(program))];
         let mut stdin = Some(stdin);
         let mut live = false;

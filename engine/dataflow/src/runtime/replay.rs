@@ -78,6 +78,12 @@ const PARTS_PER_WORKER: usize = 4;
 /// The fewest input bytes a part is cut to.
 const PART_BYTES: u64 = 1 << 20;
 
+/// The most input bytes a part is cut to, where its warm-up allows: a part's output
+/// waits in memory until the parts before it are written, and its long symbols until it
+/// has formatted past them (by key: until it is written), so parts of bounded size keep
+/// memory flat however long the input.
+const MOST_PART_BYTES: u64 = 8 << 20;
+
 /// A part's warm-up is at most this share of its time points.
 const WARM_SHARE: u64 = 16;
 
@@ -148,10 +154,11 @@ impl Replay {
                 let by_warm = (span / warm.saturating_mul(WARM_SHARE)).max(1) as usize;
                 let per_worker = (by_warm / workers).clamp(1, PARTS_PER_WORKER);
                 let parts = (workers * per_worker).min(by_warm.max(workers));
+                let bounded = (bytes.div_ceil(MOST_PART_BYTES) as usize).min(by_warm);
                 let parts = match part_bytes {
                     Some(bytes) => chosen(bytes),
                     None if workers <= 1 => 1,
-                    None => parts.min(chosen(PART_BYTES)),
+                    None => parts.min(chosen(PART_BYTES)).max(bounded).min(1 << 12),
                 };
                 (warm, parts, by_warm >= workers || part_bytes.is_some())
             });
@@ -173,7 +180,9 @@ impl Replay {
                 // Parts small enough to stream through, however few the workers.
                 let parts = match part_bytes {
                     Some(bytes) => chosen(bytes),
-                    None => chosen(SHARD_PART_BYTES).min(workers * SHARD_PARTS_PER_WORKER),
+                    None => (chosen(SHARD_PART_BYTES).min(workers * SHARD_PARTS_PER_WORKER))
+                        .max(bytes.div_ceil(MOST_PART_BYTES) as usize)
+                        .min(1 << 12),
                 };
                 (Mode::ByKey(keys.clone(), template), parts, 0)
             }
@@ -272,6 +281,7 @@ impl Replay {
         // are removed once the workers have ended.
         let dropped = std::cell::Cell::new(None);
         let drop_from = |n: usize| dropped.set(Some(n));
+        let floor = |k: usize| work.cut.evaluated_from(k);
         let outcome = match cluster {
             None => std::thread::scope(|scope| {
                 for i in 0..workers.clamp(1, work.parts.len().max(1)) {
@@ -294,7 +304,7 @@ impl Replay {
                     (&work.outbox, &pieces),
                     sink,
                     false,
-                    &drop_from,
+                    (&drop_from, &floor),
                 );
                 // Workers still on parts after one that stopped the run end at their next
                 // batch.
@@ -313,7 +323,7 @@ impl Replay {
                     (&work.outbox, &pieces),
                     sink,
                     true,
-                    &drop_from,
+                    (&drop_from, &floor),
                 );
                 work.outbox.unwanted_from(0);
                 let joined = super::join(guards);
@@ -333,7 +343,7 @@ impl Replay {
             let (sink_of_rest, emit_from) = sinks.part(&rest, 0)?;
             let done = by_time::evaluate(shared, &rest, 0, sink_of_rest, emit_from, &outbox);
             outbox.done(0, done);
-            let (more, _) = write(1, (&outbox, &pieces), sink, false, &|_| {})?;
+            let (more, _) = write(1, (&outbox, &pieces), sink, false, (&|_| {}, &|_| u64::MAX))?;
             written.add(more);
         }
         sink.finish()?;
@@ -358,7 +368,14 @@ fn by_keys<W: Write>(
             outbox.unwanted_from(0);
             stats
         });
-        let written = write(cut.len(), (outbox, &pieces), sink, false, &|_| {});
+        let starts = |k: usize| cut.times(k).0;
+        let written = write(
+            cut.len(),
+            (outbox, &pieces),
+            sink,
+            false,
+            (&|_| {}, &starts),
+        );
         outbox.unwanted_from(0);
         let stats = shards
             .join()
@@ -486,13 +503,16 @@ fn merge_summary(total: &mut RunSummary, part: RunSummary) {
 /// Writes the parts' output to `sink` in order as it comes; the summary of the parts
 /// written, and the part from which the rest must be read as one, if a file is out of
 /// order there. Where the run stops before its end, `drop` is told the first part whose
-/// output (part files the workers wrote themselves) is not the run's.
+/// output (part files the workers wrote themselves) is not the run's. `floor` is the
+/// first time point part `k` reads (its warm-up's): the run's clock for long symbols
+/// ([`Sink::clock_to`]) goes no further than the next part's, which may already hold its
+/// facts.
 fn write<W: Write>(
     parts: usize,
     (outbox, pieces): (&Outbox, &crossbeam_channel::Receiver<Piece>),
     sink: &mut Sink<W>,
     cluster: bool,
-    drop: &dyn Fn(usize),
+    (drop, floor): (&dyn Fn(usize), &dyn Fn(usize) -> u64),
 ) -> Result<(Written, Option<usize>), RunError> {
     let mut waiting: Vec<std::collections::VecDeque<Piece>> =
         (0..parts).map(|_| Default::default()).collect();
@@ -504,6 +524,9 @@ fn write<W: Write>(
             match piece {
                 Piece::Bytes { bytes, through, .. } => {
                     sink.write_formatted(through, &bytes)?;
+                    let next = (writing + 1 < parts).then(|| floor(writing + 1));
+                    // `through` itself may not be whole yet (a shard's merge stops at it).
+                    sink.clock_to(through.min(next.unwrap_or(u64::MAX)));
                     outbox.written(bytes.len());
                     outbox.recycle(bytes);
                 }
@@ -537,6 +560,9 @@ fn write<W: Write>(
                         return Err(error);
                     }
                     writing += 1;
+                    if writing < parts {
+                        sink.clock_to(floor(writing));
+                    }
                     outbox.writing(writing);
                     if writing == parts {
                         return Ok((written, None));

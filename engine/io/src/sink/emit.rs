@@ -90,7 +90,7 @@ impl<W: Write> Sink<W> {
             self.write_holding(t, 1)?;
         }
         if !printed {
-            self.last_time = Some(t);
+            self.passed(t);
             return Ok(());
         }
         match self.mode {
@@ -103,7 +103,7 @@ impl<W: Write> Sink<W> {
             }
             Mode::Snapshot(_) | Mode::Changes => {}
         }
-        self.last_time = Some(t);
+        self.passed(t);
         self.keyed_time_point(0);
         self.out.write_all(&self.line)?;
         if self.flush_each {
@@ -158,7 +158,7 @@ impl<W: Write> Sink<W> {
             for (pred, args, diff) in changes {
                 self.fact_line(pred, args, t, diff)?;
             }
-            self.last_time = Some(t);
+            self.passed(t);
             self.keyed_time_point(0);
             self.out.write_all(&self.line)?;
             if self.flush_each {
@@ -180,7 +180,7 @@ impl<W: Write> Sink<W> {
             self.line.extend_from_within(..end);
             self.keyed_line(t, pred, args, None);
         }
-        self.last_time = Some(t);
+        self.passed(t);
         self.keyed_time_point(end);
         self.out.write_all(&self.line[end..])?;
         if self.flush_each {
@@ -209,12 +209,12 @@ impl<W: Write> Sink<W> {
             .map(|p| p.max(from));
         if let Some(first) = first {
             if from < first {
-                self.last_time = Some(first - 1);
+                self.passed(first - 1);
             }
             self.emit_sorted(first, std::iter::empty())?;
             return self.quiet(first + 1, to);
         }
-        self.last_time = Some(to - 1);
+        self.passed(to - 1);
         if self.flush_each {
             self.flush()?;
         }

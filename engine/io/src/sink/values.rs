@@ -12,7 +12,7 @@ pub fn push_value(line: &mut Vec<u8>, value: Value) {
             }
             push_u64(line, i.unsigned_abs());
         }
-        Value::Sym(sym) if sym.is_bare() => line.extend_from_slice(sym.as_bytes()),
+        Value::Sym(sym) => stgflow_lang::value::push_symbol(line, sym),
         other => {
             use std::io::Write as _;
             let _ = write!(line, "{other}");

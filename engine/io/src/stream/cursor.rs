@@ -162,6 +162,14 @@ impl<'a> Cursor<'a> {
             }
             Some('"') => {
                 self.pos += 1;
+                // A string without escapes is taken from the line as it is, uncopied.
+                let rest = self.rest();
+                if let Some(end) = rest.find(['"', '\\']) {
+                    if rest.as_bytes()[end] == b'"' {
+                        self.pos += end + 1;
+                        return Ok(Value::sym(&rest[..end]));
+                    }
+                }
                 let mut value = String::new();
                 loop {
                     let Some(c) = self.peek() else {

@@ -30,6 +30,7 @@ use super::{FactReader, InputFact, ReaderState, SkipCounts, StreamError};
 use crate::drive::{FactSource, Splitting};
 use stgflow_lang::ir::PredId;
 use stgflow_lang::value::Row;
+use stgflow_lang::value::symbols::Clock;
 
 #[cfg(unix)]
 fn read_at(file: &File, buf: &mut [u8], at: u64) -> io::Result<usize> {
@@ -212,6 +213,7 @@ impl SplitFile {
             timeline: None,
             skipped: SkipCounts::default(),
             misplaced: false,
+            clock: None,
         }
     }
 
@@ -486,6 +488,8 @@ pub struct Part {
     /// What the part's own lines skipped.
     skipped: SkipCounts,
     misplaced: bool,
+    /// The clock its readers stamp long symbols for, where not the file's run's.
+    clock: Option<Clock>,
 }
 
 /// The reader of a part's stage: lines of a text file, or rows of a columnar stream.
@@ -539,6 +543,13 @@ impl std::fmt::Debug for Part {
 }
 
 impl Part {
+    /// The part with its readers stamping long symbols for `clock`, the clock of the
+    /// part's own evaluation (where the file's readers stamp at all).
+    pub fn clocked(mut self, clock: Clock) -> Part {
+        self.clock = Some(clock);
+        self
+    }
+
     /// Whether a fact of the part lay outside its range: the file is out of time order
     /// there or before it (see the module docs).
     pub fn misplaced(&self) -> bool {
@@ -579,6 +590,9 @@ impl Part {
             let state = reader.state_mut();
             state.latest = self.latest;
             state.timeline = self.timeline;
+            if let Some(clock) = &self.clock {
+                state.schema.restamp(clock);
+            }
             self.reader = Some(reader);
         }
         self.reader.as_mut()

@@ -14,6 +14,7 @@ use stgflow_io::sink::Sink;
 use stgflow_io::stream::SkipCounts;
 use stgflow_lang::ir::PredId;
 use stgflow_lang::value::Row;
+use stgflow_lang::value::symbols::Clock;
 
 use super::super::messages::{Update, change};
 use super::Shared;
@@ -36,7 +37,13 @@ pub(super) fn evaluate(
 ) -> PartDone {
     let (start, end) = cut.times(k);
     let first = cut.evaluated_from(k);
-    let mut parts = cut.readers(k);
+    // The part's long symbols go as its own output is formatted, not as the run's is
+    // written: a clock of its own.
+    let clock = Clock::new();
+    let sink = sink.clocked(clock.clone());
+    let mut parts: Vec<_> = (cut.readers(k).into_iter())
+        .map(|part| part.clocked(clock.clone()))
+        .collect();
     // The part that reads from the input's start also reads the program's facts before
     // the timeline, for the driver to drop and count.
     let program_times = match cut.warm_from[k] {

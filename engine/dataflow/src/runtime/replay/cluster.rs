@@ -14,7 +14,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use stgflow_io::drive::{Fed, RunSummary};
+use stgflow_io::drive::{Fed, RunError, RunSummary};
 use stgflow_io::stream::SentSkips;
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::ProbeHandle;
@@ -392,8 +392,19 @@ impl Work {
                 return;
             }
             let done = match self.sinks.part(&self.cut, k) {
+                // A worker that panics ends the run with an error, not a writer waiting
+                // for the part for ever.
                 Ok((sink, emit_from)) => {
-                    by_time::evaluate(&self.shared, &self.cut, k, sink, emit_from, out)
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        by_time::evaluate(&self.shared, &self.cut, k, sink, emit_from, out)
+                    }))
+                    .unwrap_or_else(|panic| PartDone {
+                        error: Some(RunError::Cluster(format!(
+                            "a worker failed on part {k} of the input: {}",
+                            panic_message(panic.as_ref())
+                        ))),
+                        ..PartDone::default()
+                    })
                 }
                 Err(error) => PartDone {
                     error: Some(error.into()),
@@ -403,4 +414,11 @@ impl Work {
             out.done(k, done);
         }
     }
+}
+
+/// What a panic said.
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
+    (panic.downcast_ref::<String>().map(String::as_str))
+        .or_else(|| panic.downcast_ref::<&str>().copied())
+        .unwrap_or("a panic")
 }
