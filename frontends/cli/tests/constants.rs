@@ -128,3 +128,80 @@ fn an_iri_over_100_bytes_reads_and_prints_in_every_format_and_mode() {
         );
     }
 }
+
+/// A long IRI that leaves the window, stays away while thousands of fresh IRIs come and
+/// go (the table of long symbols frees them, and gives their slots to others), and comes
+/// back: printed as it went in, on every path, and the fresh ones are freed.
+#[test]
+fn an_iri_that_leaves_the_window_and_comes_back_prints_as_it_went_in() {
+    let dir = tempdir();
+    std::fs::write(
+        dir.join("p.tdl"),
+        "q(X, T) :- p(X, T).\nq(X, T) :- p(X, T-1).\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let back = iri();
+    let mut stream = String::new();
+    let mut facts: Vec<(String, u64)> = vec![(back.clone(), 0), (back.clone(), 1600)];
+    for t in 1..1500u64 {
+        for i in 0..8 {
+            facts.push((format!("http://example.org/stream/events#event-{t}-{i}"), t));
+        }
+    }
+    facts.sort_by_key(|(_, t)| *t);
+    for (iri, t) in &facts {
+        stream.push_str(&format!("p(\"{iri}\", {t}).\n"));
+    }
+    std::fs::write(dir.join("s.facts"), &stream).unwrap_or_else(|e| panic!("{e}"));
+    // The timeline ends at the last fact's time point, 1600.
+    let mut points: Vec<String> = facts
+        .iter()
+        .flat_map(|(iri, t)| [(iri, *t), (iri, t + 1)])
+        .filter(|&(_, t)| t <= 1600)
+        .map(|(iri, t)| format!("q(\"{iri}\",{t})."))
+        .collect();
+    points.sort();
+    let runs: [&[&str]; 5] = [
+        &["s.facts"],
+        &["s.facts", "-w", "1"],
+        &["s.facts", "-w", "3"],
+        &["-"],
+        &["s.facts", "--engine", "reference"],
+    ];
+    for args in runs {
+        let output = stgflow()
+            .current_dir(&dir)
+            .args([
+                "run",
+                "p.tdl",
+                "--mode",
+                "points",
+                "--stats-json",
+                "stats.json",
+            ])
+            .args(args)
+            .stdin(std::fs::File::open(dir.join("s.facts")).unwrap_or_else(|e| panic!("{e}")))
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            output.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let printed = sorted(&String::from_utf8_lossy(&output.stdout));
+        assert_eq!(printed.len(), points.len(), "{args:?}");
+        assert!(printed == points, "{args:?}: the output differs");
+        let stats =
+            std::fs::read_to_string(dir.join("stats.json")).unwrap_or_else(|e| panic!("{e}"));
+        let freed: u64 = stats
+            .split("\"long_symbols_freed\":")
+            .nth(1)
+            .and_then(|rest| rest.split([',', '}']).next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no count of freed symbols in {stats}"));
+        assert!(
+            freed > 6_000,
+            "{args:?}: {freed} of 11,993 long symbols freed"
+        );
+    }
+}

@@ -632,8 +632,8 @@ fn rss_kib(pid: u32) -> u64 {
 }
 
 /// 10^7 time points through stdin, one line each, in live mode, every line with a fresh
-/// identifier (an event seen once, in a window of two time points): the RSS at the end is
-/// within 1.5× of the RSS after the first 10^5. Run it in release:
+/// identifier and a fresh IRI (events seen once, in a window of two time points): the RSS
+/// at the end is within 1.5× of the RSS after the first 10^5. Run it in release:
 /// `cargo test --release -p stgflow-cli --test faults -- --ignored --nocapture soak`.
 /// `STGFLOW_SOAK_POINTS` shortens it.
 #[test]
@@ -691,7 +691,10 @@ fn soak_ten_million_time_points_through_stdin_in_flat_memory() {
         } else {
             "warning"
         };
-        writeln!(stdin, "{what}(d{device},{t}). seen(ev{t},{t}).")
+        writeln!(
+            stdin,
+            "{what}(d{device},{t}). seen(ev{t},{t}). seen(\"http://example.org/soak/events#event-{t}\",{t})."
+        )
             .unwrap_or_else(|e| panic!("{e}"));
         if t == 100_000 {
             stdin.flush().unwrap_or_else(|e| panic!("{e}"));
