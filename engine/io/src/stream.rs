@@ -591,7 +591,7 @@ impl ReaderState {
         if pred == OTHER_ATOM && !self.schema.counts_all {
             return Ok(());
         }
-        if let Some(stamps) = &self.schema.stamps {
+        if let Some(stamps) = self.schema.stamps.as_ref().filter(|_| symbols::holds_any()) {
             stamps.stamp(pred, &args, end - 1);
         }
         let fact = InputFact { pred, args, time };

@@ -575,6 +575,7 @@ impl Value {
     /// `a.order_prefix() <= b.order_prefix()`, and every value's prefix is above 0 (an
     /// empty row's). Sorting by the prefix first settles most comparisons with one
     /// integer comparison.
+    #[inline]
     pub fn order_prefix(self) -> u32 {
         const HALF: i64 = 1 << 29;
         let (kind, bits) = match self {
@@ -594,6 +595,7 @@ impl Value {
     /// [`Value::order_prefix`] but finer: the kind and 62 bits of the value (of a symbol,
     /// its first 7¾ bytes), so names that differ in their first bytes (`id17`, `id18`)
     /// are told apart without reading them.
+    #[inline]
     pub fn order_prefix64(self) -> u64 {
         let (kind, bits) = match self {
             Value::Int(i) => (1u64, (i as u64) ^ (1 << 63)),

@@ -169,8 +169,9 @@ fn split(slot: u32) -> (&'static Shard, u32) {
     )
 }
 
-/// The entry of `handle`: it must still be live.
-#[inline]
+/// The entry of `handle`: it must still be live. Out of line: the paths of short
+/// symbols that branch here stay small enough to inline.
+#[inline(never)]
 pub(super) fn entry(handle: Handle) -> &'static Entry {
     let (shard, index) = split(handle.slot);
     match shard.entry(index) {
@@ -211,6 +212,13 @@ pub fn holding<R>(parse: impl FnOnce() -> R) -> R {
     }
     let _release = Release;
     parse()
+}
+
+/// Whether this thread's reader has made or found a long symbol in the line it parses:
+/// a fact without one has nothing to stamp.
+#[inline]
+pub fn holds_any() -> bool {
+    HELD.with(|held| !held.borrow().is_empty())
 }
 
 /// Raises the stamp of the long symbol `handle` to `until` (a time point of `clock`'s
