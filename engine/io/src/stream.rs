@@ -163,6 +163,29 @@ fn line_of(location: &str) -> usize {
         .unwrap_or(0)
 }
 
+/// Appends `input`'s next line, with its newline, to `line`; the bytes read (0 at the
+/// end). [`BufRead::read_until`], with a vectorised search for the newline.
+fn read_line(input: &mut impl BufRead, line: &mut Vec<u8>) -> std::io::Result<usize> {
+    let mut read = 0;
+    loop {
+        let buffer = match input.fill_buf() {
+            Ok(buffer) => buffer,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        let (taken, ended) = match memchr::memchr(b'\n', buffer) {
+            Some(at) => (at + 1, true),
+            None => (buffer.len(), buffer.is_empty()),
+        };
+        line.extend_from_slice(&buffer[..taken]);
+        input.consume(taken);
+        read += taken;
+        if ended {
+            return Ok(read);
+        }
+    }
+}
+
 /// The predicate of a stream atom that no predicate of the program takes (an unknown
 /// name, another arity), given as a fact without arguments where the program counts every
 /// atom of the stream ([`Schema::counts_all`]): the timeline driver counts it and drops
@@ -410,18 +433,15 @@ impl<R: BufRead> FactReader<R> {
                 return Ok(Some(fact));
             }
             self.buffer.clear();
-            let read = self
-                .input
-                .read_until(b'\n', &mut self.buffer)
-                .map_err(|e| StreamError {
-                    code: Code::E103.as_str(),
-                    file: self.state.name.clone(),
-                    line: self.state.line + 1,
-                    column: 1,
-                    message: format!("cannot read input: {e}"),
-                    text: String::new(),
-                    help: None,
-                })?;
+            let read = read_line(&mut self.input, &mut self.buffer).map_err(|e| StreamError {
+                code: Code::E103.as_str(),
+                file: self.state.name.clone(),
+                line: self.state.line + 1,
+                column: 1,
+                message: format!("cannot read input: {e}"),
+                text: String::new(),
+                help: None,
+            })?;
             if read == 0 {
                 // One time point at a time: an interval may run for a very long time.
                 let Some(first) = self.state.held.first_key_value().map(|(t, _)| *t) else {

@@ -4,6 +4,7 @@
 
 use super::messages::Update;
 use stgflow_io::merge::Tournament;
+use stgflow_lang::value::Value;
 
 /// What [`in_output_order`] sorts per update: its packed key, the order prefix of its
 /// second argument, and its index.
@@ -51,15 +52,19 @@ pub(super) fn in_output_order(
         )
     };
     let by_key = |updates: &[Update], order: &mut [OrderKey]| {
-        order.sort_unstable_by(|&(a, a2, i), &(b, b2, j)| {
-            a.cmp(&b).then_with(|| {
-                let (x, y) = (&updates[i as usize].0.1, &updates[j as usize].0.1);
-                x.first()
-                    .cmp(&y.first())
-                    .then(a2.cmp(&b2))
-                    .then_with(|| x.cmp(y))
-            })
-        });
+        order.sort_unstable_by_key(|&(key, _, _)| key);
+        let mut from = 0;
+        while let Some(&(key, _, _)) = order.get(from) {
+            let to = from
+                + order[from..]
+                    .iter()
+                    .position(|k| k.0 != key)
+                    .unwrap_or(order.len() - from);
+            if to - from > 1 {
+                by_rows(updates, &mut order[from..to]);
+            }
+            from = to;
+        }
     };
     let in_time_order = |updates: &[Update]| updates.windows(2).all(|w| w[0].1 <= w[1].1);
     if indexable && !in_time_order(updates) && updates.len() > 1 << 10 {
@@ -249,6 +254,73 @@ pub(super) fn merge_time_points(
 
 /// Moves `updates` in `order` onto `into`, adding up equal ones and dropping those that
 /// cancel out (`into[start..]` is this batch's part).
+/// The most tied updates [`by_rows`] sorts without reading their texts out first.
+const FEW_TIED: usize = 8;
+
+/// Sorts `tied`, whose packed keys are equal, by the updates' rows: the first arguments,
+/// then the second's order prefix, then the rows.
+///
+/// Where the first arguments are symbols (IRIs share their first bytes, so their packed
+/// keys tie), each text is found in the symbol table once, not in every comparison, and
+/// the bytes the run's texts all share are skipped: the next 8 bytes of each order most
+/// pairs with one integer comparison.
+fn by_rows(updates: &[Update], tied: &mut [OrderKey]) {
+    let row = |i: u32| &updates[i as usize].0.1;
+    // A few tied updates (most often one fact from two rules) sort in place; reading the
+    // texts out first pays for itself over longer runs.
+    let texts: Option<Vec<&[u8]>> = (tied.len() > FEW_TIED)
+        .then(|| {
+            tied.iter()
+                .map(|&(_, _, i)| match row(i).first() {
+                    Some(Value::Sym(s)) => Some(s.as_bytes()),
+                    _ => None,
+                })
+                .collect()
+        })
+        .flatten();
+    let Some(texts) = texts else {
+        tied.sort_unstable_by(|&(_, x2, i), &(_, y2, j)| {
+            row(i)
+                .first()
+                .cmp(&row(j).first())
+                .then(x2.cmp(&y2))
+                .then_with(|| row(i).cmp(row(j)))
+        });
+        return;
+    };
+    let shared = texts.iter().skip(1).fold(texts[0].len(), |shared, text| {
+        texts[0][..shared]
+            .iter()
+            .zip(*text)
+            .take_while(|(a, b)| a == b)
+            .count()
+    });
+    // A symbol orders as its text, and texts that share their first `shared` bytes as
+    // the rest; the next 8 bytes, zero-padded, order them wherever they differ.
+    let next8 = |text: &[u8]| {
+        let rest = &text[shared..];
+        let mut bytes = [0u8; 8];
+        let head = &rest[..rest.len().min(8)];
+        bytes[..head.len()].copy_from_slice(head);
+        u64::from_be_bytes(bytes)
+    };
+    // Small pairs sort fast; what ties on them is looked up by the pair's place.
+    let mut keyed: Vec<(u64, u32)> = (0..tied.len())
+        .map(|at| (next8(texts[at]), at as u32))
+        .collect();
+    keyed.sort_unstable_by(|&(x, a), &(y, b)| {
+        x.cmp(&y).then_with(|| {
+            let ((_, x2, i), (_, y2, j)) = (tied[a as usize], tied[b as usize]);
+            texts[a as usize][shared..]
+                .cmp(&texts[b as usize][shared..])
+                .then(x2.cmp(&y2))
+                .then_with(|| row(i).cmp(row(j)))
+        })
+    });
+    let sorted: Vec<OrderKey> = keyed.iter().map(|&(_, at)| tied[at as usize]).collect();
+    tied.copy_from_slice(&sorted);
+}
+
 fn move_in_order(order: &[OrderKey], updates: &mut [Update], into: &mut Vec<Update>, start: usize) {
     for &(_, _, i) in order {
         let ((pred, row), time, diff) = &mut updates[i as usize];
@@ -268,7 +340,7 @@ fn move_in_order(order: &[OrderKey], updates: &mut [Update], into: &mut Vec<Upda
 #[cfg(test)]
 mod tests {
     use super::*;
-    use stgflow_lang::value::{Row, Value};
+    use stgflow_lang::value::Row;
 
     /// The order `in_output_order` must produce, by a plain sort and consolidation.
     fn expected(updates: &[Update], rank: &[usize]) -> Vec<Update> {
@@ -297,6 +369,8 @@ mod tests {
             Value::Float(2.5),
             Value::Int(1 << 40),
             Value::sym("a"),
+            Value::sym("http://example.org/stream/event#10"),
+            Value::sym("http://example.org/stream/event#1"),
         ];
         let mut out = Vec::new();
         for (i, &t) in times.iter().enumerate() {
@@ -350,6 +424,43 @@ mod tests {
             assert!(batch.is_empty());
             assert_eq!(into[0], ((0, Row::new()), 0, 1), "what was there stays");
             assert_eq!(&into[1..], &want[..], "times {times:?}, {in_time_order}");
+        }
+    }
+
+    #[test]
+    fn many_tied_symbols_sort_by_their_texts_past_what_they_share() {
+        let rank = [1, 0];
+        let mut batch = Vec::new();
+        for i in (0..60u64).rev() {
+            // Texts that share 32 bytes, one the other's prefix, one with a NUL past it,
+            // equal first arguments whose second ones decide, and repeats that cancel.
+            let first = match i % 5 {
+                0 => "http://example.org/stream/event#".to_owned(),
+                1 => format!("http://example.org/stream/event#{}\0", i % 3),
+                _ => format!("http://example.org/stream/event#{}", i % 17 * 7),
+            };
+            for second in [
+                Value::sym("x"),
+                Value::sym("http://example.org/o#10"),
+                Value::Int(2),
+            ] {
+                let row: Row = [Value::sym(&first), second].into_iter().collect();
+                let pred = (i % 2) as u32;
+                batch.push(((pred, row.clone()), 4 + i % 2, 1));
+                if i % 4 == 0 {
+                    batch.push(((pred, row), 4 + i % 2, -1));
+                }
+            }
+        }
+        for in_time_order in [false, true] {
+            let mut batch = batch.clone();
+            if in_time_order {
+                batch.sort_by_key(|u| u.1);
+            }
+            let want = expected(&batch, &rank);
+            let (mut order, mut into) = (Vec::new(), Vec::new());
+            in_output_order(&mut batch, &rank, 0, &mut order, &mut into);
+            assert_eq!(into, want, "{in_time_order}");
         }
     }
 

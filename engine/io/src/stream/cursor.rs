@@ -164,7 +164,8 @@ impl<'a> Cursor<'a> {
                 self.pos += 1;
                 // A string without escapes is taken from the line as it is, uncopied.
                 let rest = self.rest();
-                if let Some(end) = rest.find(['"', '\\']) {
+                // Bytes, not chars: both are ASCII, and no byte of a longer character is.
+                if let Some(end) = memchr::memchr2(b'"', b'\\', rest.as_bytes()) {
                     if rest.as_bytes()[end] == b'"' {
                         self.pos += end + 1;
                         return Ok(Value::sym(&rest[..end]));

@@ -46,10 +46,6 @@ const CHUNKS: usize = (INDEX_BITS - FIRST_CHUNK_BITS + 1) as usize;
 /// The fewest live symbols in a shard before it is swept.
 const FIRST_SWEEP: usize = 1 << 8;
 
-/// Long symbols made and freed, over the process's life.
-static MADE: AtomicU64 = AtomicU64::new(0);
-static FREED: AtomicU64 = AtomicU64::new(0);
-
 /// A stamp that never falls behind a clock.
 const PINNED: u64 = u64::MAX;
 
@@ -97,21 +93,29 @@ struct Table {
     free: Vec<u32>,
     /// The number of live symbols at which the shard is swept next.
     next_sweep: usize,
+    /// Symbols made and freed in the shard, over the process's life.
+    made: u64,
+    freed: u64,
 }
 
+/// The shards, made at compile time: finding one is an index, not a lazy initialisation.
+static SHARDS_TABLE: [Shard; SHARDS] = [const {
+    Shard {
+        table: RwLock::new(Table {
+            map: HashTable::new(),
+            generations: Vec::new(),
+            free: Vec::new(),
+            next_sweep: FIRST_SWEEP,
+            made: 0,
+            freed: 0,
+        }),
+        chunks: [const { AtomicPtr::new(std::ptr::null_mut()) }; CHUNKS],
+    }
+}; SHARDS];
+
+#[inline]
 fn shards() -> &'static [Shard; SHARDS] {
-    static SHARDS_: std::sync::OnceLock<[Shard; SHARDS]> = std::sync::OnceLock::new();
-    SHARDS_.get_or_init(|| {
-        std::array::from_fn(|_| Shard {
-            table: RwLock::new(Table {
-                map: HashTable::new(),
-                generations: Vec::new(),
-                free: Vec::new(),
-                next_sweep: FIRST_SWEEP,
-            }),
-            chunks: std::array::from_fn(|_| AtomicPtr::new(std::ptr::null_mut())),
-        })
-    })
+    &SHARDS_TABLE
 }
 
 /// The chunk of slot `index` and its place in the chunk.
@@ -310,13 +314,16 @@ pub(super) fn intern(text: &str, hash: u64) -> Handle {
             text: text.into(),
             hash,
             prefix: super::prefix_of(text.as_bytes()),
-            plain: !text.contains(['"', '\\', '\n', '\t']),
+            // A fold without an early exit: it compiles to vector compares.
+            plain: !text.bytes().fold(false, |escaped, b| {
+                escaped | matches!(b, b'"' | b'\\' | b'\n' | b'\t')
+            }),
             generation: table.generations[index as usize],
             stamp: AtomicU64::new(0),
             owner: AtomicU32::new(NO_CLOCK),
             held: AtomicU32::new(0),
         });
-        MADE.fetch_add(1, Ordering::Relaxed);
+        table.made += 1;
         let handle = handle_of(index, &entry);
         shard
             .cell_made(index)
@@ -339,19 +346,22 @@ pub(super) fn intern(text: &str, hash: u64) -> Handle {
 fn sweep(shard: &Shard, table: &mut Table) {
     let clocks = clock_readings();
     let every = clocks.iter().map(|&(_, at)| at).min().unwrap_or(0);
-    let Table {
-        map,
-        generations,
-        free,
-        ..
-    } = table;
-    map.retain(|&mut index| {
-        let Some(entry) = shard.entry(index) else {
-            return false;
+    // Slot by slot, not in the map's order: entries were made in about the slots' order,
+    // so reading them this way walks memory forwards.
+    for index in 0..table.generations.len() as u32 {
+        let Some(cell) = shard.cell(index) else {
+            continue;
         };
+        let pointer = cell.load(Ordering::Acquire);
+        if pointer.is_null() {
+            continue;
+        }
+        // SAFETY: a pointer in a cell came from `Box::into_raw`, and only a sweep, under
+        // the write lock held here, frees it.
+        let entry = unsafe { &*pointer };
         let stamp = entry.stamp.load(Ordering::Acquire);
         if entry.held.load(Ordering::Acquire) > 0 || stamp == PINNED {
-            return true;
+            continue;
         }
         let behind = match entry.owner.load(Ordering::Acquire) {
             NO_CLOCK | SHARED => every,
@@ -362,21 +372,20 @@ fn sweep(shard: &Shard, table: &mut Table) {
             },
         };
         if stamp >= behind {
-            return true;
+            continue;
         }
-        let Some(cell) = shard.cell(index) else {
-            return false;
-        };
-        let pointer = cell.swap(std::ptr::null_mut(), Ordering::AcqRel);
-        // SAFETY: the pointer came from `Box::into_raw` and is out of its cell; no value
-        // that can still be read holds it, as its stamp is behind its run's clock.
+        if let Ok(mapped) = table.map.find_entry(entry.hash, |&i| i == index) {
+            mapped.remove();
+        }
+        cell.store(std::ptr::null_mut(), Ordering::Release);
+        // SAFETY: the pointer is out of its cell and its map; no value that can still be
+        // read holds it, as its stamp is behind its run's clock.
         drop(unsafe { Box::from_raw(pointer) });
-        FREED.fetch_add(1, Ordering::Relaxed);
-        let generation = &mut generations[index as usize];
+        table.freed += 1;
+        let generation = &mut table.generations[index as usize];
         *generation = generation.wrapping_add(1);
-        free.push(index);
-        false
-    });
+        table.free.push(index);
+    }
     table.next_sweep = (table.map.len() * 2).max(FIRST_SWEEP);
 }
 
@@ -445,7 +454,10 @@ impl Default for Clock {
 /// How many long symbols the process has made, and how many of them it has freed
 /// (`--stats`).
 pub fn counts() -> (u64, u64) {
-    (MADE.load(Ordering::Relaxed), FREED.load(Ordering::Relaxed))
+    shards().iter().fold((0, 0), |(made, freed), shard| {
+        let table = shard.table.read().unwrap_or_else(|p| p.into_inner());
+        (made + table.made, freed + table.freed)
+    })
 }
 
 #[cfg(test)]
