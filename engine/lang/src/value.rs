@@ -712,12 +712,19 @@ fn escape(byte: u8) -> &'static str {
 
 /// Appends a symbol as `Display` writes it, quoted where it is not bare.
 pub fn push_symbol(line: &mut Vec<u8>, sym: Sym) {
-    let text = sym.as_bytes();
+    // A long symbol's entry is found once for its text and whether it needs escapes.
+    let (text, plain) = match sym.0 {
+        Repr::Long { .. } => {
+            let entry = symbols::entry(sym.handle());
+            (entry.text.as_bytes(), Some(entry.plain))
+        }
+        Repr::Inline { .. } => (sym.as_bytes(), None),
+    };
     if sym.is_bare() {
         return line.extend_from_slice(text);
     }
     line.push(b'"');
-    if sym.is_plain() {
+    if plain.unwrap_or_else(|| sym.is_plain()) {
         line.extend_from_slice(text);
     } else {
         for &byte in text {

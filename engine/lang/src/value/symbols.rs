@@ -59,7 +59,15 @@ pub(super) struct Entry {
     pub(super) prefix: u64,
     /// Whether the quoted text needs no escapes.
     pub(super) plain: bool,
-    generation: u16,
+}
+
+/// A slot of the table: the entry in it now, and what says when that entry may go. These
+/// live side by side in the slots' chunks, so that stamping a symbol and sweeping a shard
+/// read no entry.
+struct Slot {
+    entry: AtomicPtr<Entry>,
+    /// The slot's generation (16 bits): a handle of an earlier one is stale.
+    generation: AtomicU32,
     /// The last time point a fact holding the symbol may be held at; [`PINNED`]: always.
     stamp: AtomicU64,
     /// The clock whose run alone has stamped the symbol: [`NO_CLOCK`] before the first
@@ -67,6 +75,16 @@ pub(super) struct Entry {
     owner: AtomicU32,
     /// Readers parsing a line that holds the symbol, not yet stamped.
     held: AtomicU32,
+}
+
+impl Slot {
+    const EMPTY: Slot = Slot {
+        entry: AtomicPtr::new(std::ptr::null_mut()),
+        generation: AtomicU32::new(0),
+        stamp: AtomicU64::new(0),
+        owner: AtomicU32::new(NO_CLOCK),
+        held: AtomicU32::new(0),
+    };
 }
 
 const NO_CLOCK: u32 = 0;
@@ -81,14 +99,14 @@ pub(super) struct Handle {
 
 struct Shard {
     table: RwLock<Table>,
-    chunks: [AtomicPtr<AtomicPtr<Entry>>; CHUNKS],
+    chunks: [AtomicPtr<Slot>; CHUNKS],
 }
 
 struct Table {
     /// Slot numbers (within the shard), by their text's hash.
     map: HashTable<u32>,
-    /// Each slot's current generation.
-    generations: Vec<u16>,
+    /// Slots made so far.
+    slots: u32,
     /// Freed slots, to be given out again.
     free: Vec<u32>,
     /// The number of live symbols at which the shard is swept next.
@@ -103,7 +121,7 @@ static SHARDS_TABLE: [Shard; SHARDS] = [const {
     Shard {
         table: RwLock::new(Table {
             map: HashTable::new(),
-            generations: Vec::new(),
+            slots: 0,
             free: Vec::new(),
             next_sweep: FIRST_SWEEP,
             made: 0,
@@ -130,22 +148,22 @@ fn chunk_of(index: u32) -> (usize, usize) {
 }
 
 impl Shard {
-    /// Slot `index`'s cell, `None` where its chunk was never made.
+    /// Slot `index`, `None` where its chunk was never made.
     #[inline]
-    fn cell(&self, index: u32) -> Option<&AtomicPtr<Entry>> {
+    fn cell(&self, index: u32) -> Option<&Slot> {
         let (chunk, at) = chunk_of(index);
         let base = self.chunks[chunk].load(Ordering::Acquire);
-        // SAFETY: a chunk, once made, holds `1 << (chunk + FIRST_CHUNK_BITS)` cells, more
+        // SAFETY: a chunk, once made, holds `1 << (chunk + FIRST_CHUNK_BITS)` slots, more
         // than `at`, and is never freed.
         (!base.is_null()).then(|| unsafe { &*base.add(at) })
     }
 
-    /// Slot `index`'s cell, its chunk made first where needed (under the write lock).
-    fn cell_made(&self, index: u32) -> &AtomicPtr<Entry> {
+    /// Slot `index`, its chunk made first where needed (under the write lock).
+    fn cell_made(&self, index: u32) -> &Slot {
         let (chunk, _) = chunk_of(index);
         if self.chunks[chunk].load(Ordering::Acquire).is_null() {
-            let cells: Box<[AtomicPtr<Entry>]> = (0..(1usize << (chunk as u32 + FIRST_CHUNK_BITS)))
-                .map(|_| AtomicPtr::new(std::ptr::null_mut()))
+            let cells: Box<[Slot]> = (0..(1usize << (chunk as u32 + FIRST_CHUNK_BITS)))
+                .map(|_| Slot::EMPTY)
                 .collect();
             let base = Box::leak(cells).as_mut_ptr();
             self.chunks[chunk].store(base, Ordering::Release);
@@ -157,7 +175,7 @@ impl Shard {
     /// The live entry in slot `index`, if any.
     #[inline]
     fn entry(&self, index: u32) -> Option<&Entry> {
-        let pointer = self.cell(index)?.load(Ordering::Acquire);
+        let pointer = self.cell(index)?.entry.load(Ordering::Acquire);
         // SAFETY: the pointer came from `Box::into_raw`, and a sweep frees an entry only
         // once no value that can still be read holds it (see the module's comment).
         (!pointer.is_null()).then(|| unsafe { &*pointer })
@@ -173,19 +191,33 @@ fn split(slot: u32) -> (&'static Shard, u32) {
     )
 }
 
-/// The entry of `handle`: it must still be live. Out of line: the paths of short
-/// symbols that branch here stay small enough to inline.
-#[inline(never)]
-pub(super) fn entry(handle: Handle) -> &'static Entry {
+/// The slot of `handle` and its entry: the symbol must still be live.
+#[inline]
+fn live(handle: Handle) -> (&'static Slot, &'static Entry) {
     let (shard, index) = split(handle.slot);
-    match shard.entry(index) {
-        Some(entry) if entry.generation == handle.generation => entry,
+    let slot = shard
+        .cell(index)
+        .filter(|slot| slot.generation.load(Ordering::Acquire) == u32::from(handle.generation));
+    let pointer = slot.map_or(std::ptr::null_mut(), |slot| {
+        slot.entry.load(Ordering::Acquire)
+    });
+    match slot {
+        // SAFETY: the pointer came from `Box::into_raw`, and a sweep frees an entry only
+        // once no value that can still be read holds it (see the module's comment).
+        Some(slot) if !pointer.is_null() => (slot, unsafe { &*pointer }),
         _ => panic!(
             "a long symbol was read after it was freed (slot {}, generation {}): its stamp \
              fell behind a fact still held",
             handle.slot, handle.generation
         ),
     }
+}
+
+/// The entry of `handle`: it must still be live. Out of line: the paths of short
+/// symbols that branch here stay small enough to inline.
+#[inline(never)]
+pub(super) fn entry(handle: Handle) -> &'static Entry {
+    live(handle).1
 }
 
 thread_local! {
@@ -209,7 +241,7 @@ pub fn holding<R>(parse: impl FnOnce() -> R) -> R {
             HOLDING.set(false);
             HELD.with(|held| {
                 for handle in held.borrow_mut().drain(..) {
-                    entry(handle).held.fetch_sub(1, Ordering::AcqRel);
+                    live(handle).0.held.fetch_sub(1, Ordering::AcqRel);
                 }
             });
         }
@@ -228,21 +260,20 @@ pub fn holds_any() -> bool {
 /// Raises the stamp of the long symbol `handle` to `until` (a time point of `clock`'s
 /// run, or [`u64::MAX`] to pin it).
 pub(super) fn stamp(handle: Handle, until: u64, clock: &Clock) {
-    let entry = entry(handle);
+    let (slot, _) = live(handle);
     let id = clock.0.id;
-    let owner = entry.owner.load(Ordering::Acquire);
+    let owner = slot.owner.load(Ordering::Acquire);
     if owner != id && owner != SHARED {
         if let Err(other) =
-            entry
-                .owner
+            slot.owner
                 .compare_exchange(NO_CLOCK, id, Ordering::AcqRel, Ordering::Acquire)
         {
             if other != id {
-                entry.owner.store(SHARED, Ordering::Release);
+                slot.owner.store(SHARED, Ordering::Release);
             }
         }
     }
-    entry.stamp.fetch_max(until, Ordering::AcqRel);
+    slot.stamp.fetch_max(until, Ordering::AcqRel);
 }
 
 /// FNV-1a over the text: stable across processes, platforms and releases.
@@ -259,15 +290,18 @@ pub(super) fn intern(text: &str, hash: u64) -> Handle {
     let shard_number = (hash >> (64 - SHARD_BITS)) as u32;
     let shard = &shards()[shard_number as usize];
     let holder = HOLDING.get();
-    let handle_of = |index: u32, entry: &Entry| {
+    let handle_of = |index: u32| {
+        let slot = shard
+            .cell(index)
+            .unwrap_or_else(|| unreachable!("a mapped slot is made"));
         if holder {
-            entry.held.fetch_add(1, Ordering::AcqRel);
+            slot.held.fetch_add(1, Ordering::AcqRel);
         } else {
-            entry.stamp.store(PINNED, Ordering::Release);
+            slot.stamp.store(PINNED, Ordering::Release);
         }
         Handle {
             slot: shard_number << INDEX_BITS | index,
-            generation: entry.generation,
+            generation: slot.generation.load(Ordering::Acquire) as u16,
         }
     };
     let found = |table: &Table| {
@@ -280,36 +314,31 @@ pub(super) fn intern(text: &str, hash: u64) -> Handle {
     };
     let handle = {
         let table = shard.table.read().unwrap_or_else(|p| p.into_inner());
-        found(&table).map(|index| {
-            handle_of(
-                index,
-                shard
-                    .entry(index)
-                    .unwrap_or_else(|| unreachable!("a mapped slot is live")),
-            )
-        })
+        found(&table).map(handle_of)
     };
     let handle = handle.unwrap_or_else(|| {
         let mut table = shard.table.write().unwrap_or_else(|p| p.into_inner());
         if let Some(index) = found(&table) {
-            return handle_of(
-                index,
-                shard
-                    .entry(index)
-                    .unwrap_or_else(|| unreachable!("a mapped slot is live")),
-            );
+            return handle_of(index);
         }
         if table.map.len() >= table.next_sweep {
             sweep(shard, &mut table);
         }
         let index = table.free.pop().unwrap_or_else(|| {
-            table.generations.push(0);
-            (table.generations.len() - 1) as u32
+            table.slots += 1;
+            table.slots - 1
         });
         assert!(
             index < 1 << INDEX_BITS,
             "more than 2^28 long symbols in one shard"
         );
+        // No other thread reads the slot before its entry is in: plain stores, not the
+        // read-modify-writes of `handle_of`, which wait for the text's copy to drain.
+        let slot = shard.cell_made(index);
+        slot.stamp
+            .store(if holder { 0 } else { PINNED }, Ordering::Relaxed);
+        slot.owner.store(NO_CLOCK, Ordering::Relaxed);
+        slot.held.store(u32::from(holder), Ordering::Relaxed);
         let entry = Box::new(Entry {
             text: text.into(),
             hash,
@@ -318,20 +347,16 @@ pub(super) fn intern(text: &str, hash: u64) -> Handle {
             plain: !text.bytes().fold(false, |escaped, b| {
                 escaped | matches!(b, b'"' | b'\\' | b'\n' | b'\t')
             }),
-            generation: table.generations[index as usize],
-            stamp: AtomicU64::new(0),
-            owner: AtomicU32::new(NO_CLOCK),
-            held: AtomicU32::new(0),
         });
         table.made += 1;
-        let handle = handle_of(index, &entry);
-        shard
-            .cell_made(index)
-            .store(Box::into_raw(entry), Ordering::Release);
+        slot.entry.store(Box::into_raw(entry), Ordering::Release);
         table.map.insert_unique(hash, index, |&index| {
             shard.entry(index).map_or(0, |e| e.hash)
         });
-        handle
+        Handle {
+            slot: shard_number << INDEX_BITS | index,
+            generation: slot.generation.load(Ordering::Relaxed) as u16,
+        }
     });
     if holder {
         HELD.with(|held| held.borrow_mut().push(handle));
@@ -346,24 +371,16 @@ pub(super) fn intern(text: &str, hash: u64) -> Handle {
 fn sweep(shard: &Shard, table: &mut Table) {
     let clocks = clock_readings();
     let every = clocks.iter().map(|&(_, at)| at).min().unwrap_or(0);
-    // Slot by slot, not in the map's order: entries were made in about the slots' order,
-    // so reading them this way walks memory forwards.
-    for index in 0..table.generations.len() as u32 {
-        let Some(cell) = shard.cell(index) else {
+    for index in 0..table.slots {
+        let Some(slot) = shard.cell(index) else {
             continue;
         };
-        let pointer = cell.load(Ordering::Acquire);
-        if pointer.is_null() {
+        let pointer = slot.entry.load(Ordering::Acquire);
+        let stamp = slot.stamp.load(Ordering::Acquire);
+        if pointer.is_null() || slot.held.load(Ordering::Acquire) > 0 || stamp == PINNED {
             continue;
         }
-        // SAFETY: a pointer in a cell came from `Box::into_raw`, and only a sweep, under
-        // the write lock held here, frees it.
-        let entry = unsafe { &*pointer };
-        let stamp = entry.stamp.load(Ordering::Acquire);
-        if entry.held.load(Ordering::Acquire) > 0 || stamp == PINNED {
-            continue;
-        }
-        let behind = match entry.owner.load(Ordering::Acquire) {
+        let behind = match slot.owner.load(Ordering::Acquire) {
             NO_CLOCK | SHARED => every,
             owner => match clocks.binary_search_by_key(&owner, |&(id, _)| id) {
                 Ok(at) => clocks[at].1,
@@ -374,16 +391,20 @@ fn sweep(shard: &Shard, table: &mut Table) {
         if stamp >= behind {
             continue;
         }
-        if let Ok(mapped) = table.map.find_entry(entry.hash, |&i| i == index) {
+        // SAFETY: the pointer came from `Box::into_raw`; only a sweep, under the write
+        // lock held here, frees it.
+        let hash = unsafe { &*pointer }.hash;
+        if let Ok(mapped) = table.map.find_entry(hash, |&i| i == index) {
             mapped.remove();
         }
-        cell.store(std::ptr::null_mut(), Ordering::Release);
-        // SAFETY: the pointer is out of its cell and its map; no value that can still be
+        slot.entry.store(std::ptr::null_mut(), Ordering::Release);
+        let generation = slot.generation.load(Ordering::Acquire) as u16;
+        slot.generation
+            .store(u32::from(generation.wrapping_add(1)), Ordering::Release);
+        // SAFETY: the pointer is out of its slot and its map; no value that can still be
         // read holds it, as its stamp is behind its run's clock.
         drop(unsafe { Box::from_raw(pointer) });
         table.freed += 1;
-        let generation = &mut table.generations[index as usize];
-        *generation = generation.wrapping_add(1);
         table.free.push(index);
     }
     table.next_sweep = (table.map.len() * 2).max(FIRST_SWEEP);
