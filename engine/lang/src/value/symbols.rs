@@ -78,13 +78,15 @@ struct Slot {
 }
 
 impl Slot {
-    const EMPTY: Slot = Slot {
-        entry: AtomicPtr::new(std::ptr::null_mut()),
-        generation: AtomicU32::new(0),
-        stamp: AtomicU64::new(0),
-        owner: AtomicU32::new(NO_CLOCK),
-        held: AtomicU32::new(0),
-    };
+    fn empty() -> Slot {
+        Slot {
+            entry: AtomicPtr::new(std::ptr::null_mut()),
+            generation: AtomicU32::new(0),
+            stamp: AtomicU64::new(0),
+            owner: AtomicU32::new(NO_CLOCK),
+            held: AtomicU32::new(0),
+        }
+    }
 }
 
 const NO_CLOCK: u32 = 0;
@@ -163,7 +165,7 @@ impl Shard {
         let (chunk, _) = chunk_of(index);
         if self.chunks[chunk].load(Ordering::Acquire).is_null() {
             let cells: Box<[Slot]> = (0..(1usize << (chunk as u32 + FIRST_CHUNK_BITS)))
-                .map(|_| Slot::EMPTY)
+                .map(|_| Slot::empty())
                 .collect();
             let base = Box::leak(cells).as_mut_ptr();
             self.chunks[chunk].store(base, Ordering::Release);
