@@ -53,17 +53,10 @@ pub(super) fn in_output_order(
     };
     let by_key = |updates: &[Update], order: &mut [OrderKey]| {
         order.sort_unstable_by_key(|&(key, _, _)| key);
-        let mut from = 0;
-        while let Some(&(key, _, _)) = order.get(from) {
-            let to = from
-                + order[from..]
-                    .iter()
-                    .position(|k| k.0 != key)
-                    .unwrap_or(order.len() - from);
-            if to - from > 1 {
-                by_rows(updates, &mut order[from..to]);
+        for tied in order.chunk_by_mut(|a, b| a.0 == b.0) {
+            if tied.len() > 1 {
+                by_rows(updates, tied);
             }
-            from = to;
         }
     };
     let in_time_order = |updates: &[Update]| updates.windows(2).all(|w| w[0].1 <= w[1].1);
