@@ -12,10 +12,11 @@ seconds apart. RTEC runs over it in one window (`run_rtec.sh --app=maritime`, wi
 step the stream's last time), stgflow with `--mode rtec --window rtec --until LAST`, and
 every recognition line is compared.
 
-stgflow does not read `intDurGreater` yet (an interval's length is known only a duration
-after it starts): both run RTEC's rules without the 6 rules that use it (anchoredOrMoored,
-tugging, rendezVous, trawling, inSAR, loitering). The stream has no `proximity` input
-(RTEC's CSV form of an input fluent's intervals), so pilotOps never holds.
+stgflow reads `intDurGreater` as the last operation of a holdsFor rule whose fluent no
+other rule reads (an interval is known to be longer than the duration only that long after
+it starts): both run RTEC's rules without the rule of anchoredOrMoored, which loitering
+reads, and loitering's. The stream has no `proximity` input (RTEC's CSV form of an input
+fluent's intervals), so pilotOps, tugging and rendezVous never hold.
 
 Exit status 1 where a line differs.
 """
@@ -50,18 +51,54 @@ def listed(path, pattern):
         return [m.group(1) for m in map(re.compile(pattern).match, f) if m]
 
 
-def stream(aux, seed, vessels, seconds):
-    """A random narrative of `vessels` vessels over `seconds`, as RTEC's CSV lines."""
+def steady(rng, v, t, fishing):
+    """From `t`, a stretch of steady fishing or searching in a fishing area: one speed,
+    a report every minute or two, a turn every few minutes, for up to a few hours."""
+    area = rng.choice(fishing)
+    events = [(t, f"entersArea|{t}|{t}|{v}|{area}")]
+    end = t + rng.randint(600, 12000)
+    speed = rng.choice([3, 4.5, 6, 8])
+    turn = t + rng.randint(60, 600)
+    while t < end:
+        t += rng.choice([30, 60, 90, 120])
+        if t >= turn:
+            events.append((t, f"change_in_heading|{t}|{t}|{v}"))
+            turn = t + rng.choice([300, 600, 900, 1500, 2400])
+        else:
+            course = rng.randint(0, 359)
+            events.append((t, f"velocity|{t}|{t}|{v}|{speed}|{course}|{course}"))
+    t += 1
+    events.append((t, f"leavesArea|{t}|{t}|{v}|{area}"))
+    return t, events
+
+
+def stream(aux, seed, vessels, seconds, steady_share=0.0):
+    """A random narrative of `vessels` vessels over `seconds`, as RTEC's CSV lines. With
+    `steady_share` > 0, half the vessels are fishing or search-and-rescue vessels, and
+    each report starts a stretch of steady fishing or searching (`steady`) with that
+    chance."""
     rng = random.Random(seed)
-    known = listed(f"{aux}/vesselInformation/vesselStaticInfo.prolog", r"vesselStaticInfo\((\d+),")
+    info = f"{aux}/vesselInformation/vesselStaticInfo.prolog"
+    known = listed(info, r"vesselStaticInfo\((\d+),")
     areas = []
     for kind in ["anchorage", "fishing", "natura", "nearCoast", "nearCoast5k", "nearPorts"]:
         areas += listed(f"{aux}/areaIDs/{kind}_big_areas.prolog", r"bigAreaType\((\w+),")
+    fishing = [a for a in areas if a.startswith("fishing")]
+    chosen = []
+    if steady_share > 0:
+        searching = listed(info, r"vesselStaticInfo\((\d+),(?:fishing|sar),")
+        chosen = rng.sample(searching, min(len(searching), vessels // 2))
+    chosen += rng.sample([v for v in known if v not in chosen], vessels - len(chosen))
     events = []
-    for v in rng.sample(known, vessels):
+    for v in chosen:
         t = rng.randint(1, 20)
         inside, started, gap = set(), set(), False
         while t < seconds:
+            if not gap and rng.random() < steady_share:
+                t, stretch = steady(rng, v, t, fishing)
+                events += [(s, line) for s, line in stretch if s < seconds]
+                t += rng.choice(GAPS)
+                continue
             kind = rng.choices([k for k, _ in KINDS], [w for _, w in KINDS])[0]
             if gap:
                 line, gap = f"gap_end|{t}|{t}|{v}", False
@@ -93,11 +130,16 @@ def stream(aux, seed, vessels, seconds):
     return [line for _, line in events]
 
 
+# The holdsFor rules stgflow does not read: a fluent kept by `intDurGreater` that another
+# rule reads, and that rule.
+UNREAD = ("holdsFor(anchoredOrMoored(", "holdsFor(loitering(")
+
+
 def without_durations(rules):
-    """RTEC's maritime rules without the clauses that use `intDurGreater`."""
+    """RTEC's maritime rules without the clauses of UNREAD."""
     with open(rules) as f:
         clauses = re.split(r"(?<=\.)\s*\n", f.read())
-    return "\n".join(c for c in clauses if "intDurGreater" not in c) + "\n"
+    return "\n".join(c for c in clauses if not any(u in c for u in UNREAD)) + "\n"
 
 
 def lines(path):
@@ -112,6 +154,8 @@ def main():
     parser.add_argument("--seeds", default="1,2,3")
     parser.add_argument("--vessels", type=int, default=30)
     parser.add_argument("--seconds", type=int, default=20000)
+    parser.add_argument("--steady", type=float, default=0.0,
+                        help="the chance that a report starts a stretch of steady fishing or searching")
     args = parser.parse_args()
     rtec = os.path.abspath(args.rtec)
     stgflow = os.path.abspath(args.stgflow)
@@ -126,7 +170,7 @@ def main():
             f.write(without_durations(f"{app}/resources/patterns/rules.prolog"))
         for seed in (int(s) for s in args.seeds.split(",")):
             data = f"{work}/stream-{seed}.csv"
-            records = stream(aux, seed, args.vessels, args.seconds)
+            records = stream(aux, seed, args.vessels, args.seconds, args.steady)
             with open(data, "w") as f:
                 f.write("\n".join(records) + "\n")
             last = max(int(line.split("|")[1]) for line in records)

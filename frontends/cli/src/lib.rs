@@ -87,6 +87,7 @@ pub fn run(
         formats: formats(),
         grounded: Vec::new(),
         printed: Vec::new(),
+        longer: Vec::new(),
         ec_timing: cli.ec_timing,
         ec_domains: cli.ec_domains,
         tuple_window: match cli.tuple_window {
@@ -182,6 +183,10 @@ pub(crate) struct Context<'a> {
     /// How an event description's fluents with compound arguments are written in RTEC's
     /// form (`EcProgram::printed`).
     printed: Vec<(String, stgflow_ec::recognitions::Printed)>,
+    /// An event description's fluents kept by `intDurGreater`, with their durations in
+    /// time points (`EcProgram::longer`): `--mode rtec` writes their intervals from
+    /// their starts.
+    longer: Vec<(String, u32)>,
     /// `--ec-timing`, if given.
     ec_timing: Option<args::EcTiming>,
     /// `--ec-domains`, if given.
@@ -264,6 +269,7 @@ impl Context<'_> {
                 .register(Arc::new(ec.records(true).after(self.window_after)));
             self.grounded = ec.grounded;
             self.printed = ec.printed;
+            self.longer = ec.longer;
             self.domains = ec.domains;
             self.rtec_file = rtec_file;
             ec.compiled

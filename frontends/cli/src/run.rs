@@ -154,8 +154,14 @@ impl Context<'_> {
                     .iter()
                     .filter_map(|(name, how)| Some((program.pred_id(name)?, how.clone())))
                     .collect();
-                let mut recognitions =
-                    stgflow_ec::recognitions::Recognitions::new(program).printed_as(printed);
+                let earlier = (self.longer.iter())
+                    .filter_map(|(name, d)| {
+                        Some((program.pred_id(name)?, u64::from(*d) * args.tick))
+                    })
+                    .collect();
+                let mut recognitions = stgflow_ec::recognitions::Recognitions::new(program)
+                    .printed_as(printed)
+                    .starting_earlier(earlier);
                 if !grounded.is_empty() {
                     recognitions = recognitions.recognised(grounded);
                 }

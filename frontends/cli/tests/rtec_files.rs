@@ -851,9 +851,9 @@ fn a_reinitiation_at_the_deadline_postpones_it_in_rtecs_reading() {
 }
 
 /// RTEC's idiom for selecting intervals by their length (`findall` over `member` of a
-/// list, `E - S`, or maritime's `intDurGreater`) is an error that names it and says why:
-/// the length of an interval is known only at its end (RTEC's unit test
-/// `findall/test_1`).
+/// list, `E - S`) is an error that names it and says why: the length of an interval is
+/// known only at its end (RTEC's unit test `findall/test_1`). So is maritime's
+/// `intDurLess`, and `intDurGreater` where another rule reads what it keeps.
 #[test]
 fn selecting_intervals_by_their_length_is_an_error_that_says_why() {
     let stderr = refused(
@@ -867,17 +867,106 @@ fn selecting_intervals_by_their_length_is_an_error_that_says_why() {
             && stderr.contains("known only once it has ended"),
         "{stderr}"
     );
-    // RTEC's maritime helper for the same, `intDurGreater(I1, D, I)`, says so too.
     let stderr = refused(
-        "longer.prolog",
-        "holdsFor(long(X)=true, I) :-\n    holdsFor(busy(X)=true, I1),\n    \
-         intDurGreater(I1, 3600, I).\n",
+        "shorter.prolog",
+        "holdsFor(short(X)=true, I) :-\n    holdsFor(busy(X)=true, I1),\n    \
+         intDurLess(I1, 3600, I).\n",
     );
     assert!(
         stderr.contains("[E507]")
-            && stderr.contains("`intDurGreater` over a list of intervals is not supported yet")
-            && stderr.contains("longer than D only D time points after it starts"),
+            && stderr.contains("`intDurLess` over a list of intervals is not supported yet")
+            && stderr.contains("only once it has ended"),
         "{stderr}"
+    );
+    // A fluent kept by `intDurGreater` is known only its duration after each interval
+    // starts: a rule that reads it (maritime's loitering reads anchoredOrMoored) is refused.
+    let stderr = refused(
+        "longer.prolog",
+        "holdsFor(long(X)=true, I) :-\n    holdsFor(busy(X)=true, I1),\n    \
+         intDurGreater(I1, 3600, I).\n\
+         holdsFor(idle(X)=true, I) :-\n    holdsFor(busy(X)=true, I1),\n    \
+         holdsFor(long(X)=true, I2),\n    relative_complement_all(I1, [I2], I).\n",
+    );
+    assert!(
+        stderr.contains("[E507]")
+            && stderr.contains("`long` keeps intervals by their duration (intDurGreater), and another rule reads it")
+            && stderr.contains("known only 3600 time points after it starts"),
+        "{stderr}"
+    );
+}
+
+/// `intDurGreater(I1, D, I)` (RTEC's maritime helper, its clause of `compare.prolog` given):
+/// the intervals of I1 longer than D, as RTEC computes them in one window. a (8 long) and
+/// b's second (10) are kept; b's first and c (5: not longer than 5) are not. Of the
+/// intervals still open at the end, RTEC measures each up to the last time point, 30: d
+/// (25) and e (8) are kept, f (5) and g (2) are not. The expected lines are what RTEC
+/// (aartikis/RTEC at d7215f4, `run_rtec.sh --app=maritime` with these files as event
+/// description and background knowledge, window and step 30) printed. In `--mode
+/// intervals`, each kept interval is output 5 time points after it starts, once it has
+/// lasted longer than 5 (RTEC's are then written from their starts).
+#[test]
+fn intervals_longer_than_a_duration_are_rtecs() {
+    let description = "\
+initiatedAt(busy(X)=true, T) :-
+    happensAt(start_work(X), T).
+terminatedAt(busy(X)=true, T) :-
+    happensAt(stop_work(X), T).
+holdsFor(long(X)=true, I) :-
+    holdsFor(busy(X)=true, I1),
+    thresholds(longTime, D),
+    intDurGreater(I1, D, I).
+thresholds(longTime, 5).
+dynamicDomain(worker(_)).
+grounding(start_work(X)) :- worker(X).
+grounding(stop_work(X)) :- worker(X).
+grounding(busy(X)=true) :- worker(X).
+grounding(long(X)=true) :- worker(X).
+";
+    let compare = "\
+intDurGreater(If,V,I) :-
+\t\tfindall((S,E), (member((S,E), If),(E \\= inf -> (Diff is E - S, Diff > V); (queryTime(QT), Diff is QT - S, Diff > V ))), I).
+";
+    let records = "start_work|1|1|a\nstart_work|2|2|b\nstart_work|3|3|c\nstart_work|4|4|d\n\
+                   stop_work|7|7|b\nstop_work|8|8|c\nstop_work|9|9|a\nstart_work|10|10|b\n\
+                   stop_work|20|20|b\nstart_work|21|21|e\nstart_work|24|24|f\n\
+                   start_work|27|27|g\nstart_work|28|28|b\n";
+    let files = [
+        ("long.prolog", description),
+        ("compare.prolog", compare),
+        ("work.csv", records),
+    ];
+    assert_rtec_lines(
+        &files,
+        "30",
+        &[
+            "recognitions(predictions,busy,[[a],true],[(2,10)]).",
+            "recognitions(predictions,busy,[[b],true],[(3,8),(11,21),(29,31)]).",
+            "recognitions(predictions,busy,[[c],true],[(4,9)]).",
+            "recognitions(predictions,busy,[[d],true],[(5,31)]).",
+            "recognitions(predictions,busy,[[e],true],[(22,31)]).",
+            "recognitions(predictions,busy,[[f],true],[(25,31)]).",
+            "recognitions(predictions,busy,[[g],true],[(28,31)]).",
+            "recognitions(predictions,long,[[a],true],[(2,10)]).",
+            "recognitions(predictions,long,[[b],true],[(11,21)]).",
+            "recognitions(predictions,long,[[d],true],[(5,31)]).",
+            "recognitions(predictions,long,[[e],true],[(22,31)]).",
+        ],
+    );
+    let out = run_description(&files, &["--mode", "intervals", "--until", "30", "-w", "3"]);
+    let long: Vec<String> = common::sorted(&out)
+        .into_iter()
+        .filter(|line| line.starts_with("long"))
+        .collect();
+    assert_eq!(
+        long,
+        [
+            "long(a,true) [7,10)",
+            "long(b,true) [16,21)",
+            "long(d,true) [10,31)",
+            "long(e,true) [27,31)",
+            "long(f,true) [30,31)",
+        ],
+        "{out}"
     );
 }
 

@@ -53,6 +53,9 @@ pub struct EcProgram {
     pub grounded: Vec<(String, Option<stgflow_lang::value::Value>)>,
     /// How RTEC writes the fluents with compound arguments (`--mode rtec`), by TD name.
     pub printed: Vec<(String, model::Printed)>,
+    /// The fluents kept by `intDurGreater`, each with its duration in time points
+    /// ([`translate::Translation::longer`]).
+    pub longer: Vec<(String, u32)>,
     /// The rules by which the dynamic domains grow with the input (RTEC's
     /// `dynamicDomain`), for a caller that reads the input ahead.
     pub domains: Vec<translate::DomainRule>,
@@ -170,6 +173,7 @@ pub fn compile_files_loading(
         shapes: translation.shapes,
         grounded: translation.grounded,
         printed: translation.printed,
+        longer: translation.longer,
         domains: translation.domains,
     }
 }

@@ -173,6 +173,13 @@ pub enum IntervalCond {
         inputs: Vec<Name>,
         out: Name,
     },
+    /// `intDurGreater(I, D, O)`, RTEC's maritime helper: the intervals of I longer than D
+    /// time points (an interval still open at the end: longer by then).
+    LongerThan {
+        input: Name,
+        duration: u32,
+        out: Name,
+    },
     Builtin(ast::Builtin),
     /// Background knowledge (`oneIsTug(V1, V2)`, `\+ oneIsTug(V1, V2)`): which
     /// instances of the rule hold, at every time point alike.

@@ -22,6 +22,9 @@ pub struct Recognitions {
     /// time + 1 in the input's own units (RTEC's END + 1), not at the next time point;
     /// the time points' unit in the input's (the clock tick).
     window_tick: Option<u64>,
+    /// By predicate, how long before it is derived each interval starts, in the input's
+    /// units: a fluent kept by `intDurGreater` ([`Recognitions::starting_earlier`]).
+    earlier: Vec<u64>,
     /// The intervals so far by fact.
     intervals: HashMap<Fact, Intervals>,
 }
@@ -61,6 +64,19 @@ impl Recognitions {
         self
     }
 
+    /// The predicates each of whose intervals starts `by` input units before it is
+    /// derived (`intDurGreater`'s duration: its intervals are derived once they have lasted
+    /// longer), each with `by`.
+    pub fn starting_earlier(mut self, earlier: Vec<(PredId, u64)>) -> Recognitions {
+        for (pred, by) in earlier {
+            if self.earlier.len() <= pred {
+                self.earlier.resize(pred + 1, 0);
+            }
+            self.earlier[pred] = by;
+        }
+        self
+    }
+
     /// RTEC's window (T, END]: an interval still open at the end ends at END + 1 in the
     /// input's units, `tick` of them a time point.
     pub fn in_rtecs_window(mut self, tick: u64) -> Recognitions {
@@ -75,6 +91,14 @@ impl Summary for Recognitions {
             Some(tick) if open => end - tick + 1,
             _ => end,
         };
+        let earlier = self.earlier.get(pred).copied().unwrap_or(0);
+        // RTEC measures an interval still open at the end up to the last time point, not
+        // past it: one that has lasted long enough only with the last time point is not
+        // long enough to RTEC.
+        if earlier > 0 && open && self.window_tick.is_some() && start + 1 == end {
+            return;
+        }
+        let start = start - earlier;
         (self.intervals.entry((pred, Row::from(args))).or_default()).push((start, end));
     }
 

@@ -86,6 +86,10 @@ pub struct Translation {
     pub grounded: Vec<(String, Option<Value>)>,
     /// How RTEC writes the fluents with compound arguments, by TD predicate.
     pub printed: Vec<(String, crate::model::Printed)>,
+    /// The statically determined fluents kept by their intervals' duration
+    /// (`intDurGreater`), by TD predicate, with the duration D in time points: each of
+    /// their intervals is derived D time points after it starts.
+    pub longer: Vec<(String, u32)>,
     /// The rules by which the dynamic domains grow with the input, one per input entity
     /// a grounding declaration reads a domain for.
     pub domains: Vec<DomainRule>,
@@ -100,6 +104,7 @@ impl Default for Translation {
             shapes: Vec::new(),
             grounded: Vec::new(),
             printed: Vec::new(),
+            longer: Vec::new(),
             domains: Vec::new(),
             diagnostics: Diagnostics::default(),
         }
@@ -144,6 +149,7 @@ pub fn translate(items: &[Item], file: FileId, options: crate::Options) -> Trans
             Timing::Paper => Vec::new(),
         },
         reinitiated: Vec::new(),
+        longer: Vec::new(),
         never_computed: Vec::new(),
     };
     if generator.timing == Timing::Rtec {
@@ -171,6 +177,7 @@ pub fn translate(items: &[Item], file: FileId, options: crate::Options) -> Trans
     generator.per_fluent();
     generator.background(items);
     generator.split();
+    generator.check_longer();
     if !generator.out.diagnostics.has_errors() {
         generator.outputs(items);
     }
@@ -214,6 +221,9 @@ struct Generator<'a> {
     /// and `f_ri`, and V): a re-initiation at the deadline itself postpones it, as in
     /// RTEC, and `f_i` may not read its own negation at the same time point.
     reinitiated: Vec<(String, String, Arg)>,
+    /// The fluents kept by `intDurGreater`, their durations and rules' spans, checked once
+    /// every rule is written ([`Generator::check_longer`]).
+    longer: Vec<intervals::Longer>,
     /// The statically determined fluents a rule of which was dropped as never computed
     /// (W504): no `#output` of theirs where no rule is left, which would only repeat it.
     never_computed: Vec<String>,

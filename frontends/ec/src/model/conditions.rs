@@ -290,16 +290,21 @@ pub(super) fn interval_cond(term: &Term) -> Read<IntervalCond> {
             .with_note("an interval's end, and so its length, is known only once it has ended; a stream says what holds at each time point as it comes, so a condition on it would depend on the future")
             .with_help("for a minimum duration, use a deadline instead: `fi(F=V, F=V2, D)` initiates F=V2 D time points after F=V unless F=V ends first"));
         }
-        if name.text == "intDurGreater" || name.text == "intDurLess" {
-            // RTEC's maritime helpers (`compare.prolog`): the intervals longer or shorter
-            // than a duration.
+        if name.text == "intDurLess" {
+            // RTEC's maritime helper (`compare.prolog`): the intervals shorter than a
+            // duration.
             return Err(Diagnostic::error(
                 Code::E507,
-                format!("`{}` over a list of intervals is not supported yet", name.text),
+                "`intDurLess` over a list of intervals is not supported yet",
             )
-            .with_label(term.span(), "it keeps the intervals of a list by their duration")
-            .with_note("an interval is known to be longer than D only D time points after it starts, and shorter only once it has ended: its recognition would come later than the time points it covers")
-            .with_help("for a minimum duration, use a deadline instead: `fi(F=V, F=V2, D)` initiates F=V2 D time points after F=V unless F=V ends first"));
+            .with_label(term.span(), "it keeps the intervals of a list shorter than a duration")
+            .with_note("an interval is known to be shorter than D only once it has ended: its recognition would come after every time point it covers")
+            .with_help("for intervals longer than a duration, `intDurGreater(I, D, O)` is read"));
+        }
+    }
+    if let Some((name, [input, duration, out])) = term.functor() {
+        if name.text == "intDurGreater" {
+            return longer_than(input, duration, out);
         }
     }
     if let Some(builtin) = builtin(term) {
@@ -388,6 +393,41 @@ pub(super) fn interval_cond(term: &Term) -> Read<IntervalCond> {
     }
 }
 
+/// `intDurGreater(I, D, O)`: D a number of time points, or a variable a background fact
+/// gives (replaced by its number when the rule was read).
+fn longer_than(input: &Term, duration: &Term, out: &Term) -> Read<IntervalCond> {
+    let list = |t: &Term| match t {
+        Term::Var(name) => Ok(name.clone()),
+        other => Err(Diagnostic::error(
+            Code::E507,
+            format!("expected the variable of a list of intervals, found `{other}`"),
+        )
+        .with_label(other.span(), "expected a variable")),
+    };
+    let duration = match duration {
+        Term::Int(d, span) => u32::try_from(*d).map_err(|_| {
+            Diagnostic::error(
+                Code::E504,
+                format!("the duration {d} is not a number of time points"),
+            )
+            .with_label(*span, "expected 0 or more, below 2^32")
+        })?,
+        other => {
+            return Err(Diagnostic::error(
+                Code::E504,
+                format!("expected a duration, found `{other}`"),
+            )
+            .with_label(other.span(), "a number of time points")
+            .with_help("give it as a number, or by a background fact the rule's conditions read (`thresholds(trawlingTime, 900).`)"));
+        }
+    };
+    Ok(IntervalCond::LongerThan {
+        input: list(input)?,
+        duration,
+        out: list(out)?,
+    })
+}
+
 /// The names a holdsFor rule's conditions take: its interval operations.
 const INTERVAL_OPERATIONS: [&str; 5] = [
     "holdsFor",
@@ -420,6 +460,7 @@ pub(super) fn needed_lists(body: &[IntervalCond], out: &Name) -> Vec<String> {
             IntervalCond::Union { inputs, out } if inputs.len() == 1 => {
                 (inputs.iter().collect(), out)
             }
+            IntervalCond::LongerThan { input, out, .. } => (vec![input], out),
             _ => continue,
         };
         if needed.contains(&made.text) {

@@ -60,21 +60,44 @@ pub fn classify(clauses: &[Clause]) -> (Vec<Item>, Diagnostics) {
     (items, diagnostics)
 }
 
-/// The variable that a `fi` rule's delay is (`fi(F=V, F=V2, D) :- thresholds(crs, D).`).
+/// The variable that a `fi` rule's delay is (`fi(F=V, F=V2, D) :- thresholds(crs, D).`),
+/// or a holdsFor rule's duration (`intDurGreater(I, D, O)` after `thresholds(t, D)`): a
+/// number that background facts give.
 fn delay_variable(clause: &Clause) -> Option<&Name> {
     match clause.head.functor() {
         Some((name, [_, _, Term::Var(delay)])) if name.text == "fi" && !clause.body.is_empty() => {
             Some(delay)
         }
+        Some((name, [_, _])) if name.text == "holdsFor" => {
+            clause.body.iter().find_map(|goal| match goal.functor() {
+                Some((name, [_, Term::Var(duration), _])) if name.text == "intDurGreater" => {
+                    Some(duration)
+                }
+                _ => None,
+            })
+        }
         _ => None,
     }
 }
 
-/// A `fi` rule whose delay is a variable, with the number that the background facts its
-/// conditions read give it (RTEC's maritime thresholds): one value, or an error.
+/// A `fi` rule whose delay, or a holdsFor rule whose duration, is a variable, with the
+/// number that the background facts its conditions read give it (RTEC's maritime
+/// thresholds): one value, or an error.
 fn with_delay_of_background(mut clause: Clause, items: &[Item]) -> Read<Clause> {
     let Some(delay) = delay_variable(&clause).cloned() else {
         return Ok(clause);
+    };
+    let deadline = clause
+        .head
+        .functor()
+        .is_some_and(|(name, _)| name.text == "fi");
+    let (what, label) = if deadline {
+        ("delay", "a deadline's delay: a number of time points")
+    } else {
+        (
+            "duration",
+            "an interval's duration: a number of time points",
+        )
     };
     let mut values: Vec<Value> = Vec::new();
     for goal in &clause.body {
@@ -112,32 +135,45 @@ fn with_delay_of_background(mut clause: Clause, items: &[Item]) -> Read<Clause> 
     }
     match values.as_slice() {
         [Value::Int(points)] => {
-            if let Term::Compound(_, args, _) = &mut clause.head {
-                args[2] = Term::Int(*points, delay.span);
+            let number = Term::Int(*points, delay.span);
+            if deadline {
+                if let Term::Compound(_, args, _) = &mut clause.head {
+                    args[2] = number;
+                }
+            } else {
+                for goal in &mut clause.body {
+                    if let Term::Compound(name, args, _) = goal {
+                        if name.text == "intDurGreater"
+                            && matches!(&args[1], Term::Var(v) if v.text == delay.text)
+                        {
+                            args[1] = number.clone();
+                        }
+                    }
+                }
             }
             Ok(clause)
         }
         [] => Err(Diagnostic::error(
             Code::E504,
-            format!("no background fact gives the delay `{}`", delay.text),
+            format!("no background fact gives the {what} `{}`", delay.text),
         )
-        .with_label(delay.span, "a deadline's delay: a number of time points")
+        .with_label(delay.span, label)
         .with_help("give it as a number, or by a background fact the rule's conditions read (`thresholds(crs, 1800).`)")),
         [value] => Err(Diagnostic::error(
             Code::E504,
-            format!("the background facts give the delay `{}` the value {value}", delay.text),
+            format!("the background facts give the {what} `{}` the value {value}", delay.text),
         )
-        .with_label(delay.span, "a deadline's delay: a number of time points")),
+        .with_label(delay.span, label)),
         several => Err(Diagnostic::error(
             Code::E504,
             format!(
-                "the background facts give the delay `{}` {} values: {}",
+                "the background facts give the {what} `{}` {} values: {}",
                 delay.text,
                 several.len(),
                 several.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
             ),
         )
-        .with_label(delay.span, "a deadline has one delay")),
+        .with_label(delay.span, if deadline { "a deadline has one delay" } else { "a duration is one number" })),
     }
 }
 

@@ -176,8 +176,11 @@ impl Parser {
             )
             .with_label(head.span(), "a predicate of RTEC's interval manipulation")
             .with_note(match name.text.as_str() {
-                "intDurGreater" | "intDurLess" => {
+                "intDurLess" => {
                     "stgflow reads RTEC's interval manipulation itself; this one it does not read yet (E507 where a rule uses it)"
+                }
+                "intDurGreater" => {
+                    "stgflow reads it itself as the last operation of a holdsFor rule, as RTEC's maritime helpers define it (an interval still open at the end measured up to the last time point)"
                 }
                 _ => "stgflow reads it itself where it is a condition of a holdsFor rule, as RTEC defines it",
             }));

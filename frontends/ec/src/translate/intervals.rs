@@ -3,11 +3,11 @@
 //! rule (schema 17) per disjunct.
 
 use hashbrown::HashMap;
-use stgflow_lang::diag::{Diagnostic, Diagnostics};
+use stgflow_lang::diag::{Diagnostic, Diagnostics, Span};
 use stgflow_lang::syntax::ast;
 
 use super::Generator;
-use super::terms::{atom_vars, expr_vars, fluent_atom, fresh, literal, var, vars_of};
+use super::terms::{at, atom_vars, expr_vars, fluent_atom, fresh, invented, literal, var, vars_of};
 use crate::codes::Code;
 use crate::model::{Cond, FluentTerm, IntervalCond, IntervalRule};
 use crate::syntax::Name;
@@ -71,6 +71,8 @@ impl Generator<'_> {
         let mut taken = Vec::new();
         vars_of(&rule.head, &mut taken);
         let mut ok = true;
+        // `intDurGreater`'s result and its duration.
+        let mut longer: Option<(String, u32)> = None;
         let lookup = |name: &Name,
                       lists: &HashMap<String, Formula>,
                       diagnostics: &mut Diagnostics| {
@@ -132,6 +134,14 @@ impl Generator<'_> {
                         .collect();
                     Some((out, parts.map(|p| Formula::Not(Box::new(Formula::Or(p))))))
                 }
+                IntervalCond::LongerThan {
+                    input,
+                    duration,
+                    out,
+                } => {
+                    longer = Some((out.text.clone(), *duration));
+                    Some((out, lookup(input, &lists, &mut self.out.diagnostics)))
+                }
                 IntervalCond::Builtin(builtin) => {
                     expr_vars(&builtin.lhs, &mut taken);
                     expr_vars(&builtin.rhs, &mut taken);
@@ -163,6 +173,14 @@ impl Generator<'_> {
         if !ok {
             return;
         }
+        if let Some((out, _)) = &longer {
+            if let Some(at) = rule.body.iter().find_map(|cond| reading(cond, out)) {
+                self.out.diagnostics.push(longer_read_again(at, out));
+                return;
+            }
+        }
+        // An `intDurGreater` whose result is not the rule's says nothing of it.
+        let longer = longer.filter(|(out, _)| *out == rule.list.text);
         let Some(formula) = lookup(&rule.list, &lists, &mut self.out.diagnostics) else {
             return;
         };
@@ -180,7 +198,11 @@ impl Generator<'_> {
             return;
         };
         let time = var(&fresh("T", &taken), rule.list.span);
-        let head = fluent_atom(&rule.head, "", time.clone());
+        // Under `intDurGreater`, the formula's intervals are those of `f_all`, and the
+        // fluent is `f_all` over the duration's window ([`Generator::longer_than`]).
+        let all = if longer.is_some() { "_all" } else { "" };
+        let head = fluent_atom(&rule.head, all, time.clone());
+        let mut emitted = false;
         // Background knowledge holds at every time point: the same literals in every
         // disjunct, the positive ones binding what they name.
         let background_literals = self.body(&background, &time);
@@ -258,6 +280,135 @@ impl Generator<'_> {
                     i + 1
                 ),
             );
+            emitted = true;
+        }
+        if let (Some((_, duration)), true) = (longer, emitted) {
+            self.longer_than(rule, duration);
         }
     }
+
+    /// `intDurGreater(I, D, O)` as the result of a holdsFor rule for f: the rule's
+    /// formula defines `f_all`, and f is `f_all` over the duration's window, written once
+    /// for all of f's rules ([`Generator::check_longer`]).
+    fn longer_than(&mut self, rule: &IntervalRule, duration: u32) {
+        let name = &rule.head.name.text;
+        let arity = rule.head.args.len();
+        if !(self.longer.iter()).any(|l| l.name == *name && l.duration == duration) {
+            self.longer.push(Longer {
+                name: name.clone(),
+                arity,
+                duration,
+                span: rule.span,
+            });
+        }
+    }
+
+    /// The rule of each fluent f kept by `intDurGreater`: f holds where `f_all` has held for
+    /// the last D + 1 time points, a □ window. That is each interval longer than D less
+    /// its first D time points (one still open at the end measured up to it). Each of f's
+    /// intervals is so derived D time points after it starts, and `--mode rtec` writes it
+    /// from its start ([`Translation::longer`]).
+    ///
+    /// f must be read by no rule and defined by those rules alone: a rule reading it at a
+    /// time point would read it before it is known there, and its intervals are moved
+    /// back as a whole.
+    pub(super) fn check_longer(&mut self) {
+        let longer = std::mem::take(&mut self.longer);
+        for (i, l) in longer.iter().enumerate() {
+            let rules = self.out.program.items.iter().filter_map(|item| match item {
+                ast::Item::Rule(rule) => Some(rule),
+                _ => None,
+            });
+            let mut problem = (longer[..i].iter().find(|o| o.name == l.name))
+                .map(|other| (other.span, "keeps it by another duration"));
+            for rule in rules {
+                if problem.is_some() {
+                    break;
+                }
+                if rule.head.predicate.name == l.name {
+                    problem = Some((rule.span, "defines it"));
+                } else if (rule.body.iter().flat_map(ast::Literal::atoms))
+                    .any(|a| a.predicate.name == l.name)
+                {
+                    problem = Some((rule.span, "reads it"));
+                }
+            }
+            if let Some((at, what)) = problem {
+                self.out.diagnostics.push(
+                    Diagnostic::error(
+                        Code::E507,
+                        format!("`{}` keeps intervals by their duration (intDurGreater), and another rule {what}: not supported yet", l.name),
+                    )
+                    .with_label(l.span, format!("each interval of `{}` is known only {} time points after it starts", l.name, l.duration))
+                    .with_label(at, "here")
+                    .with_note("a rule reads a fluent at each time point as the stream passes it; an interval longer than the duration is known to be one only later than its first time points"),
+                );
+                continue;
+            }
+            if longer[i + 1..].iter().any(|o| o.name == l.name) {
+                continue;
+            }
+            let span = l.span;
+            let args: Vec<ast::Expr> = (1..=l.arity)
+                .map(|k| var(&format!("X{k}"), span))
+                .chain(std::iter::once(var("V", span)))
+                .collect();
+            let time = var("T", span);
+            let atom = |name: String, time: ast::Expr| ast::Atom {
+                predicate: ast::Ident { name, span },
+                args: args.iter().cloned().chain(std::iter::once(time)).collect(),
+                span,
+            };
+            let all = invented(&l.name, "_all");
+            let body = (0..=l.duration)
+                .map(|k| ast::Literal::Positive(atom(all.clone(), at(&time, k, span))))
+                .collect();
+            self.emit(
+                atom(l.name.clone(), time.clone()),
+                body,
+                span,
+                format!("EC intDurGreater: the intervals longer than {} time points, each from {} time points after it starts", l.duration, l.duration),
+            );
+            self.out.longer.push((l.name.clone(), l.duration));
+        }
+    }
+}
+
+/// A fluent kept by `intDurGreater` ([`Generator::longer_than`]): its name, arity (less
+/// the value), duration and rule.
+pub(super) struct Longer {
+    name: String,
+    arity: usize,
+    duration: u32,
+    span: Span,
+}
+
+/// Where `cond` makes its list, if it reads the list of intervals `name`.
+fn reading(cond: &IntervalCond, name: &str) -> Option<Span> {
+    let (reads, out) = match cond {
+        IntervalCond::Union { inputs, out }
+        | IntervalCond::Intersect { inputs, out }
+        | IntervalCond::Complement { inputs, out } => (inputs.iter().any(|i| i.text == name), out),
+        IntervalCond::RelativeComplement {
+            base,
+            subtract,
+            out,
+        } => (
+            base.text == name || subtract.iter().any(|i| i.text == name),
+            out,
+        ),
+        IntervalCond::LongerThan { input, out, .. } => (input.text == name, out),
+        _ => return None,
+    };
+    reads.then_some(out.span)
+}
+
+/// `intDurGreater`'s result `out`, read by another interval operation of its rule at `at`.
+fn longer_read_again(at: Span, out: &str) -> Diagnostic {
+    Diagnostic::error(
+        Code::E507,
+        format!("the intervals `{out}` that `intDurGreater` keeps are read again: not supported yet"),
+    )
+    .with_label(at, "read here")
+    .with_note("an interval is known to be longer than the duration only that long after it starts; `intDurGreater` is read as the last operation of its holdsFor rule")
 }
