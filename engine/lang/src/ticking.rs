@@ -194,10 +194,16 @@ fn lasting(program: &Program) -> Vec<bool> {
 /// read beside its own negation at another time point (`start(X, T) :- on(X, T), not
 /// on(X, T-1)`), which holds only where that fact changes.
 fn holds_between_events(rule: &Rule, lasting: impl Fn(&Atom) -> bool) -> bool {
+    // The negated atoms once: a long window's rule has thousands of positive ones.
+    let negated: Vec<&Atom> = (rule.body.iter())
+        .filter_map(|literal| match literal {
+            Literal::Negative(atom) => Some(atom),
+            _ => None,
+        })
+        .collect();
     let edge = |atom: &Atom| {
-        rule.body.iter().any(|literal| {
-            matches!(literal, Literal::Negative(other)
-                if other.pred == atom.pred && other.args == atom.args && other.offset != atom.offset)
+        (negated.iter()).any(|other| {
+            other.pred == atom.pred && other.args == atom.args && other.offset != atom.offset
         })
     };
     rule.body.iter().all(|literal| match literal {

@@ -6,6 +6,8 @@
 use std::cmp::Reverse;
 use std::collections::VecDeque;
 
+use hashbrown::HashSet;
+
 use super::super::stepping::{Inputs, Update, diff};
 use super::{Slot, State};
 use crate::plan::StepperPlan;
@@ -16,14 +18,14 @@ use stgflow_lang::value::{Row, Value};
 /// What a change of a local predicate at s makes necessary: evaluating its key at s +
 /// `offset`, where a rule reads it (see the [module docs](super)), unless one of `guards`
 /// (the rule's positive atoms read at least as far back) has no fact there.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(super) struct Trigger {
     pub(super) offset: u64,
     pub(super) guards: Vec<Guard>,
 }
 
 /// A positive atom of a rule: its local predicate, its offset and its constants.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(super) struct Guard {
     pub(super) local: usize,
     pub(super) offset: u64,
@@ -67,6 +69,8 @@ pub(super) fn triggers(
     locals: usize,
 ) -> Vec<Vec<Trigger>> {
     let mut triggers: Vec<Vec<Trigger>> = vec![Vec::new(); locals];
+    // Each trigger once, found by hash: a long deadline's rule gives thousands.
+    let mut seen: HashSet<(usize, Trigger)> = HashSet::new();
     for &r in &plan.rules {
         let rule = &program.rules[r];
         for atom in rule.body.iter().filter_map(Literal::atom) {
@@ -95,7 +99,7 @@ pub(super) fn triggers(
                 offset: u64::from(atom.offset),
                 guards,
             };
-            if !triggers[local].contains(&trigger) {
+            if seen.insert((local, trigger.clone())) {
                 triggers[local].push(trigger);
             }
         }
