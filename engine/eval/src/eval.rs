@@ -353,10 +353,27 @@ impl RulePlan {
                     }
                 }
             },
-            Literal::Negative(atom) => {
-                if !at(atom).is_some_and(|relation| matches_any(&atom.args, relation, env)) {
-                    self.join(position + 1, firing, env);
+            Literal::Negative(_) => {
+                // The negations in a row at once. Where one reads the same atom as the one
+                // before from the same relation (a deadline's `not f_t(X, T-k)` for every
+                // k inside one run of a key's facts), its answer is that one's.
+                let mut next = position;
+                let mut before: Option<(&[Term], &F::Relation)> = None;
+                while let Some(Literal::Negative(atom)) = self.body.get(next) {
+                    next += 1;
+                    let Some(relation) = at(atom) else {
+                        before = None;
+                        continue;
+                    };
+                    let repeated = before.is_some_and(|(args, checked)| {
+                        std::ptr::eq(checked, relation) && args == atom.args.as_slice()
+                    });
+                    if !repeated && matches_any(&atom.args, relation, env) {
+                        return;
+                    }
+                    before = Some((&atom.args, relation));
                 }
+                self.join(next, firing, env);
             }
             Literal::Compare { op, lhs, rhs, .. } => {
                 if let (Some(a), Some(b)) = (eval(lhs, env, t), eval(rhs, env, t)) {
