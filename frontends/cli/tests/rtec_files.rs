@@ -666,6 +666,13 @@ fn assert_rtec_lines(files: &[(&str, &str)], until: &str, expected: &[&str]) {
     }
 }
 
+/// The lines of `out` that start with `prefix`, sorted.
+fn lines_of(out: &str, prefix: &str) -> Vec<String> {
+    let mut lines = common::sorted(out);
+    lines.retain(|line| line.starts_with(prefix));
+    lines
+}
+
 fn run_description(files: &[(&str, &str)], more: &[&str]) -> String {
     let dir = tempdir();
     for (name, text) in files {
@@ -953,10 +960,7 @@ intDurGreater(If,V,I) :-
         ],
     );
     let out = run_description(&files, &["--mode", "intervals", "--until", "30", "-w", "3"]);
-    let long: Vec<String> = common::sorted(&out)
-        .into_iter()
-        .filter(|line| line.starts_with("long"))
-        .collect();
+    let long = lines_of(&out, "long");
     assert_eq!(
         long,
         [
@@ -1306,10 +1310,7 @@ grounding(towing(V1, V2)=true) :- pair(V1, V2).
     let files = [("towing.prolog", description), ("moves.csv", records)];
     for engine in ["dataflow", "reference"] {
         let out = run_description(&files, &["--mode", "intervals", "--engine", engine]);
-        let towing: Vec<String> = common::sorted(&out)
-            .into_iter()
-            .filter(|line| line.starts_with("towing"))
-            .collect();
+        let towing = lines_of(&out, "towing");
         assert_eq!(
             towing,
             ["towing(v1,v2,true) [2,6)", "towing(v3,v2,true) [7,9)"],

@@ -330,14 +330,6 @@ pub(super) fn interval_cond(term: &Term) -> Read<IntervalCond> {
     if negated {
         return Err(optimisation_check(term));
     }
-    let list_var = |t: &Term| match t {
-        Term::Var(name) => Ok(name.clone()),
-        other => Err(Diagnostic::error(
-            Code::E507,
-            format!("expected the variable of a list of intervals, found `{other}`"),
-        )
-        .with_label(other.span(), "expected a variable")),
-    };
     let list_of_vars = |t: &Term| match t {
         Term::List(items, _) => items.iter().map(list_var).collect::<Read<Vec<Name>>>(),
         other => Err(Diagnostic::error(
@@ -396,14 +388,6 @@ pub(super) fn interval_cond(term: &Term) -> Read<IntervalCond> {
 /// `intDurGreater(I, D, O)`: D a number of time points, or a variable a background fact
 /// gives (replaced by its number when the rule was read).
 fn longer_than(input: &Term, duration: &Term, out: &Term) -> Read<IntervalCond> {
-    let list = |t: &Term| match t {
-        Term::Var(name) => Ok(name.clone()),
-        other => Err(Diagnostic::error(
-            Code::E507,
-            format!("expected the variable of a list of intervals, found `{other}`"),
-        )
-        .with_label(other.span(), "expected a variable")),
-    };
     let duration = match duration {
         Term::Int(d, span) => u32::try_from(*d).map_err(|_| {
             Diagnostic::error(
@@ -422,10 +406,22 @@ fn longer_than(input: &Term, duration: &Term, out: &Term) -> Read<IntervalCond> 
         }
     };
     Ok(IntervalCond::LongerThan {
-        input: list(input)?,
+        input: list_var(input)?,
         duration,
-        out: list(out)?,
+        out: list_var(out)?,
     })
+}
+
+/// The variable that names a list of intervals.
+fn list_var(t: &Term) -> Read<Name> {
+    match t {
+        Term::Var(name) => Ok(name.clone()),
+        other => Err(Diagnostic::error(
+            Code::E507,
+            format!("expected the variable of a list of intervals, found `{other}`"),
+        )
+        .with_label(other.span(), "expected a variable")),
+    }
 }
 
 /// The names a holdsFor rule's conditions take: its interval operations.
