@@ -98,7 +98,7 @@ impl Summary for Recognitions {
         if earlier > 0 && open && self.window_tick.is_some() && start + 1 == end {
             return;
         }
-        let start = start - earlier;
+        let start = start.saturating_sub(earlier);
         (self.intervals.entry((pred, Row::from(args))).or_default()).push((start, end));
     }
 
