@@ -230,6 +230,14 @@ struct Generator<'a> {
 }
 
 impl Generator<'_> {
+    /// The rules written so far, in order (one per `self.out.origins`).
+    fn rules(&self) -> impl Iterator<Item = &ast::Rule> {
+        self.out.program.items.iter().filter_map(|item| match item {
+            ast::Item::Rule(rule) => Some(rule),
+            _ => None,
+        })
+    }
+
     fn emit(&mut self, head: ast::Atom, body: Vec<ast::Literal>, span: Span, by: String) {
         self.out
             .program

@@ -23,11 +23,7 @@ impl Generator<'_> {
             return;
         }
         let mut copies = Vec::new();
-        let rules = self.out.program.items.iter().filter_map(|item| match item {
-            ast::Item::Rule(rule) => Some(rule),
-            _ => None,
-        });
-        for (rule, origin) in rules.zip(&self.out.origins) {
+        for (rule, origin) in self.rules().zip(&self.out.origins) {
             let Some(fluent) =
                 (read.iter()).find(|name| rule.head.predicate.name == invented(name, "_i"))
             else {

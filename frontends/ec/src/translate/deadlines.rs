@@ -118,11 +118,7 @@ impl Generator<'_> {
     /// deadlines' own rules are not among them: only initiations by rules postpone.
     pub(super) fn rule_initiations(&mut self) {
         let mut copies = Vec::new();
-        let rules = self.out.program.items.iter().filter_map(|item| match item {
-            ast::Item::Rule(rule) => Some(rule),
-            _ => None,
-        });
-        for (rule, origin) in rules.zip(&self.out.origins) {
+        for (rule, origin) in self.rules().zip(&self.out.origins) {
             let Origin::Generated { by, .. } = origin else {
                 continue;
             };

@@ -7,7 +7,9 @@ use stgflow_lang::diag::{Diagnostic, Diagnostics, Span};
 use stgflow_lang::syntax::ast;
 
 use super::Generator;
-use super::terms::{at, atom_vars, expr_vars, fluent_atom, fresh, invented, literal, var, vars_of};
+use super::terms::{
+    at, atom, atom_vars, expr_vars, fluent_atom, fresh, invented, literal, var, vars_of,
+};
 use crate::codes::Code;
 use crate::model::{Cond, FluentTerm, IntervalCond, IntervalRule};
 use crate::syntax::Name;
@@ -315,10 +317,7 @@ impl Generator<'_> {
     pub(super) fn check_longer(&mut self) {
         let longer = std::mem::take(&mut self.longer);
         for (i, l) in longer.iter().enumerate() {
-            let rules = self.out.program.items.iter().filter_map(|item| match item {
-                ast::Item::Rule(rule) => Some(rule),
-                _ => None,
-            });
+            let rules = self.rules();
             let mut problem = (longer[..i].iter().find(|o| o.name == l.name))
                 .map(|other| (other.span, "keeps it by another duration"));
             for rule in rules {
@@ -354,17 +353,19 @@ impl Generator<'_> {
                 .chain(std::iter::once(var("V", span)))
                 .collect();
             let time = var("T", span);
-            let atom = |name: String, time: ast::Expr| ast::Atom {
-                predicate: ast::Ident { name, span },
-                args: args.iter().cloned().chain(std::iter::once(time)).collect(),
-                span,
-            };
             let all = invented(&l.name, "_all");
             let body = (0..=l.duration)
-                .map(|k| ast::Literal::Positive(atom(all.clone(), at(&time, k, span))))
+                .map(|k| {
+                    ast::Literal::Positive(atom(
+                        all.clone(),
+                        args.clone(),
+                        at(&time, k, span),
+                        span,
+                    ))
+                })
                 .collect();
             self.emit(
-                atom(l.name.clone(), time.clone()),
+                atom(l.name.clone(), args.clone(), time.clone(), span),
                 body,
                 span,
                 format!("EC intDurGreater: the intervals longer than {} time points, each from {} time points after it starts", l.duration, l.duration),
