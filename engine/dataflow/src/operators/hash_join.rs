@@ -116,13 +116,13 @@ impl<K: Hash + Eq, V> State<K, V> {
 /// a [`Slab`]. A key can have many values — the antijoin of a window with a 0-ary atom
 /// (`… and not(s)`) keeps the whole window under one key — and a window's retractions
 /// come in the order its records arrived. A slab for every key cost a few hundred bytes
-/// per value in its first allocations alone.
+/// per value in its first allocations alone; boxed, it costs a key of one value nothing.
 #[derive(Default)]
 enum Counts<V> {
     #[default]
     Empty,
     One(Counted<V>),
-    Many(Slab<Counted<V>>),
+    Many(Box<Slab<Counted<V>>>),
 }
 
 struct Counted<V> {
@@ -156,7 +156,7 @@ impl<V: Hash + Eq> Counts<V> {
                 let Counts::One(one) = std::mem::take(self) else {
                     return;
                 };
-                let mut slab = Slab::default();
+                let mut slab = Box::<Slab<Counted<V>>>::default();
                 slab_add(&mut slab, one.hash, one.value, one.count);
                 slab_add(&mut slab, hash, value, diff);
                 *self = Counts::Many(slab);

@@ -67,7 +67,14 @@ pub(super) fn render_rule<'s, T: Time>(
                     },
                     Some(pending) => {
                         let key: Vec<usize> = matcher.key.iter().map(|&(i, _)| i).collect();
-                        let right = reader.keyed(atom, &matcher, key);
+                        // A join holds each side's values for as long as they hold: each
+                        // keeps only what the key does not carry and the rest of the rule
+                        // reads. The right side keeps values its atom binds (its key and
+                        // constants are in the key and its filter already).
+                        let mut sides = Sides::new(rule, &plan.body[i + 1..], &matcher, &bound);
+                        let right_kept = sides.kept(&matcher.binds);
+                        sides.right = right_kept.iter().map(|&(_, v)| v).collect();
+                        let right = reader.keyed(atom, &matcher, key, positions(&right_kept));
                         // The rule's first atom, as read: join the two atoms' keyed rows,
                         // which other rules of the scope share. (The join key's variables
                         // were all bound by that atom.)
@@ -82,19 +89,21 @@ pub(super) fn render_rule<'s, T: Time>(
                             Some((first_atom, first, positions))
                         });
                         let records = match plain {
-                            Some((first_atom, first, positions)) => {
-                                let left = reader.keyed(&first_atom, &first, positions);
-                                T::join_keyed(left, right, move |_key, row0, row1| {
-                                    let env = first.bind(row0, Row::filled(Value::Int(0), vars))?;
-                                    matcher.bind(row1, env)
+                            Some((first_atom, first, first_key)) => {
+                                let left_kept = sides.kept(&first.binds);
+                                sides.left = left_kept.iter().map(|&(_, v)| v).collect();
+                                let at = positions(&left_kept);
+                                let left = reader.keyed(&first_atom, &first, first_key, at);
+                                T::join_keyed(left, right, move |key, l, r| {
+                                    Some(sides.bindings(key, l, r))
                                 })
                             }
                             None => {
-                                let m1 = matcher.clone();
-                                let left =
-                                    pending.flat_map(vars, move |e| Some((m1.env_key(&e), e)));
-                                T::join_keyed(left, right, move |_key, e, row| {
-                                    matcher.bind(row, e.clone())
+                                let (m1, left_of) = (matcher.clone(), sides.left_of());
+                                let left = pending
+                                    .flat_map(vars, move |e| Some((m1.env_key(&e), left_of(&e))));
+                                T::join_keyed(left, right, move |key, l, r| {
+                                    Some(sides.bindings(key, l, r))
                                 })
                             }
                         };
@@ -112,7 +121,12 @@ pub(super) fn render_rule<'s, T: Time>(
             Literal::Negative(atom) => {
                 let matcher = AtomMatcher::new(atom, &bound);
                 let current = env.take().unwrap_or_else(from_unit);
-                let keyed = current.flat_map(vars, move |e| Some((matcher.env_key(&e), e)));
+                // An antijoin holds its left side's values for as long as they hold, as a
+                // join does.
+                let sides = Sides::new(rule, &plan.body[i + 1..], &matcher, &bound);
+                let left_of = sides.left_of();
+                let keyed =
+                    current.flat_map(vars, move |e| Some((matcher.env_key(&e), left_of(&e))));
                 let alike = (plan.body[i + 1..].iter().zip(&merged[i + 1..]))
                     .take_while(|(_, merged)| **merged)
                     .filter_map(|(literal, _)| match literal {
@@ -132,7 +146,9 @@ pub(super) fn render_rule<'s, T: Time>(
                     false => first.concatenate(rest),
                 };
                 env = Some(Pending {
-                    records: records::map(T::antijoin(keyed, blocked), |(_, e)| e),
+                    records: records::map(T::antijoin(keyed, blocked), move |(key, left)| {
+                        sides.bindings(&key, &left, &[])
+                    }),
                     start: Start::Env,
                     steps: Vec::new(),
                 });
@@ -176,6 +192,8 @@ struct KeyedId {
     key: Vec<usize>,
     constants: Vec<(usize, Value)>,
     repeats: Vec<(usize, usize)>,
+    /// The positions each row is cut down to.
+    projection: Vec<usize>,
 }
 
 /// What the rules of one scope read: each predicate at each offset is read (delayed,
@@ -206,14 +224,22 @@ impl<'r, 's, T: Time> Reader<'r, 's, T> {
             .clone()
     }
 
-    /// The rows of `atom` that `matcher` accepts, keyed by the values at `key`.
-    fn keyed(&self, atom: &Atom, matcher: &AtomMatcher, key: Vec<usize>) -> Keyed<'s, T> {
+    /// The rows of `atom` that `matcher` accepts, keyed by the values at `key`, each cut
+    /// down to the values at `projection`.
+    fn keyed(
+        &self,
+        atom: &Atom,
+        matcher: &AtomMatcher,
+        key: Vec<usize>,
+        projection: Vec<usize>,
+    ) -> Keyed<'s, T> {
         let id = KeyedId {
             pred: atom.pred,
             offset: atom.offset,
             key,
             constants: matcher.constants.clone(),
             repeats: matcher.repeats.clone(),
+            projection,
         };
         if let Some(keyed) = self.keyed.borrow().get(&id) {
             return keyed.clone();
@@ -225,13 +251,13 @@ impl<'r, 's, T: Time> Reader<'r, 's, T> {
             binds: Vec::new(),
         };
         let positions = id.key.clone();
+        let projection = id.projection.clone();
         let keyed = records::flat_map(self.collection(atom), move |row| {
             filter.matches(&row).then(|| {
-                let key: Row = positions
-                    .iter()
-                    .filter_map(|&i| row.get(i).copied())
-                    .collect();
-                (key, row)
+                let pick = |at: &[usize]| -> Row {
+                    at.iter().filter_map(|&i| row.get(i).copied()).collect()
+                };
+                (pick(&positions), pick(&projection))
             })
         });
         self.keyed.borrow_mut().insert(id, keyed.clone());
@@ -403,6 +429,96 @@ impl AtomMatcher {
             env[v] = *row.get(i)?;
         }
         Some(env)
+    }
+}
+
+/// Which variables of `rule` its head or the literals `rest` read: those a join's sides
+/// must carry on.
+fn read_after(rest: &[Literal], rule: &Rule) -> Vec<bool> {
+    let mut read = vec![false; rule.vars.len()];
+    let mut exprs = Vec::new();
+    for literal in rest {
+        match literal {
+            Literal::Positive(atom) | Literal::Negative(atom) => {
+                for v in atom.args.iter().filter_map(var_of) {
+                    read[v] = true;
+                }
+            }
+            Literal::Compare { lhs, rhs, .. } => {
+                lhs.vars(&mut exprs);
+                rhs.vars(&mut exprs);
+            }
+            Literal::Assign { expr, .. } => expr.vars(&mut exprs),
+        }
+    }
+    for v in rule.head.args.iter().filter_map(var_of).chain(exprs) {
+        read[v] = true;
+    }
+    read
+}
+
+/// The positions of `kept`.
+fn positions(kept: &[(usize, VarId)]) -> Vec<usize> {
+    kept.iter().map(|&(i, _)| i).collect()
+}
+
+/// What a join's (or an antijoin's) key and the values each side keeps bind, and how they
+/// make the rule's bindings again.
+struct Sides {
+    vars: usize,
+    key: Vec<VarId>,
+    left: Vec<VarId>,
+    right: Vec<VarId>,
+    /// Which variables the rest of the rule reads.
+    after: Vec<bool>,
+}
+
+impl Sides {
+    /// The sides of a join or antijoin with `matcher`'s atom, before the literals `rest`
+    /// of `rule`, the variables `bound` so far: the left side keeps the bindings so far
+    /// that the key does not carry and the rest of the rule reads; the right side none
+    /// yet.
+    fn new(rule: &Rule, rest: &[Literal], matcher: &AtomMatcher, bound: &[bool]) -> Sides {
+        let after = read_after(rest, rule);
+        let key: Vec<VarId> = matcher.key.iter().map(|&(_, v)| v).collect();
+        let left = (0..rule.vars.len())
+            .filter(|&v| bound[v] && after[v] && !key.contains(&v))
+            .collect();
+        Sides {
+            vars: rule.vars.len(),
+            key,
+            left,
+            right: Vec::new(),
+            after,
+        }
+    }
+
+    /// Those of an atom's `binds` that the rest of the rule reads and the key does not
+    /// carry.
+    fn kept(&self, binds: &[(usize, VarId)]) -> Vec<(usize, VarId)> {
+        (binds.iter())
+            .filter(|&&(_, v)| self.after[v] && !self.key.contains(&v))
+            .copied()
+            .collect()
+    }
+
+    /// The left side's values of a binding.
+    fn left_of(&self) -> impl Fn(&Row) -> Row + 'static {
+        let left = self.left.clone();
+        move |env| left.iter().map(|&v| env[v]).collect()
+    }
+
+    /// The bindings of a key and a value of each side; the variables nothing reads any
+    /// more are left unbound.
+    fn bindings(&self, key: &[Value], left: &[Value], right: &[Value]) -> Row {
+        let mut env = Row::filled(Value::Int(0), self.vars);
+        let pairs = (self.key.iter().zip(key))
+            .chain(self.left.iter().zip(left))
+            .chain(self.right.iter().zip(right));
+        for (&v, &value) in pairs {
+            env[v] = value;
+        }
+        env
     }
 }
 
