@@ -121,12 +121,7 @@ pub(super) fn render_rule<'s, T: Time>(
             Literal::Negative(atom) => {
                 let matcher = AtomMatcher::new(atom, &bound);
                 let current = env.take().unwrap_or_else(from_unit);
-                // An antijoin holds its left side's values for as long as they hold, as a
-                // join does.
-                let sides = Sides::new(rule, &plan.body[i + 1..], &matcher, &bound);
-                let left_of = sides.left_of();
-                let keyed =
-                    current.flat_map(vars, move |e| Some((matcher.env_key(&e), left_of(&e))));
+                let keyed = current.flat_map(vars, move |e| Some((matcher.env_key(&e), e)));
                 let alike = (plan.body[i + 1..].iter().zip(&merged[i + 1..]))
                     .take_while(|(_, merged)| **merged)
                     .filter_map(|(literal, _)| match literal {
@@ -146,9 +141,7 @@ pub(super) fn render_rule<'s, T: Time>(
                     false => first.concatenate(rest),
                 };
                 env = Some(Pending {
-                    records: records::map(T::antijoin(keyed, blocked), move |(key, left)| {
-                        sides.bindings(&key, &left, &[])
-                    }),
+                    records: records::map(T::antijoin(keyed, blocked), |(_, e)| e),
                     start: Start::Env,
                     steps: Vec::new(),
                 });
@@ -462,8 +455,8 @@ fn positions(kept: &[(usize, VarId)]) -> Vec<usize> {
     kept.iter().map(|&(i, _)| i).collect()
 }
 
-/// What a join's (or an antijoin's) key and the values each side keeps bind, and how they
-/// make the rule's bindings again.
+/// What a join's key and the values each side keeps bind, and how they make the rule's
+/// bindings again.
 struct Sides {
     vars: usize,
     key: Vec<VarId>,
@@ -474,7 +467,7 @@ struct Sides {
 }
 
 impl Sides {
-    /// The sides of a join or antijoin with `matcher`'s atom, before the literals `rest`
+    /// The sides of a join with `matcher`'s atom, before the literals `rest`
     /// of `rule`, the variables `bound` so far: the left side keeps the bindings so far
     /// that the key does not carry and the rest of the rule reads; the right side none
     /// yet.
