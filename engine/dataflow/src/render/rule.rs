@@ -467,10 +467,9 @@ struct Sides {
 }
 
 impl Sides {
-    /// The sides of a join with `matcher`'s atom, before the literals `rest`
-    /// of `rule`, the variables `bound` so far: the left side keeps the bindings so far
-    /// that the key does not carry and the rest of the rule reads; the right side none
-    /// yet.
+    /// The sides of a join with `matcher`'s atom, before the literals `rest` of `rule`,
+    /// the variables `bound` so far: the left side keeps the bindings so far that the key
+    /// does not carry and the rest of the rule reads; the right side nothing yet.
     fn new(rule: &Rule, rest: &[Literal], matcher: &AtomMatcher, bound: &[bool]) -> Sides {
         let after = read_after(rest, rule);
         let key: Vec<VarId> = matcher.key.iter().map(|&(_, v)| v).collect();
